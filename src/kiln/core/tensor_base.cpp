@@ -1,0 +1,135 @@
+#include "kiln/core/tensor_base.h"
+
+#include <algorithm>
+#include <numeric>
+
+namespace kiln {
+
+TensorImpl::TensorImpl(Ref<StorageImpl> storage_, IntArrayRef sizes_, IntArrayRef strides_, int64_t offset,
+                       DType dtype_)
+    : storage(std::move(storage_)),
+      sizes(sizes_.shape()),
+      strides(strides_.shape()),
+      storage_offset(offset),
+      numel(1),
+      dtype(dtype_) {
+  for (int64_t s : sizes) numel *= s;
+}
+
+int64_t TensorBase::size(int64_t d) const { return impl_->sizes[wrap_dim(d, dim(), "size")]; }
+int64_t TensorBase::stride(int64_t d) const { return impl_->strides[wrap_dim(d, dim(), "stride")]; }
+
+void* TensorBase::data_ptr() const {
+  auto* base = static_cast<char*>(impl_->storage->data());
+  if (!base) return nullptr;
+  return base + impl_->storage_offset * static_cast<int64_t>(element_size());
+}
+
+bool TensorBase::is_contiguous() const {
+  int64_t expected = 1;
+  for (int64_t d = dim() - 1; d >= 0; --d) {
+    int64_t s = impl_->sizes[d];
+    if (s == 0) return true;
+    if (s != 1 && impl_->strides[d] != expected) return false;
+    expected *= s;
+  }
+  return true;
+}
+
+bool TensorBase::is_channels_last() const {
+  if (dim() != 4) return false;
+  // NHWC order: C fastest, then W, H, N.
+  static constexpr int kOrder[] = {1, 3, 2, 0};
+  int64_t expected = 1;
+  for (int d : kOrder) {
+    int64_t s = impl_->sizes[d];
+    if (s == 0) return true;
+    if (s != 1 && impl_->strides[d] != expected) return false;
+    expected *= s;
+  }
+  return true;
+}
+
+bool TensorBase::is_non_overlapping_and_dense() const {
+  if (is_contiguous()) return true;
+  std::vector<int64_t> perm(static_cast<size_t>(dim()));
+  std::iota(perm.begin(), perm.end(), 0);
+  std::sort(perm.begin(), perm.end(), [&](int64_t a, int64_t b) {
+    if (impl_->sizes[a] < 2) return false;
+    if (impl_->sizes[b] < 2) return true;
+    return impl_->strides[a] < impl_->strides[b];
+  });
+  int64_t expected = 1;
+  for (int64_t d : perm) {
+    int64_t s = impl_->sizes[d];
+    if (s == 1) continue;
+    if (impl_->strides[d] != expected) return false;
+    expected *= s;
+  }
+  return true;
+}
+
+std::string TensorBase::describe() const {
+  if (!defined()) return "undefined tensor";
+  std::string text = fmt::format("{}{}", dtype(), sizes());
+  if (!device().is_cpu()) text += fmt::format(" on {}", device());
+  return text;
+}
+
+TensorBase TensorBase::view_with(IntArrayRef sizes, IntArrayRef strides, int64_t storage_offset) const {
+  return make_tensor(impl_->storage, sizes, strides, storage_offset, dtype());
+}
+
+Shape contiguous_strides(IntArrayRef sizes) {
+  Shape strides(sizes.size());
+  int64_t running = 1;
+  for (size_t i = sizes.size(); i-- > 0;) {
+    strides[i] = running;
+    running *= std::max<int64_t>(sizes[i], 1);
+  }
+  return strides;
+}
+
+int64_t checked_numel(IntArrayRef sizes, std::string_view op) {
+  int64_t n = 1;
+  for (int64_t s : sizes) {
+    KILN_CHECK(s >= 0, "{}: negative dimension {} in size {}", op, s, sizes);
+    KILN_CHECK(!__builtin_mul_overflow(n, s, &n), "{}: size {} has more elements than fit in int64", op, sizes);
+  }
+  return n;
+}
+
+int64_t storage_span(IntArrayRef sizes, IntArrayRef strides) {
+  int64_t span = 1;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    if (sizes[i] == 0) return 0;
+    span += (sizes[i] - 1) * strides[i];
+  }
+  return span;
+}
+
+int64_t wrap_dim(int64_t dim, int64_t ndim, std::string_view op) {
+  int64_t n = std::max<int64_t>(ndim, 1);
+  KILN_CHECK_INDEX(dim >= -n && dim < n, "{}: dimension out of range (expected to be in range of [{}, {}], but got {})",
+                   op, -n, n - 1, dim);
+  return dim < 0 ? dim + n : dim;
+}
+
+TensorBase make_tensor(Ref<StorageImpl> storage, IntArrayRef sizes, IntArrayRef strides, int64_t offset, DType dtype) {
+  return TensorBase(make_ref<TensorImpl>(std::move(storage), sizes, strides, offset, dtype));
+}
+
+TensorBase empty_tensor(IntArrayRef sizes, DType dtype, Device device) {
+  return empty_strided_tensor(sizes, contiguous_strides(sizes), dtype, device);
+}
+
+TensorBase empty_strided_tensor(IntArrayRef sizes, IntArrayRef strides, DType dtype, Device device) {
+  KILN_CHECK(sizes.size() == strides.size(), "empty_strided: size {} and stride {} differ in length", sizes, strides);
+  checked_numel(sizes, "empty");
+  for (int64_t s : strides) KILN_CHECK(s >= 0, "empty_strided: negative stride in {}", strides);
+  int64_t span = storage_span(sizes, strides);
+  auto storage = StorageImpl::allocate(static_cast<size_t>(span) * element_size(dtype), device);
+  return make_tensor(std::move(storage), sizes, strides, 0, dtype);
+}
+
+}  // namespace kiln

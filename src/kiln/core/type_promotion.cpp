@@ -1,0 +1,86 @@
+#include "kiln/core/type_promotion.h"
+
+#include <algorithm>
+
+namespace kiln {
+namespace {
+
+int category(DType t) { return t == DType::Bool ? 0 : is_floating(t) ? 2 : 1; }
+
+int float_rank(DType t) {
+  switch (t) {
+    case DType::Float16:
+    case DType::BFloat16: return 0;
+    case DType::Float32: return 1;
+    default: return 2;
+  }
+}
+
+std::optional<DType> promote_optional(std::optional<DType> a, DType b) { return a ? promote_types(*a, b) : b; }
+
+// PyTorch's combine_categories: `higher` comes from operands of higher priority.
+std::optional<DType> combine_categories(std::optional<DType> higher, std::optional<DType> lower) {
+  if (!higher) return lower;
+  if (!lower) return higher;
+  if (is_floating(*higher)) return higher;
+  if (*higher == DType::Bool || is_floating(*lower)) return promote_types(*higher, *lower);
+  return higher;
+}
+
+}  // namespace
+
+DType promote_types(DType a, DType b) {
+  if (a == b) return a;
+  if (a == DType::Bool) return b;
+  if (b == DType::Bool) return a;
+  int ca = category(a), cb = category(b);
+  if (ca != cb) return ca > cb ? a : b;
+  if (ca == 2) {
+    if (is_reduced_float(a) && is_reduced_float(b)) return DType::Float32;  // float16 + bfloat16
+    return float_rank(a) >= float_rank(b) ? a : b;
+  }
+  // Both integers. uint8 with a signed type needs a signed type wider than 8 bits.
+  if (a == DType::UInt8 || b == DType::UInt8) {
+    DType other = a == DType::UInt8 ? b : a;
+    return other == DType::Int8 ? DType::Int16 : other;
+  }
+  return element_size(a) >= element_size(b) ? a : b;
+}
+
+void ResultType::add_wrapped(DType t) {
+  wrapped_ = promote_optional(wrapped_, is_floating(t) ? kDefaultFloat : t);
+}
+
+ResultType& ResultType::add(const TensorBase& t) {
+  if (t.is_wrapped_number()) {
+    add_wrapped(t.dtype());
+  } else if (t.dim() == 0) {
+    zero_dim_ = promote_optional(zero_dim_, t.dtype());
+  } else {
+    dim_ = promote_optional(dim_, t.dtype());
+  }
+  return *this;
+}
+
+ResultType& ResultType::add(const Scalar& s) {
+  add_wrapped(s.natural_dtype());
+  return *this;
+}
+
+DType ResultType::result() const {
+  auto r = combine_categories(dim_, combine_categories(zero_dim_, wrapped_));
+  KILN_ASSERT(r.has_value());
+  return *r;
+}
+
+DType result_type(const TensorBase& a, const TensorBase& b) { return ResultType().add(a).add(b).result(); }
+DType result_type(const TensorBase& a, const Scalar& b) { return ResultType().add(a).add(b).result(); }
+DType result_type(std::span<const TensorBase> tensors) {
+  ResultType r;
+  for (const auto& t : tensors) r.add(t);
+  return r.result();
+}
+
+bool can_cast(DType from, DType to) { return category(from) <= category(to); }
+
+}  // namespace kiln

@@ -1,0 +1,212 @@
+// The typed C++ API: one function per op overload, each a call through the dispatcher.
+// Names, argument order and defaults follow PyTorch's schemas (see `kiln ops`).
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string_view>
+#include <tuple>
+#include <vector>
+
+#include "kiln/ops/tensor.h"
+
+namespace kiln {
+
+// dtype and device of a new tensor: zeros({2, 3}, DType::Float64), zeros({2}, TensorOptions().device(kMeta)).
+struct TensorOptions {
+  std::optional<DType> dtype_;
+  std::optional<Device> device_;
+  TensorOptions() = default;
+  TensorOptions(DType d) : dtype_(d) {}   // NOLINT
+  TensorOptions(Device d) : device_(d) {}  // NOLINT
+  TensorOptions dtype(DType d) const {
+    auto o = *this;
+    o.dtype_ = d;
+    return o;
+  }
+  TensorOptions device(Device d) const {
+    auto o = *this;
+    o.device_ = d;
+    return o;
+  }
+};
+
+// ---- Factories
+Tensor empty(IntArrayRef size, TensorOptions options = {});
+Tensor empty_strided(IntArrayRef size, IntArrayRef stride, TensorOptions options = {});
+Tensor empty_like(const Tensor& self, TensorOptions options = {});
+Tensor full(IntArrayRef size, const Scalar& fill_value, TensorOptions options = {});
+Tensor full_like(const Tensor& self, const Scalar& fill_value, TensorOptions options = {});
+Tensor zeros(IntArrayRef size, TensorOptions options = {});
+Tensor ones(IntArrayRef size, TensorOptions options = {});
+Tensor zeros_like(const Tensor& self, TensorOptions options = {});
+Tensor ones_like(const Tensor& self, TensorOptions options = {});
+Tensor arange(const Scalar& end, TensorOptions options = {});
+Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step = 1, TensorOptions options = {});
+Tensor scalar_tensor(const Scalar& s, TensorOptions options = {});
+Tensor rand(IntArrayRef size, TensorOptions options = {});
+Tensor randn(IntArrayRef size, TensorOptions options = {});
+// A CPU tensor holding a copy of `data`, shaped `size` (1-D when empty). Not an op: a constructor.
+template <class T>
+Tensor from_vector(const std::vector<T>& data, IntArrayRef size = {});
+
+// ---- Unary pointwise
+Tensor abs(const Tensor& self);
+Tensor neg(const Tensor& self);
+Tensor exp(const Tensor& self);
+Tensor expm1(const Tensor& self);
+Tensor log(const Tensor& self);
+Tensor log1p(const Tensor& self);
+Tensor log2(const Tensor& self);
+Tensor log10(const Tensor& self);
+Tensor sqrt(const Tensor& self);
+Tensor rsqrt(const Tensor& self);
+Tensor reciprocal(const Tensor& self);
+Tensor sin(const Tensor& self);
+Tensor cos(const Tensor& self);
+Tensor tan(const Tensor& self);
+Tensor asin(const Tensor& self);
+Tensor acos(const Tensor& self);
+Tensor atan(const Tensor& self);
+Tensor sinh(const Tensor& self);
+Tensor cosh(const Tensor& self);
+Tensor tanh(const Tensor& self);
+Tensor asinh(const Tensor& self);
+Tensor acosh(const Tensor& self);
+Tensor atanh(const Tensor& self);
+Tensor sigmoid(const Tensor& self);
+Tensor erf(const Tensor& self);
+Tensor ceil(const Tensor& self);
+Tensor floor(const Tensor& self);
+Tensor round(const Tensor& self);
+Tensor trunc(const Tensor& self);
+Tensor sign(const Tensor& self);
+Tensor relu(const Tensor& self);
+// approximate: "none" (erf form) or "tanh".
+Tensor gelu(const Tensor& self, std::string_view approximate = "none");
+Tensor isnan(const Tensor& self);
+Tensor isinf(const Tensor& self);
+Tensor bitwise_not(const Tensor& self);
+Tensor logical_not(const Tensor& self);
+
+// ---- Binary pointwise (Tensor and Scalar forms)
+Tensor add(const Tensor& self, const Tensor& other, const Scalar& alpha = 1);
+Tensor add(const Tensor& self, const Scalar& other, const Scalar& alpha = 1);
+Tensor sub(const Tensor& self, const Tensor& other, const Scalar& alpha = 1);
+Tensor sub(const Tensor& self, const Scalar& other, const Scalar& alpha = 1);
+Tensor mul(const Tensor& self, const Tensor& other);
+Tensor mul(const Tensor& self, const Scalar& other);
+// rounding_mode: none (true division), "trunc" or "floor".
+Tensor div(const Tensor& self, const Tensor& other, std::optional<std::string_view> rounding_mode = std::nullopt);
+Tensor div(const Tensor& self, const Scalar& other, std::optional<std::string_view> rounding_mode = std::nullopt);
+Tensor pow(const Tensor& self, const Tensor& exponent);
+Tensor pow(const Tensor& self, const Scalar& exponent);
+Tensor pow(const Scalar& self, const Tensor& exponent);
+Tensor maximum(const Tensor& self, const Tensor& other);
+Tensor minimum(const Tensor& self, const Tensor& other);
+Tensor fmod(const Tensor& self, const Tensor& other);
+Tensor fmod(const Tensor& self, const Scalar& other);
+Tensor remainder(const Tensor& self, const Tensor& other);
+Tensor remainder(const Tensor& self, const Scalar& other);
+Tensor atan2(const Tensor& self, const Tensor& other);
+Tensor bitwise_and(const Tensor& self, const Tensor& other);
+Tensor bitwise_and(const Tensor& self, const Scalar& other);
+Tensor bitwise_or(const Tensor& self, const Tensor& other);
+Tensor bitwise_or(const Tensor& self, const Scalar& other);
+Tensor bitwise_xor(const Tensor& self, const Tensor& other);
+Tensor bitwise_xor(const Tensor& self, const Scalar& other);
+Tensor logical_and(const Tensor& self, const Tensor& other);
+Tensor logical_or(const Tensor& self, const Tensor& other);
+Tensor logical_xor(const Tensor& self, const Tensor& other);
+Tensor eq(const Tensor& self, const Tensor& other);
+Tensor eq(const Tensor& self, const Scalar& other);
+Tensor ne(const Tensor& self, const Tensor& other);
+Tensor ne(const Tensor& self, const Scalar& other);
+Tensor lt(const Tensor& self, const Tensor& other);
+Tensor lt(const Tensor& self, const Scalar& other);
+Tensor le(const Tensor& self, const Tensor& other);
+Tensor le(const Tensor& self, const Scalar& other);
+Tensor gt(const Tensor& self, const Tensor& other);
+Tensor gt(const Tensor& self, const Scalar& other);
+Tensor ge(const Tensor& self, const Tensor& other);
+Tensor ge(const Tensor& self, const Scalar& other);
+Tensor where(const Tensor& condition, const Tensor& self, const Tensor& other);
+Tensor clamp(const Tensor& self, std::optional<Scalar> min, std::optional<Scalar> max);
+Tensor clamp(const Tensor& self, const std::optional<Tensor>& min, const std::optional<Tensor>& max);
+
+// ---- Reductions
+Tensor sum(const Tensor& self, std::optional<DType> dtype = std::nullopt);
+Tensor sum(const Tensor& self, std::optional<IntArrayRef> dim, bool keepdim = false,
+           std::optional<DType> dtype = std::nullopt);
+Tensor mean(const Tensor& self, std::optional<DType> dtype = std::nullopt);
+Tensor mean(const Tensor& self, std::optional<IntArrayRef> dim, bool keepdim = false,
+            std::optional<DType> dtype = std::nullopt);
+Tensor prod(const Tensor& self, std::optional<DType> dtype = std::nullopt);
+Tensor prod(const Tensor& self, int64_t dim, bool keepdim = false, std::optional<DType> dtype = std::nullopt);
+Tensor amax(const Tensor& self, IntArrayRef dim = {}, bool keepdim = false);
+Tensor amin(const Tensor& self, IntArrayRef dim = {}, bool keepdim = false);
+Tensor argmax(const Tensor& self, std::optional<int64_t> dim = std::nullopt, bool keepdim = false);
+Tensor argmin(const Tensor& self, std::optional<int64_t> dim = std::nullopt, bool keepdim = false);
+std::tuple<Tensor, Tensor> max(const Tensor& self, int64_t dim, bool keepdim = false);
+std::tuple<Tensor, Tensor> min(const Tensor& self, int64_t dim, bool keepdim = false);
+// correction = 1 is Bessel's correction (unbiased); dim = nullopt reduces everything.
+Tensor var(const Tensor& self, std::optional<IntArrayRef> dim, std::optional<Scalar> correction = std::nullopt,
+           bool keepdim = false);
+std::tuple<Tensor, Tensor> var_mean(const Tensor& self, std::optional<IntArrayRef> dim,
+                                    std::optional<Scalar> correction = std::nullopt, bool keepdim = false);
+Tensor any(const Tensor& self);
+Tensor any(const Tensor& self, int64_t dim, bool keepdim = false);
+Tensor any(const Tensor& self, std::optional<IntArrayRef> dim, bool keepdim = false);
+
+// ---- Normalization
+Tensor _softmax(const Tensor& self, int64_t dim, bool half_to_float = false);
+Tensor _log_softmax(const Tensor& self, int64_t dim, bool half_to_float = false);
+// Returns (output, mean, rstd).
+std::tuple<Tensor, Tensor, Tensor> native_layer_norm(const Tensor& input, IntArrayRef normalized_shape,
+                                                     const std::optional<Tensor>& weight,
+                                                     const std::optional<Tensor>& bias, double eps);
+
+// ---- Matrix products (BLAS)
+Tensor mm(const Tensor& self, const Tensor& mat2);
+Tensor bmm(const Tensor& self, const Tensor& mat2);
+Tensor addmm(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const Scalar& beta = 1,
+             const Scalar& alpha = 1);
+
+// ---- Views (share storage with their input)
+Tensor view(const Tensor& self, IntArrayRef size);
+Tensor permute(const Tensor& self, IntArrayRef dims);
+Tensor expand(const Tensor& self, IntArrayRef size, bool implicit = false);
+Tensor slice(const Tensor& self, int64_t dim = 0, std::optional<int64_t> start = std::nullopt,
+             std::optional<int64_t> end = std::nullopt, int64_t step = 1);
+Tensor select(const Tensor& self, int64_t dim, int64_t index);
+Tensor squeeze(const Tensor& self);
+Tensor squeeze(const Tensor& self, int64_t dim);
+Tensor squeeze(const Tensor& self, IntArrayRef dims);
+Tensor unsqueeze(const Tensor& self, int64_t dim);
+Tensor as_strided(const Tensor& self, IntArrayRef size, IntArrayRef stride,
+                  std::optional<int64_t> storage_offset = std::nullopt);
+Tensor alias(const Tensor& self);
+std::vector<Tensor> split_with_sizes(const Tensor& self, IntArrayRef split_sizes, int64_t dim = 0);
+Tensor diagonal(const Tensor& self, int64_t offset = 0, int64_t dim1 = 0, int64_t dim2 = 1);
+Tensor transpose(const Tensor& self, int64_t dim0, int64_t dim1);
+Tensor t(const Tensor& self);
+// A view when the strides allow one, else a copy.
+Tensor reshape(const Tensor& self, IntArrayRef shape);
+Tensor contiguous(const Tensor& self, MemoryFormat memory_format = MemoryFormat::Contiguous);
+
+// ---- Copies
+Tensor cat(std::span<const Tensor> tensors, int64_t dim = 0);
+Tensor clone(const Tensor& self, std::optional<MemoryFormat> memory_format = std::nullopt);
+// Functional copy: a new tensor shaped like self holding src (broadcast, converted).
+Tensor copy(const Tensor& self, const Tensor& src);
+Tensor& copy_(Tensor& self, const Tensor& src);
+Tensor _to_copy(const Tensor& self, TensorOptions options = {}, std::optional<MemoryFormat> memory_format = std::nullopt);
+Tensor to(const Tensor& self, DType dtype);
+Tensor fill(const Tensor& self, const Scalar& value);
+Scalar _local_scalar_dense(const Tensor& self);
+
+// ---- Random numbers: the default generator is counter-based (Philox), so results depend only on
+// the seed and the order of calls, never on the thread count.
+void manual_seed(uint64_t seed);
+
+}  // namespace kiln

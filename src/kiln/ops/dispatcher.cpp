@@ -1,0 +1,111 @@
+#include "kiln/ops/dispatcher.h"
+
+#include <vector>
+
+#include "kiln/support/log.h"
+
+namespace kiln {
+namespace {
+
+// Adds the backend of `t`; a 0-d CPU tensor (a scalar) may join any device, as in PyTorch.
+void add_tensor_device(const Tensor& t, OpHandle op, std::optional<Device>& device, bool& cpu_scalar) {
+  if (!t.defined()) return;
+  Device d = t.device();
+  if (d.is_cpu() && t.dim() == 0) {
+    cpu_scalar = true;
+    return;
+  }
+  if (!device) {
+    device = d;
+  } else {
+    KILN_CHECK(*device == d, "{}: expected all tensors to be on the same device, but found at least two devices, {} and {}",
+               op->name(), *device, d);
+  }
+}
+
+std::string kernel_list(OpHandle op) {
+  std::vector<std::string_view> keys;
+  for (DispatchKey k : kBackendKeys) {
+    if (op->kernel(k)) keys.push_back(dispatch_key_name(k));
+  }
+  return keys.empty() ? std::string("none") : fmt::format("{}", fmt::join(keys, ", "));
+}
+
+}  // namespace
+
+DispatchKeySet dispatch_keys_for(OpHandle op, const Stack& stack) {
+  std::optional<Device> device;
+  bool cpu_scalar = false;
+  std::optional<Device> device_arg;
+  for (const Value& v : stack) {
+    switch (v.tag()) {
+      case Value::Tag::Tensor: add_tensor_device(v.to_tensor(), op, device, cpu_scalar); break;
+      case Value::Tag::TensorList:
+        for (const auto& t : v.to_tensor_list()) add_tensor_device(t, op, device, cpu_scalar);
+        break;
+      case Value::Tag::OptionalTensorList:
+        for (const auto& t : v.to_optional_tensor_list()) {
+          if (t) add_tensor_device(*t, op, device, cpu_scalar);
+        }
+        break;
+      case Value::Tag::Device: device_arg = v.to_device(); break;
+      default: break;
+    }
+  }
+  // Factories place their result by their device argument; ops on tensors follow the tensors.
+  Device backend = device ? *device : device_arg ? *device_arg : kCPU;
+  const auto& local = local_dispatch_keys();
+  return (DispatchKeySet(backend_key(backend)) | local.included) - local.excluded;
+}
+
+void redispatch(OpHandle op, Stack& stack, DispatchKeySet keys) {
+  while (!keys.empty()) {
+    DispatchKey key = keys.highest();
+    if (const BoxedKernel* k = op->kernel(key)) {
+      (*k)(stack);
+      return;
+    }
+    if (!is_backend_key(key)) {
+      if (const BoxedFallback* f = Registry::global().fallback(key)) {
+        (*f)(op, stack, keys.below(key));
+        return;
+      }
+      keys = keys.below(key);
+      continue;
+    }
+    if (const BoxedKernel* c = op->compound_kernel()) {
+      (*c)(stack);
+      return;
+    }
+    KILN_FAIL(ErrorKind::NotImplemented, "{}: no kernel for the {} backend (kernels exist for: {})", op->name(),
+              dispatch_key_name(key), kernel_list(op));
+  }
+  KILN_FAIL(ErrorKind::Internal, "{}: empty dispatch key set", op->name());
+}
+
+void call_op(OpHandle op, Stack& stack) {
+  KILN_LOG("dispatch", "{}", op->name());
+  redispatch(op, stack, dispatch_keys_for(op, stack));
+}
+
+void normalize_arguments(OpHandle op, Stack& stack) {
+  const auto& args = op->schema().arguments;
+  KILN_CHECK_TYPE(stack.size() <= args.size(), "{}: expected at most {} arguments but got {}", op->name(), args.size(),
+                  stack.size());
+  for (size_t i = stack.size(); i < args.size(); ++i) {
+    const auto& def = op->defaults()[i];
+    KILN_CHECK_TYPE(def.has_value(), "{}: missing value for argument '{}' (position {})", op->name(), args[i].name, i);
+    stack.push_back(*def);
+  }
+  for (size_t i = 0; i < args.size(); ++i) {
+    KILN_CHECK_TYPE(coerce_value(stack[i], args[i].type), "{}: argument '{}' (position {}) must be {}, not {}",
+                    op->name(), args[i].name, i, args[i].type.to_string(), stack[i].type_name());
+  }
+}
+
+void call_op_boxed(OpHandle op, Stack& stack) {
+  normalize_arguments(op, stack);
+  call_op(op, stack);
+}
+
+}  // namespace kiln
