@@ -8,6 +8,7 @@
 #include <tuple>
 #include <vector>
 
+#include "kiln/core/generator.h"
 #include "kiln/ops/tensor.h"
 
 namespace kiln {
@@ -204,9 +205,5 @@ Tensor _to_copy(const Tensor& self, TensorOptions options = {}, std::optional<Me
 Tensor to(const Tensor& self, DType dtype);
 Tensor fill(const Tensor& self, const Scalar& value);
 Scalar _local_scalar_dense(const Tensor& self);
-
-// ---- Random numbers: the default generator is counter-based (Philox), so results depend only on
-// the seed and the order of calls, never on the thread count.
-void manual_seed(uint64_t seed);
 
 }  // namespace kiln

@@ -1,0 +1,58 @@
+// Compound shape ops: transpose and t are permutations; reshape is a view when the strides allow
+// one and a copy otherwise; contiguous copies only when needed; to(dtype) converts only when needed.
+#include <numeric>
+
+#include "kiln/kernels/meta/shape.h"
+#include "kiln/kernels/register.h"
+#include "kiln/ops/api.h"
+
+namespace kiln::decomp {
+namespace {
+
+Tensor transpose(const Tensor& self, int64_t dim0, int64_t dim1) {
+  int64_t n = std::max<int64_t>(self.dim(), 1);
+  int64_t d0 = wrap_dim(dim0, n, "transpose"), d1 = wrap_dim(dim1, n, "transpose");
+  if (self.dim() == 0) return alias(self);
+  std::vector<int64_t> perm(static_cast<size_t>(self.dim()));
+  std::iota(perm.begin(), perm.end(), 0);
+  std::swap(perm[static_cast<size_t>(d0)], perm[static_cast<size_t>(d1)]);
+  return permute(self, perm);
+}
+
+Tensor t(const Tensor& self) {
+  KILN_CHECK(self.dim() <= 2, "t: expects a tensor with <= 2 dimensions, but self is {}", self.describe());
+  return self.dim() < 2 ? alias(self) : kiln::transpose(self, 0, 1);
+}
+
+Tensor reshape(const Tensor& self, IntArrayRef shape) {
+  Shape sizes = meta::infer_size(shape, self.numel(), "reshape");
+  if (meta::view_strides(self.sizes(), self.strides(), sizes)) return view(self, sizes);
+  return view(clone(self, MemoryFormat::Contiguous), sizes);
+}
+
+Tensor contiguous(const Tensor& self, MemoryFormat memory_format) {
+  bool already = memory_format == MemoryFormat::ChannelsLast ? self.is_channels_last() : self.is_contiguous();
+  return already ? self : clone(self, memory_format);
+}
+
+Tensor to_dtype(const Tensor& self, DType dtype, bool, bool copy, std::optional<MemoryFormat> memory_format) {
+  if (self.dtype() == dtype && !copy && !memory_format) return self;
+  return _to_copy(self, TensorOptions(dtype), memory_format);
+}
+
+Scalar item(const Tensor& self) { return _local_scalar_dense(self); }
+
+Tensor sum_all(const Tensor& self, std::optional<DType> dtype) { return sum(self, std::nullopt, false, dtype); }
+
+const KernelRegistrar kRegister([](Registry& r) {
+  r.set_compound_kernel("aten::transpose.int", kiln::detail::boxed<&transpose>());
+  r.set_compound_kernel("aten::t", kiln::detail::boxed<&t>());
+  r.set_compound_kernel("aten::reshape", kiln::detail::boxed<&reshape>());
+  r.set_compound_kernel("aten::contiguous", kiln::detail::boxed<&contiguous>());
+  r.set_compound_kernel("aten::to.dtype", kiln::detail::boxed<&to_dtype>());
+  r.set_compound_kernel("aten::item", kiln::detail::boxed<&item>());
+  r.set_compound_kernel("aten::sum", kiln::detail::boxed<&sum_all>());
+});
+
+}  // namespace
+}  // namespace kiln::decomp

@@ -1,0 +1,300 @@
+// CPU kernels of the binary pointwise ops (Tensor and Scalar forms). Inputs are converted to
+// the result dtype of PyTorch's promotion; Scalar forms run as Tensor forms with the scalar
+// wrapped in a 0-d tensor, exactly as PyTorch defines them.
+#include <cmath>
+#include <type_traits>
+
+#include "kiln/core/type_promotion.h"
+#include "kiln/kernels/cpu/binary_loop.h"
+#include "kiln/kernels/cpu/convert.h"
+#include "kiln/kernels/meta/pointwise.h"
+#include "kiln/kernels/register.h"
+
+namespace kiln::cpu {
+namespace {
+
+template <class T>
+constexpr bool kIsFloat = std::is_floating_point_v<T>;
+
+// Runs f over (self, other) converted to `compute`, writing out (of dtype `compute` or bool).
+template <class F>
+void run_binary(const Tensor& self, const Tensor& other, const Tensor& out, DType compute, const F& make_f) {
+  Tensor a = to_dtype(self, compute);
+  Tensor b = to_dtype(other, compute);
+  visit_dtype(compute, [&]<class C>() {
+    auto f = make_f.template operator()<opmath_t<C>>();
+    using R = decltype(f(opmath_t<C>(), opmath_t<C>()));
+    if constexpr (std::is_same_v<R, bool>) {
+      if (out.dtype() == DType::Bool) {
+        binary_kernel<bool, C>(a, b, out, f);
+        return;
+      }
+    }
+    binary_kernel<C, C>(a, b, out, f);
+  });
+}
+
+void check_divisor(const Tensor& other, DType compute, std::string_view op) {
+  if (!is_floating(compute)) {
+    KILN_CHECK(!any_zero(other), "{}: ZeroDivisionError (integer division by zero)", op);
+  }
+}
+
+// ---- add / sub
+void add_impl(const Tensor& self, const Tensor& other, const Scalar& alpha, const Tensor& out) {
+  run_binary(self, other, out, out.dtype(), [&]<class M>() {
+    M a = alpha.to<M>();
+    return [a](M x, M y) -> M { return x + a * y; };
+  });
+}
+void add_scalar_impl(const Tensor& self, const Scalar& other, const Scalar& alpha, const Tensor& out) {
+  add_impl(self, meta::wrapped_scalar(other), alpha, out);
+}
+void sub_impl(const Tensor& self, const Tensor& other, const Scalar& alpha, const Tensor& out) {
+  run_binary(self, other, out, out.dtype(), [&]<class M>() {
+    M a = alpha.to<M>();
+    return [a](M x, M y) -> M { return x - a * y; };
+  });
+}
+void sub_scalar_impl(const Tensor& self, const Scalar& other, const Scalar& alpha, const Tensor& out) {
+  sub_impl(self, meta::wrapped_scalar(other), alpha, out);
+}
+
+// ---- ops whose functor depends only on the compute type
+struct Mul {
+  template <class M> M operator()(M x, M y) const {
+    if constexpr (std::is_same_v<M, bool>) return x && y;
+    else return x * y;
+  }
+};
+struct TrueDiv {
+  template <class M> M operator()(M x, M y) const { return x / y; }
+};
+struct TruncDiv {
+  template <class M> M operator()(M x, M y) const {
+    if constexpr (kIsFloat<M>) return std::trunc(x / y);
+    else return M(x / y);
+  }
+};
+struct FloorDiv {
+  template <class M> M operator()(M x, M y) const {
+    if constexpr (kIsFloat<M>) {
+      if (y == 0) return x / y;
+      M mod = std::fmod(x, y);
+      M div = (x - mod) / y;
+      if (mod != 0 && (y < 0) != (mod < 0)) div -= 1;
+      if (div == 0) return std::copysign(M(0), x / y);
+      M floored = std::floor(div);
+      if (div - floored > M(0.5)) floored += 1;
+      return floored;
+    } else if constexpr (std::is_same_v<M, bool>) {
+      return x;
+    } else {
+      M q = M(x / y);
+      if ((x % y != 0) && ((x < 0) != (y < 0))) q = M(q - 1);
+      return q;
+    }
+  }
+};
+struct Remainder {
+  template <class M> M operator()(M x, M y) const {
+    if constexpr (kIsFloat<M>) {
+      M r = std::fmod(x, y);
+      if (r != 0 && ((r < 0) != (y < 0))) r += y;
+      return r;
+    } else if constexpr (std::is_same_v<M, bool>) {
+      return false;
+    } else {
+      M r = M(x % y);
+      if (r != 0 && ((r < 0) != (y < 0))) r = M(r + y);
+      return r;
+    }
+  }
+};
+struct Fmod {
+  template <class M> M operator()(M x, M y) const {
+    if constexpr (kIsFloat<M>) return std::fmod(x, y);
+    else if constexpr (std::is_same_v<M, bool>) return false;
+    else return M(x % y);
+  }
+};
+struct Maximum {
+  template <class M> M operator()(M x, M y) const {
+    if constexpr (kIsFloat<M>) {
+      if (x != x) return x;
+      if (y != y) return y;
+    }
+    return x > y ? x : y;
+  }
+};
+struct Minimum {
+  template <class M> M operator()(M x, M y) const {
+    if constexpr (kIsFloat<M>) {
+      if (x != x) return x;
+      if (y != y) return y;
+    }
+    return x < y ? x : y;
+  }
+};
+struct Atan2 {
+  template <class M> M operator()(M x, M y) const { return std::atan2(x, y); }
+};
+struct Pow {
+  template <class M> M operator()(M base, M exp) const {
+    if constexpr (kIsFloat<M>) {
+      return std::pow(base, exp);
+    } else if constexpr (std::is_same_v<M, bool>) {
+      return base || !exp;
+    } else {
+      // Integer power by squaring; a negative exponent gives 1/base^|e| truncated (0 unless |base| == 1).
+      if (exp < 0) {
+        if (base == 1) return 1;
+        if (base == -1) return (exp % 2 == 0) ? 1 : -1;
+        return 0;
+      }
+      M result = 1;
+      M b = base;
+      for (auto e = exp; e > 0; e >>= 1) {
+        if (e & 1) result = M(result * b);
+        b = M(b * b);
+      }
+      return result;
+    }
+  }
+};
+struct BitwiseAnd {
+  template <class M> M operator()(M x, M y) const {
+    if constexpr (kIsFloat<M>) return M(0);
+    else return M(x & y);
+  }
+};
+struct BitwiseOr {
+  template <class M> M operator()(M x, M y) const {
+    if constexpr (kIsFloat<M>) return M(0);
+    else return M(x | y);
+  }
+};
+struct BitwiseXor {
+  template <class M> M operator()(M x, M y) const {
+    if constexpr (kIsFloat<M>) return M(0);
+    else return M(x ^ y);
+  }
+};
+#define KILN_COMPARE_OP(Name, op) \
+  struct Name {                   \
+    template <class M> bool operator()(M x, M y) const { return x op y; } \
+  };
+KILN_COMPARE_OP(Eq, ==)
+KILN_COMPARE_OP(Ne, !=)
+KILN_COMPARE_OP(Lt, <)
+KILN_COMPARE_OP(Le, <=)
+KILN_COMPARE_OP(Gt, >)
+KILN_COMPARE_OP(Ge, >=)
+#undef KILN_COMPARE_OP
+struct LogicalAnd {
+  template <class M> bool operator()(M x, M y) const { return (x != M(0)) && (y != M(0)); }
+};
+struct LogicalOr {
+  template <class M> bool operator()(M x, M y) const { return (x != M(0)) || (y != M(0)); }
+};
+struct LogicalXor {
+  template <class M> bool operator()(M x, M y) const { return (x != M(0)) != (y != M(0)); }
+};
+
+template <class Op>
+auto functor() {
+  return []<class M>() { return [](M x, M y) { return Op{}.template operator()<M>(x, y); }; };
+}
+
+// out has the compute dtype.
+template <class Op>
+void binary_impl(const Tensor& self, const Tensor& other, const Tensor& out) {
+  run_binary(self, other, out, out.dtype(), functor<Op>());
+}
+template <class Op>
+void binary_scalar_impl(const Tensor& self, const Scalar& other, const Tensor& out) {
+  binary_impl<Op>(self, meta::wrapped_scalar(other), out);
+}
+// Integer division kinds check the divisor first.
+template <class Op>
+void division_impl(const Tensor& self, const Tensor& other, const Tensor& out) {
+  check_divisor(other, out.dtype(), "division");
+  binary_impl<Op>(self, other, out);
+}
+template <class Op>
+void division_scalar_impl(const Tensor& self, const Scalar& other, const Tensor& out) {
+  division_impl<Op>(self, meta::wrapped_scalar(other), out);
+}
+void div_mode_impl(const Tensor& self, const Tensor& other, std::optional<std::string_view> mode, const Tensor& out) {
+  if (!mode) return binary_impl<TrueDiv>(self, other, out);
+  if (*mode == "trunc") return division_impl<TruncDiv>(self, other, out);
+  division_impl<FloorDiv>(self, other, out);
+}
+void div_mode_scalar_impl(const Tensor& self, const Scalar& other, std::optional<std::string_view> mode,
+                          const Tensor& out) {
+  div_mode_impl(self, meta::wrapped_scalar(other), mode, out);
+}
+// Bool results: compute in the promoted dtype of the inputs.
+template <class Op>
+void compare_impl(const Tensor& self, const Tensor& other, const Tensor& out) {
+  run_binary(self, other, out, result_type(self, other), functor<Op>());
+}
+template <class Op>
+void compare_scalar_impl(const Tensor& self, const Scalar& other, const Tensor& out) {
+  compare_impl<Op>(self, meta::wrapped_scalar(other), out);
+}
+void pow_tensor_scalar_impl(const Tensor& self, const Scalar& exponent, const Tensor& out) {
+  binary_impl<Pow>(self, meta::wrapped_scalar(exponent), out);
+}
+void pow_scalar_tensor_impl(const Scalar& self, const Tensor& exponent, const Tensor& out) {
+  binary_impl<Pow>(meta::wrapped_scalar(self), exponent, out);
+}
+
+using namespace kiln::kernels;
+
+const KernelRegistrar kRegister([](Registry& r) {
+  def_structured<&meta::add, &add_impl>(r, "aten::add.Tensor");
+  def_structured<&meta::add_scalar, &add_scalar_impl>(r, "aten::add.Scalar");
+  def_structured<&meta::sub, &sub_impl>(r, "aten::sub.Tensor");
+  def_structured<&meta::sub_scalar, &sub_scalar_impl>(r, "aten::sub.Scalar");
+  def_structured<&meta::binary, &binary_impl<Mul>>(r, "aten::mul.Tensor");
+  def_structured<&meta::binary_scalar, &binary_scalar_impl<Mul>>(r, "aten::mul.Scalar");
+  def_structured<&meta::binary_float, &binary_impl<TrueDiv>>(r, "aten::div.Tensor");
+  def_structured<&meta::binary_float_scalar, &binary_scalar_impl<TrueDiv>>(r, "aten::div.Scalar");
+  def_structured<&meta::div_mode, &div_mode_impl>(r, "aten::div.Tensor_mode");
+  def_structured<&meta::div_mode_scalar, &div_mode_scalar_impl>(r, "aten::div.Scalar_mode");
+  def_structured<&meta::binary, &division_impl<Remainder>>(r, "aten::remainder.Tensor");
+  def_structured<&meta::binary_scalar, &division_scalar_impl<Remainder>>(r, "aten::remainder.Scalar");
+  def_structured<&meta::binary, &division_impl<Fmod>>(r, "aten::fmod.Tensor");
+  def_structured<&meta::binary_scalar, &division_scalar_impl<Fmod>>(r, "aten::fmod.Scalar");
+  def_structured<&meta::binary, &binary_impl<Maximum>>(r, "aten::maximum");
+  def_structured<&meta::binary, &binary_impl<Minimum>>(r, "aten::minimum");
+  def_structured<&meta::binary_float, &binary_impl<Atan2>>(r, "aten::atan2");
+  def_structured<&meta::pow, &binary_impl<Pow>>(r, "aten::pow.Tensor_Tensor");
+  def_structured<&meta::pow_tensor_scalar, &pow_tensor_scalar_impl>(r, "aten::pow.Tensor_Scalar");
+  def_structured<&meta::pow_scalar_tensor, &pow_scalar_tensor_impl>(r, "aten::pow.Scalar");
+  def_structured<&meta::bitwise, &binary_impl<BitwiseAnd>>(r, "aten::bitwise_and.Tensor");
+  def_structured<&meta::bitwise_scalar, &binary_scalar_impl<BitwiseAnd>>(r, "aten::bitwise_and.Scalar");
+  def_structured<&meta::bitwise, &binary_impl<BitwiseOr>>(r, "aten::bitwise_or.Tensor");
+  def_structured<&meta::bitwise_scalar, &binary_scalar_impl<BitwiseOr>>(r, "aten::bitwise_or.Scalar");
+  def_structured<&meta::bitwise, &binary_impl<BitwiseXor>>(r, "aten::bitwise_xor.Tensor");
+  def_structured<&meta::bitwise_scalar, &binary_scalar_impl<BitwiseXor>>(r, "aten::bitwise_xor.Scalar");
+  def_structured<&meta::logical, &compare_impl<LogicalAnd>>(r, "aten::logical_and");
+  def_structured<&meta::logical, &compare_impl<LogicalOr>>(r, "aten::logical_or");
+  def_structured<&meta::logical, &compare_impl<LogicalXor>>(r, "aten::logical_xor");
+  def_structured<&meta::compare, &compare_impl<Eq>>(r, "aten::eq.Tensor");
+  def_structured<&meta::compare_scalar, &compare_scalar_impl<Eq>>(r, "aten::eq.Scalar");
+  def_structured<&meta::compare, &compare_impl<Ne>>(r, "aten::ne.Tensor");
+  def_structured<&meta::compare_scalar, &compare_scalar_impl<Ne>>(r, "aten::ne.Scalar");
+  def_structured<&meta::compare, &compare_impl<Lt>>(r, "aten::lt.Tensor");
+  def_structured<&meta::compare_scalar, &compare_scalar_impl<Lt>>(r, "aten::lt.Scalar");
+  def_structured<&meta::compare, &compare_impl<Le>>(r, "aten::le.Tensor");
+  def_structured<&meta::compare_scalar, &compare_scalar_impl<Le>>(r, "aten::le.Scalar");
+  def_structured<&meta::compare, &compare_impl<Gt>>(r, "aten::gt.Tensor");
+  def_structured<&meta::compare_scalar, &compare_scalar_impl<Gt>>(r, "aten::gt.Scalar");
+  def_structured<&meta::compare, &compare_impl<Ge>>(r, "aten::ge.Tensor");
+  def_structured<&meta::compare_scalar, &compare_scalar_impl<Ge>>(r, "aten::ge.Scalar");
+});
+
+}  // namespace
+}  // namespace kiln::cpu

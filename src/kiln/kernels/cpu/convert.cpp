@@ -1,0 +1,74 @@
+#include "kiln/kernels/cpu/convert.h"
+
+#include <atomic>
+#include <cstring>
+
+#include "kiln/kernels/cpu/pointwise_iter.h"
+
+namespace kiln::cpu {
+
+void copy_into(const Tensor& dst, const Tensor& src) {
+  if (dst.numel() == 0) return;
+  // Same dtype and both contiguous and the same size: one memcpy.
+  if (dst.dtype() == src.dtype() && dst.is_contiguous() && src.is_contiguous() && dst.sizes().equals(src.sizes())) {
+    if (dst.data_ptr() != src.data_ptr()) {
+      char* d = static_cast<char*>(dst.data_ptr());
+      const char* s = static_cast<const char*>(src.data_ptr());
+      parallel_for(0, static_cast<int64_t>(dst.nbytes()), kGrainSize * 16, [&](int64_t b, int64_t e) {
+        std::memcpy(d + b, s + b, static_cast<size_t>(e - b));
+      });
+    }
+    return;
+  }
+  PointwiseIter it(dst, std::span(&src, 1));
+  visit_dtype(dst.dtype(), [&]<class Out>() {
+    visit_dtype(src.dtype(), [&]<class In>() {
+      pointwise_kernel<Out, In>(it, [](opmath_t<In> x) {
+        if constexpr (std::is_same_v<Out, bool>) {
+          return x != opmath_t<In>(0);
+        } else {
+          return static_cast<opmath_t<Out>>(x);
+        }
+      });
+    });
+  });
+}
+
+Tensor to_dtype(const Tensor& t, DType dtype) {
+  if (t.dtype() == dtype) return t;
+  Tensor out = empty_tensor(t.sizes(), dtype, t.device());
+  copy_into(out, t);
+  return out;
+}
+
+bool any_zero(const Tensor& t) {
+  std::atomic<bool> found{false};
+  PointwiseIter it(t, {});
+  visit_dtype(t.dtype(), [&]<class T>() {
+    it.for_each([&](char* const* data, const int64_t* strides, int64_t n) {
+      for (int64_t i = 0; i < n; ++i) {
+        if (*reinterpret_cast<const T*>(data[0] + i * strides[0]) == T(0)) found = true;
+      }
+    });
+  });
+  return found;
+}
+
+template <class T>
+T first_element(const Tensor& t) {
+  return visit_dtype(t.dtype(), [&]<class S>() -> T {
+    S v;
+    std::memcpy(&v, t.data_ptr(), sizeof(S));
+    return static_cast<T>(static_cast<opmath_t<S>>(v));
+  });
+}
+template bool first_element<bool>(const Tensor&);
+template uint8_t first_element<uint8_t>(const Tensor&);
+template int8_t first_element<int8_t>(const Tensor&);
+template int16_t first_element<int16_t>(const Tensor&);
+template int32_t first_element<int32_t>(const Tensor&);
+template int64_t first_element<int64_t>(const Tensor&);
+template float first_element<float>(const Tensor&);
+template double first_element<double>(const Tensor&);
+
+}  // namespace kiln::cpu

@@ -1,0 +1,164 @@
+// CPU kernels of copies, fills, cat and the factories that fill their output.
+#include <cmath>
+#include <cstring>
+
+#include "kiln/kernels/cpu/convert.h"
+#include "kiln/kernels/cpu/pointwise_iter.h"
+#include "kiln/kernels/meta/factory.h"
+#include "kiln/kernels/register.h"
+
+namespace kiln::cpu {
+namespace {
+
+void fill_with(const Tensor& out, const Scalar& value) {
+  PointwiseIter it(out, {});
+  visit_dtype(out.dtype(), [&]<class T>() {
+    T v = value.to<T>();
+    it.for_each([&](char* const* data, const int64_t* strides, int64_t n) {
+      if (strides[0] == static_cast<int64_t>(sizeof(T))) {
+        T* p = reinterpret_cast<T*>(data[0]);
+        for (int64_t i = 0; i < n; ++i) p[i] = v;
+      } else {
+        for (int64_t i = 0; i < n; ++i) *reinterpret_cast<T*>(data[0] + i * strides[0]) = v;
+      }
+    });
+  });
+}
+
+void check_fill_value(const Scalar& value, DType dtype, std::string_view op) {
+  if (is_integral(dtype, false) && value.is_floating_point()) {
+    double v = value.to_double();
+    KILN_CHECK(std::isfinite(v), "{}: value {} cannot be converted to {} without overflow", op, value, dtype);
+  }
+}
+
+void nothing_impl(IntArrayRef, std::optional<DType>, std::optional<Layout>, std::optional<Device>,
+                  std::optional<bool>, std::optional<MemoryFormat>, const Tensor&) {}
+void nothing_strided_impl(IntArrayRef, IntArrayRef, std::optional<DType>, std::optional<Layout>,
+                          std::optional<Device>, std::optional<bool>, const Tensor&) {}
+void nothing_like_impl(const Tensor&, std::optional<DType>, std::optional<Layout>, std::optional<Device>,
+                       std::optional<bool>, std::optional<MemoryFormat>, const Tensor&) {}
+
+void full_impl(IntArrayRef, const Scalar& value, std::optional<DType>, std::optional<Layout>, std::optional<Device>,
+               std::optional<bool>, const Tensor& out) {
+  check_fill_value(value, out.dtype(), "full");
+  fill_with(out, value);
+}
+void full_like_impl(const Tensor&, const Scalar& value, std::optional<DType>, std::optional<Layout>,
+                    std::optional<Device>, std::optional<bool>, std::optional<MemoryFormat>, const Tensor& out) {
+  check_fill_value(value, out.dtype(), "full_like");
+  fill_with(out, value);
+}
+void scalar_tensor_impl(const Scalar& s, std::optional<DType>, std::optional<Layout>, std::optional<Device>,
+                        std::optional<bool>, const Tensor& out) {
+  fill_with(out, s);
+}
+void fill_impl(const Tensor&, const Scalar& value, const Tensor& out) {
+  check_fill_value(value, out.dtype(), "fill");
+  fill_with(out, value);
+}
+
+void arange_impl(const Scalar& start, const Scalar&, const Scalar& step, std::optional<DType>, std::optional<Layout>,
+                 std::optional<Device>, std::optional<bool>, const Tensor& out) {
+  visit_dtype(out.dtype(), [&]<class T>() {
+    T* p = out.data_ptr<T>();
+    int64_t n = out.numel();
+    if constexpr (std::is_floating_point_v<opmath_t<T>>) {
+      double s = start.to_double(), st = step.to_double();
+      parallel_for(0, n, kGrainSize, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) p[i] = T(static_cast<opmath_t<T>>(s + static_cast<double>(i) * st));
+      });
+    } else {
+      int64_t s = start.to_int(), st = step.to_int();
+      for (int64_t i = 0; i < n; ++i) p[i] = static_cast<T>(s + i * st);
+    }
+  });
+}
+
+void clone_impl(const Tensor& self, std::optional<MemoryFormat>, const Tensor& out) { copy_into(out, self); }
+void copy_impl(const Tensor&, const Tensor& src, bool, const Tensor& out) { copy_into(out, src); }
+
+void cat_impl(std::span<const Tensor> tensors, int64_t dim, const Tensor& out) {
+  if (out.numel() == 0) return;
+  int64_t d = wrap_dim(dim, out.dim(), "cat");
+  int64_t offset = 0;
+  for (const auto& t : tensors) {
+    if (t.dim() == 1 && t.numel() == 0) continue;
+    int64_t n = t.sizes()[d];
+    Shape sizes = out.sizes().shape();
+    sizes[d] = n;
+    Tensor dst = out.view_with(sizes, out.strides(), out.storage_offset() + offset * out.strides()[d]);
+    copy_into(dst, t);
+    offset += n;
+  }
+}
+
+// ---- Kernels that are not structured (their output is an input, or not a tensor).
+
+Tensor copy_inplace(const Tensor& self, const Tensor& src, bool) {
+  meta::check_copy(self, src, "copy_");
+  if (!self.device().is_meta()) copy_into(self, src);
+  return self;
+}
+
+Tensor fill_inplace(const Tensor& self, const Scalar& value) {
+  check_fill_value(value, self.dtype(), "fill_");
+  if (!self.device().is_meta()) fill_with(self, value);
+  return self;
+}
+
+Tensor zero_inplace(const Tensor& self) { return fill_inplace(self, 0); }
+
+Tensor to_copy(const Tensor& self, std::optional<DType> dtype, std::optional<Layout>, std::optional<Device> device,
+               std::optional<bool>, bool, std::optional<MemoryFormat> memory_format) {
+  Device target = device.value_or(self.device());
+  KILN_CHECK(target.type == DeviceType::CPU || target.type == DeviceType::Meta,
+             "_to_copy: copies to {} are not supported in this build", target);
+  Tensor out = meta::allocate(meta::like_spec(self, dtype.value_or(self.dtype()), memory_format), target);
+  if (!target.is_meta()) {
+    KILN_CHECK(!self.device().is_meta(), "_to_copy: cannot copy out of a meta tensor (it has no data)");
+    copy_into(out, self);
+  }
+  return out;
+}
+
+Scalar local_scalar_dense(const Tensor& self) {
+  KILN_CHECK(self.numel() == 1, "_local_scalar_dense: a Tensor with {} elements cannot be converted to Scalar",
+             self.numel());
+  KILN_CHECK(!self.device().is_meta(), "_local_scalar_dense: cannot read the value of a meta tensor");
+  return visit_dtype(self.dtype(), [&]<class T>() {
+    T v;
+    std::memcpy(&v, self.data_ptr(), sizeof(T));
+    if constexpr (std::is_same_v<T, bool>) return Scalar(v);
+    else if constexpr (std::is_integral_v<T>) return Scalar(static_cast<int64_t>(v));
+    else return Scalar(static_cast<double>(static_cast<opmath_t<T>>(v)));
+  });
+}
+
+using namespace kiln::kernels;
+
+const KernelRegistrar kRegister([](Registry& r) {
+  def_structured<&meta::empty, &nothing_impl>(r, "aten::empty.memory_format");
+  def_structured<&meta::empty_strided, &nothing_strided_impl>(r, "aten::empty_strided");
+  def_structured<&meta::empty_like, &nothing_like_impl>(r, "aten::empty_like");
+  def_structured<&meta::full, &full_impl>(r, "aten::full");
+  def_structured<&meta::full_like, &full_like_impl>(r, "aten::full_like");
+  def_structured<&meta::scalar_tensor, &scalar_tensor_impl>(r, "aten::scalar_tensor");
+  def_structured<&meta::arange, &arange_impl>(r, "aten::arange.start_step");
+  def_structured<&meta::clone, &clone_impl>(r, "aten::clone");
+  def_structured<&meta::copy, &copy_impl>(r, "aten::copy");
+  def_structured<&meta::fill, &fill_impl>(r, "aten::fill.Scalar");
+  def_structured<&meta::cat, &cat_impl>(r, "aten::cat");
+  for (DispatchKey k : {DispatchKey::CPU, DispatchKey::Meta}) {
+    r.set_kernel("aten::copy_", k, kiln::detail::boxed<&copy_inplace>());
+    r.set_kernel("aten::fill_.Scalar", k, kiln::detail::boxed<&fill_inplace>());
+    r.set_kernel("aten::zero_", k, kiln::detail::boxed<&zero_inplace>());
+  }
+  def_kernel<&to_copy>(r, "aten::_to_copy", DispatchKey::CPU);
+  def_kernel<&to_copy>(r, "aten::_to_copy", DispatchKey::Meta);
+  def_kernel<&local_scalar_dense>(r, "aten::_local_scalar_dense", DispatchKey::CPU);
+  def_kernel<&local_scalar_dense>(r, "aten::_local_scalar_dense", DispatchKey::Meta);
+});
+
+}  // namespace
+}  // namespace kiln::cpu

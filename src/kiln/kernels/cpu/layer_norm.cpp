@@ -1,0 +1,86 @@
+// CPU native_layer_norm: each row of the normalized dims is read once into cache, its mean and
+// biased variance computed in two passes in the compute type (float for 16-bit inputs), then
+// normalized and scaled.
+#include <cmath>
+#include <vector>
+
+#include "kiln/kernels/cpu/convert.h"
+#include "kiln/kernels/cpu/parallel.h"
+#include "kiln/kernels/meta/normalization.h"
+#include "kiln/kernels/register.h"
+
+namespace kiln::cpu {
+namespace {
+
+template <class T>
+void layer_norm_rows(const T* x, const T* w, const T* b, T* y, T* mean_out, T* rstd_out, int64_t rows, int64_t n,
+                     double eps) {
+  using M = opmath_t<T>;
+  int64_t grain = std::max<int64_t>(1, kGrainSize / std::max<int64_t>(n, 1));
+  parallel_for(0, rows, grain, [&](int64_t begin, int64_t end) {
+    std::vector<M> buf(static_cast<size_t>(n));
+    for (int64_t r = begin; r < end; ++r) {
+      const T* xr = x + r * n;
+      M sum = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        buf[i] = M(xr[i]);
+        sum += buf[i];
+      }
+      M mean = n > 0 ? sum / M(n) : M(0);
+      M sq = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        M d = buf[i] - mean;
+        sq += d * d;
+      }
+      M rstd = M(1) / std::sqrt((n > 0 ? sq / M(n) : M(0)) + M(eps));
+      T* yr = y + r * n;
+      if (w && b) {
+        for (int64_t i = 0; i < n; ++i) yr[i] = T((buf[i] - mean) * rstd * M(w[i]) + M(b[i]));
+      } else if (w) {
+        for (int64_t i = 0; i < n; ++i) yr[i] = T((buf[i] - mean) * rstd * M(w[i]));
+      } else if (b) {
+        for (int64_t i = 0; i < n; ++i) yr[i] = T((buf[i] - mean) * rstd + M(b[i]));
+      } else {
+        for (int64_t i = 0; i < n; ++i) yr[i] = T((buf[i] - mean) * rstd);
+      }
+      mean_out[r] = T(mean);
+      rstd_out[r] = T(rstd);
+    }
+  });
+}
+
+Tensor contiguous_as(const Tensor& t, DType dtype) {
+  if (t.is_contiguous() && t.dtype() == dtype) return t;
+  Tensor c = empty_tensor(t.sizes(), dtype, kCPU);
+  copy_into(c, t);
+  return c;
+}
+
+void layer_norm_impl(const Tensor& input, IntArrayRef normalized_shape, const std::optional<Tensor>& weight,
+                     const std::optional<Tensor>& bias, double eps, const Tensor& out, const Tensor& mean,
+                     const Tensor& rstd) {
+  int64_t n = 1;
+  for (int64_t s : normalized_shape) n *= s;
+  int64_t rows = 1;
+  for (int64_t d = 0; d < input.dim() - static_cast<int64_t>(normalized_shape.size()); ++d) rows *= input.sizes()[d];
+  DType dt = input.dtype();
+  Tensor x = contiguous_as(input, dt);
+  std::optional<Tensor> w, b;
+  if (weight) w = contiguous_as(*weight, dt);
+  if (bias) b = contiguous_as(*bias, dt);
+  if (rows == 0) return;
+  visit_floating(dt, "native_layer_norm", [&]<class T>() {
+    layer_norm_rows<T>(static_cast<const T*>(x.data_ptr()), w ? static_cast<const T*>(w->data_ptr()) : nullptr,
+                       b ? static_cast<const T*>(b->data_ptr()) : nullptr, static_cast<T*>(out.data_ptr()),
+                       static_cast<T*>(mean.data_ptr()), static_cast<T*>(rstd.data_ptr()), rows, n, eps);
+  });
+}
+
+using namespace kiln::kernels;
+
+const KernelRegistrar kRegister([](Registry& r) {
+  def_structured<&meta::native_layer_norm, &layer_norm_impl>(r, "aten::native_layer_norm");
+});
+
+}  // namespace
+}  // namespace kiln::cpu

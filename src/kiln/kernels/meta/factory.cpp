@@ -1,0 +1,145 @@
+#include "kiln/kernels/meta/factory.h"
+
+#include <cmath>
+
+#include "kiln/core/broadcast.h"
+#include "kiln/core/type_promotion.h"
+
+namespace kiln::meta {
+
+TensorSpec like_spec(const Tensor& self, DType dtype, std::optional<MemoryFormat> format) {
+  MemoryFormat f = format.value_or(MemoryFormat::Preserve);
+  if (f == MemoryFormat::Contiguous) return contiguous_spec(self.sizes(), dtype);
+  if (f == MemoryFormat::ChannelsLast) {
+    KILN_CHECK(self.dim() == 4, "channels_last memory format needs a 4-D tensor, got {}", self.describe());
+    IntArrayRef s = self.sizes();
+    int64_t c = std::max<int64_t>(s[1], 1), w = std::max<int64_t>(s[3], 1), h = std::max<int64_t>(s[2], 1);
+    return TensorSpec{dtype, s.shape(), Shape{c * w * h, 1, w * c, c}};
+  }
+  if (self.is_non_overlapping_and_dense()) return TensorSpec{dtype, self.sizes().shape(), self.strides().shape()};
+  return TensorSpec{dtype, self.sizes().shape(), pointwise_strides(self.sizes(), std::span(&self, 1))};
+}
+
+DType inferred_dtype(const Scalar& value) {
+  return value.is_bool() ? DType::Bool : value.is_integral() ? DType::Int64 : kDefaultFloat;
+}
+
+TensorSpec empty(IntArrayRef size, std::optional<DType> dtype, std::optional<Layout>, std::optional<Device>,
+                 std::optional<bool>, std::optional<MemoryFormat> memory_format) {
+  checked_numel(size, "empty");
+  TensorSpec s = contiguous_spec(size, dtype.value_or(kDefaultFloat));
+  if (memory_format == MemoryFormat::ChannelsLast) {
+    KILN_CHECK(size.size() == 4, "empty: channels_last memory format needs 4 sizes, got {}", size);
+    int64_t c = std::max<int64_t>(size[1], 1), h = std::max<int64_t>(size[2], 1), w = std::max<int64_t>(size[3], 1);
+    s.strides = Shape{c * h * w, 1, w * c, c};
+  }
+  return s;
+}
+
+TensorSpec empty_strided(IntArrayRef size, IntArrayRef stride, std::optional<DType> dtype, std::optional<Layout>,
+                         std::optional<Device>, std::optional<bool>) {
+  KILN_CHECK(size.size() == stride.size(), "empty_strided: size {} and stride {} differ in length", size, stride);
+  checked_numel(size, "empty_strided");
+  for (int64_t s : stride) KILN_CHECK(s >= 0, "empty_strided: negative stride in {}", stride);
+  return TensorSpec{dtype.value_or(kDefaultFloat), size.shape(), stride.shape()};
+}
+
+TensorSpec empty_like(const Tensor& self, std::optional<DType> dtype, std::optional<Layout>, std::optional<Device>,
+                      std::optional<bool>, std::optional<MemoryFormat> memory_format) {
+  return like_spec(self, dtype.value_or(self.dtype()), memory_format);
+}
+
+TensorSpec full(IntArrayRef size, const Scalar& fill_value, std::optional<DType> dtype, std::optional<Layout>,
+                std::optional<Device>, std::optional<bool>) {
+  checked_numel(size, "full");
+  return contiguous_spec(size, dtype.value_or(inferred_dtype(fill_value)));
+}
+
+TensorSpec full_like(const Tensor& self, const Scalar&, std::optional<DType> dtype, std::optional<Layout>,
+                     std::optional<Device>, std::optional<bool>, std::optional<MemoryFormat> memory_format) {
+  return like_spec(self, dtype.value_or(self.dtype()), memory_format);
+}
+
+TensorSpec scalar_tensor(const Scalar&, std::optional<DType> dtype, std::optional<Layout>, std::optional<Device>,
+                         std::optional<bool>) {
+  return contiguous_spec({}, dtype.value_or(kDefaultFloat));
+}
+
+TensorSpec arange(const Scalar& start, const Scalar& end, const Scalar& step, std::optional<DType> dtype,
+                  std::optional<Layout>, std::optional<Device>, std::optional<bool>) {
+  bool any_float = start.is_floating_point() || end.is_floating_point() || step.is_floating_point();
+  DType d = dtype.value_or(any_float ? kDefaultFloat : DType::Int64);
+  double s = start.to_double(), e = end.to_double(), st = step.to_double();
+  KILN_CHECK(std::isfinite(s) && std::isfinite(e), "arange: unsupported range: {} -> {}", start, end);
+  KILN_CHECK(st != 0, "arange: step must be nonzero");
+  KILN_CHECK((st > 0 && e >= s) || (st < 0 && e <= s),
+             "arange: upper bound and larger bound inconsistent with step sign (start {}, end {}, step {})", start,
+             end, step);
+  int64_t n;
+  if (!any_float && is_integral(d, false)) {
+    int64_t si = start.to_int(), ei = end.to_int(), sti = step.to_int();
+    n = sti > 0 ? (ei - si + sti - 1) / sti : (si - ei - sti - 1) / -sti;
+  } else {
+    n = static_cast<int64_t>(std::ceil((e - s) / st));
+  }
+  return contiguous_spec({n}, d);
+}
+
+TensorSpec random(IntArrayRef size, std::optional<DType> dtype, std::optional<Layout>, std::optional<Device>,
+                  std::optional<bool>) {
+  DType d = dtype.value_or(kDefaultFloat);
+  KILN_CHECK_TYPE(is_floating(d), "rand/randn: expected a floating point dtype, got {}", d);
+  checked_numel(size, "rand");
+  return contiguous_spec(size, d);
+}
+
+TensorSpec clone(const Tensor& self, std::optional<MemoryFormat> memory_format) {
+  return like_spec(self, self.dtype(), memory_format);
+}
+
+void check_copy(const Tensor& dst, const Tensor& src, std::string_view op) {
+  KILN_CHECK(broadcasts_to(src.sizes(), dst.sizes()), "{}: the source of size {} cannot be broadcast to the destination of size {}",
+             op, src.sizes(), dst.sizes());
+}
+
+TensorSpec copy(const Tensor& self, const Tensor& src, bool) {
+  check_copy(self, src, "copy");
+  return like_spec(self, self.dtype(), std::nullopt);
+}
+
+TensorSpec fill(const Tensor& self, const Scalar&) { return like_spec(self, self.dtype(), std::nullopt); }
+
+TensorSpec cat(std::span<const Tensor> tensors, int64_t dim) {
+  KILN_CHECK(!tensors.empty(), "cat: expected a non-empty list of Tensors");
+  // 1-D empty tensors are skipped (PyTorch's legacy rule); the first other tensor fixes the shape.
+  const Tensor* ref = nullptr;
+  for (const auto& t : tensors) {
+    if (!(t.dim() == 1 && t.numel() == 0)) {
+      ref = &t;
+      break;
+    }
+  }
+  ResultType promotion;
+  for (const auto& t : tensors) promotion.add(t);
+  DType dtype = promotion.result();
+  if (!ref) return contiguous_spec({0}, dtype);
+  KILN_CHECK(ref->dim() > 0, "cat: zero-dimensional tensor cannot be concatenated");
+  int64_t d = wrap_dim(dim, ref->dim(), "cat");
+  Shape sizes = ref->sizes().shape();
+  sizes[d] = 0;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const Tensor& t = tensors[i];
+    if (t.dim() == 1 && t.numel() == 0) continue;
+    KILN_CHECK(t.dim() == ref->dim(), "cat: tensors must have same number of dimensions: got {} and {} (tensor {})",
+               ref->dim(), t.dim(), i);
+    for (int64_t k = 0; k < t.dim(); ++k) {
+      KILN_CHECK(k == d || t.sizes()[k] == ref->sizes()[k],
+                 "cat: sizes of tensors must match except in dimension {}; expected size {} but got size {} for "
+                 "tensor number {} in the list", d, ref->sizes()[k], t.sizes()[k], i);
+    }
+    sizes[d] += t.sizes()[d];
+  }
+  return contiguous_spec(sizes, dtype);
+}
+
+}  // namespace kiln::meta

@@ -1,0 +1,45 @@
+// Meta functions of factories and copies: dtype inference of full/arange, the memory-format
+// rules of *_like/clone (preserve_format keeps a dense input's strides), and cat's shape rule.
+#pragma once
+
+#include <optional>
+#include <span>
+
+#include "kiln/core/memory_format.h"
+#include "kiln/kernels/meta/spec.h"
+
+namespace kiln::meta {
+
+// Spec of a tensor like `self` with `dtype` in `format` (nullopt means preserve).
+TensorSpec like_spec(const Tensor& self, DType dtype, std::optional<MemoryFormat> format);
+// dtype of full(size, value) without an explicit dtype: bool, int64 or the default float.
+DType inferred_dtype(const Scalar& value);
+
+TensorSpec empty(IntArrayRef size, std::optional<DType> dtype, std::optional<Layout> layout,
+                 std::optional<Device> device, std::optional<bool> pin_memory,
+                 std::optional<MemoryFormat> memory_format);
+TensorSpec empty_strided(IntArrayRef size, IntArrayRef stride, std::optional<DType> dtype,
+                         std::optional<Layout> layout, std::optional<Device> device, std::optional<bool> pin_memory);
+TensorSpec empty_like(const Tensor& self, std::optional<DType> dtype, std::optional<Layout> layout,
+                      std::optional<Device> device, std::optional<bool> pin_memory,
+                      std::optional<MemoryFormat> memory_format);
+TensorSpec full(IntArrayRef size, const Scalar& fill_value, std::optional<DType> dtype, std::optional<Layout> layout,
+                std::optional<Device> device, std::optional<bool> pin_memory);
+TensorSpec full_like(const Tensor& self, const Scalar& fill_value, std::optional<DType> dtype,
+                     std::optional<Layout> layout, std::optional<Device> device, std::optional<bool> pin_memory,
+                     std::optional<MemoryFormat> memory_format);
+TensorSpec scalar_tensor(const Scalar& s, std::optional<DType> dtype, std::optional<Layout> layout,
+                         std::optional<Device> device, std::optional<bool> pin_memory);
+TensorSpec arange(const Scalar& start, const Scalar& end, const Scalar& step, std::optional<DType> dtype,
+                  std::optional<Layout> layout, std::optional<Device> device, std::optional<bool> pin_memory);
+TensorSpec random(IntArrayRef size, std::optional<DType> dtype, std::optional<Layout> layout,
+                  std::optional<Device> device, std::optional<bool> pin_memory);
+TensorSpec clone(const Tensor& self, std::optional<MemoryFormat> memory_format);
+TensorSpec copy(const Tensor& self, const Tensor& src, bool non_blocking);
+TensorSpec fill(const Tensor& self, const Scalar& value);
+TensorSpec cat(std::span<const Tensor> tensors, int64_t dim);
+
+// Checks that src can be copied into dst (src broadcasts to dst's sizes).
+void check_copy(const Tensor& dst, const Tensor& src, std::string_view op);
+
+}  // namespace kiln::meta

@@ -1,0 +1,17 @@
+// Meta functions of softmax, log_softmax and native_layer_norm.
+#pragma once
+
+#include <array>
+#include <optional>
+
+#include "kiln/kernels/meta/spec.h"
+
+namespace kiln::meta {
+
+TensorSpec softmax(const Tensor& self, int64_t dim, bool half_to_float);
+// (output, mean, rstd): mean and rstd have the input's leading dims and 1 for each normalized dim.
+std::array<TensorSpec, 3> native_layer_norm(const Tensor& input, IntArrayRef normalized_shape,
+                                            const std::optional<Tensor>& weight, const std::optional<Tensor>& bias,
+                                            double eps);
+
+}  // namespace kiln::meta

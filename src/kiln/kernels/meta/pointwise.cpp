@@ -1,0 +1,159 @@
+#include "kiln/kernels/meta/pointwise.h"
+
+#include <vector>
+
+#include "kiln/core/type_promotion.h"
+
+namespace kiln::meta {
+namespace {
+
+TensorSpec spec_of(std::initializer_list<Tensor> inputs, DType dtype, std::string_view op) {
+  return pointwise_spec(std::span<const Tensor>(inputs.begin(), inputs.size()), dtype, op);
+}
+
+void check_alpha(const Scalar& alpha, DType result, std::string_view op) {
+  KILN_CHECK_TYPE(!alpha.is_floating_point() || is_floating(result),
+                  "{}: for integral input tensors, argument alpha must not be a floating point number (alpha={})", op,
+                  alpha);
+  KILN_CHECK_TYPE(!alpha.is_bool() || result == DType::Bool,
+                  "{}: boolean alpha only supported for boolean results (alpha={}, result {})", op, alpha, result);
+}
+
+void check_not_bool(const Tensor& t, std::string_view op, std::string_view what) {
+  KILN_CHECK_TYPE(t.dtype() != DType::Bool, "{}: {} on a bool tensor is not supported (input {})", op, what,
+                  t.describe());
+}
+
+}  // namespace
+
+Tensor wrapped_scalar(const Scalar& s) {
+  Tensor t = empty_tensor({}, s.natural_dtype(), kCPU);
+  switch (s.kind()) {
+    case Scalar::Kind::Bool: *t.data_ptr<bool>() = s.to<bool>(); break;
+    case Scalar::Kind::Int: *t.data_ptr<int64_t>() = s.to_int(); break;
+    case Scalar::Kind::Double: *t.data_ptr<double>() = s.to_double(); break;
+  }
+  t.impl()->wrapped_number = true;
+  return t;
+}
+
+TensorSpec unary_float(const Tensor& self) { return spec_of({self}, to_float_dtype(self.dtype()), "unary"); }
+TensorSpec unary_same(const Tensor& self) { return spec_of({self}, self.dtype(), "unary"); }
+TensorSpec unary_signed(const Tensor& self) {
+  check_not_bool(self, "abs/neg/relu", "this op");
+  return spec_of({self}, self.dtype(), "unary");
+}
+TensorSpec unary_bool(const Tensor& self) { return spec_of({self}, DType::Bool, "unary"); }
+TensorSpec unary_integral(const Tensor& self) {
+  KILN_CHECK_TYPE(!is_floating(self.dtype()), "bitwise_not: only integer and bool tensors are supported, got {}",
+                  self.describe());
+  return spec_of({self}, self.dtype(), "bitwise_not");
+}
+TensorSpec gelu(const Tensor& self, std::string_view approximate) {
+  KILN_CHECK(approximate == "none" || approximate == "tanh",
+             "gelu: approximate must be 'none' or 'tanh', got '{}'", approximate);
+  KILN_CHECK_TYPE(is_floating(self.dtype()), "gelu: expected a floating point tensor, got {}", self.describe());
+  return spec_of({self}, self.dtype(), "gelu");
+}
+
+DType add_compute_dtype(const Tensor& self, const Tensor& other) { return result_type(self, other); }
+
+TensorSpec add(const Tensor& self, const Tensor& other, const Scalar& alpha) {
+  DType r = result_type(self, other);
+  check_alpha(alpha, r, "add");
+  return spec_of({self, other}, r, "add");
+}
+TensorSpec add_scalar(const Tensor& self, const Scalar& other, const Scalar& alpha) {
+  return add(self, wrapped_scalar(other), alpha);
+}
+TensorSpec sub(const Tensor& self, const Tensor& other, const Scalar& alpha) {
+  KILN_CHECK_TYPE(self.dtype() != DType::Bool || other.dtype() != DType::Bool,
+                  "sub: subtraction, the `-` operator, with two bool tensors is not supported; use the `^` or "
+                  "logical_xor() operator instead");
+  KILN_CHECK_TYPE(self.dtype() != DType::Bool && other.dtype() != DType::Bool,
+                  "sub: subtraction, the `-` operator, with a bool tensor is not supported; use the `~` or "
+                  "logical_not() operator instead");
+  DType r = result_type(self, other);
+  check_alpha(alpha, r, "sub");
+  return spec_of({self, other}, r, "sub");
+}
+TensorSpec sub_scalar(const Tensor& self, const Scalar& other, const Scalar& alpha) {
+  return sub(self, wrapped_scalar(other), alpha);
+}
+TensorSpec binary(const Tensor& self, const Tensor& other) {
+  return spec_of({self, other}, result_type(self, other), "binary");
+}
+TensorSpec binary_scalar(const Tensor& self, const Scalar& other) { return binary(self, wrapped_scalar(other)); }
+TensorSpec binary_float(const Tensor& self, const Tensor& other) {
+  return spec_of({self, other}, to_float_dtype(result_type(self, other)), "div");
+}
+TensorSpec binary_float_scalar(const Tensor& self, const Scalar& other) {
+  return binary_float(self, wrapped_scalar(other));
+}
+TensorSpec div_mode(const Tensor& self, const Tensor& other, std::optional<std::string_view> mode) {
+  if (!mode) return binary_float(self, other);
+  KILN_CHECK(*mode == "trunc" || *mode == "floor",
+             "div: expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{}'", *mode);
+  return binary(self, other);
+}
+TensorSpec div_mode_scalar(const Tensor& self, const Scalar& other, std::optional<std::string_view> mode) {
+  return div_mode(self, wrapped_scalar(other), mode);
+}
+TensorSpec bitwise(const Tensor& self, const Tensor& other) {
+  DType r = result_type(self, other);
+  KILN_CHECK_TYPE(!is_floating(r), "bitwise ops: only integer and bool tensors are supported, got {} and {}",
+                  self.describe(), other.describe());
+  return spec_of({self, other}, r, "bitwise");
+}
+TensorSpec bitwise_scalar(const Tensor& self, const Scalar& other) { return bitwise(self, wrapped_scalar(other)); }
+TensorSpec logical(const Tensor& self, const Tensor& other) { return spec_of({self, other}, DType::Bool, "logical"); }
+TensorSpec compare(const Tensor& self, const Tensor& other) {
+  return spec_of({self, other}, DType::Bool, "comparison");
+}
+TensorSpec compare_scalar(const Tensor& self, const Scalar& other) { return compare(self, wrapped_scalar(other)); }
+
+TensorSpec pow(const Tensor& self, const Tensor& exponent) {
+  return spec_of({self, exponent}, result_type(self, exponent), "pow");
+}
+TensorSpec pow_tensor_scalar(const Tensor& self, const Scalar& exponent) {
+  DType r = result_type(self, exponent);
+  KILN_CHECK(is_floating(r) || exponent.is_bool() || exponent.to_double() >= 0,
+             "pow: integers to negative integer powers are not allowed (base {}, exponent {})", self.describe(),
+             exponent);
+  return spec_of({self}, r, "pow");
+}
+TensorSpec pow_scalar_tensor(const Scalar& self, const Tensor& exponent) {
+  return pow(wrapped_scalar(self), exponent);
+}
+
+TensorSpec where(const Tensor& condition, const Tensor& self, const Tensor& other) {
+  KILN_CHECK_TYPE(condition.dtype() == DType::Bool || condition.dtype() == DType::UInt8,
+                  "where: expected condition to be a bool tensor, got {}", condition.describe());
+  return spec_of({condition, self, other}, result_type(self, other), "where");
+}
+
+DType clamp_compute_dtype(const Tensor& self, const std::optional<Tensor>& min, const std::optional<Tensor>& max) {
+  ResultType r;
+  r.add(self);
+  if (min) r.add(*min);
+  if (max) r.add(*max);
+  return r.result();
+}
+
+TensorSpec clamp_tensor(const Tensor& self, const std::optional<Tensor>& min, const std::optional<Tensor>& max) {
+  KILN_CHECK(min.has_value() || max.has_value(), "clamp: at least one of 'min' or 'max' must not be None");
+  check_not_bool(self, "clamp", "clamp");
+  std::vector<Tensor> inputs{self};
+  if (min) inputs.push_back(*min);
+  if (max) inputs.push_back(*max);
+  return pointwise_spec(inputs, clamp_compute_dtype(self, min, max), "clamp");
+}
+
+TensorSpec clamp(const Tensor& self, const std::optional<Scalar>& min, const std::optional<Scalar>& max) {
+  std::optional<Tensor> tmin, tmax;
+  if (min) tmin = wrapped_scalar(*min);
+  if (max) tmax = wrapped_scalar(*max);
+  return clamp_tensor(self, tmin, tmax);
+}
+
+}  // namespace kiln::meta

@@ -1,0 +1,18 @@
+// Shape arithmetic shared by view ops and their users: -1 inference for view/reshape, and the
+// strides a view can have over existing memory (none when the memory layout forbids it).
+#pragma once
+
+#include <optional>
+#include <string_view>
+
+#include "kiln/ops/tensor.h"
+
+namespace kiln::meta {
+
+// Replaces a single -1 in `shape` with the size that makes numel match; throws when impossible.
+Shape infer_size(IntArrayRef shape, int64_t numel, std::string_view op);
+// Strides for viewing (sizes, strides) as `new_sizes` without copying, or nullopt when some
+// new dimension would span two non-contiguous chunks of memory.
+std::optional<Shape> view_strides(IntArrayRef sizes, IntArrayRef strides, IntArrayRef new_sizes);
+
+}  // namespace kiln::meta

@@ -1,0 +1,117 @@
+#include "kiln/kernels/meta/spec.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include "kiln/core/broadcast.h"
+
+namespace kiln::meta {
+
+TensorSpec contiguous_spec(IntArrayRef sizes, DType dtype) {
+  return TensorSpec{dtype, sizes.shape(), contiguous_strides(sizes)};
+}
+
+Tensor allocate(const TensorSpec& spec, Device device) {
+  return empty_strided_tensor(spec.sizes, spec.strides, spec.dtype, device);
+}
+
+Shape broadcast_all(std::span<const Tensor> inputs, std::string_view op) {
+  Shape shape;
+  bool first = true;
+  for (const auto& t : inputs) {
+    if (!t.defined()) continue;
+    shape = first ? t.sizes().shape() : broadcast_shapes(shape, t.sizes(), op);
+    first = false;
+  }
+  return shape;
+}
+
+namespace {
+
+// Stride of `t` along dim `d` of the broadcast `shape` (0 where t broadcasts).
+int64_t broadcast_stride(const Tensor& t, IntArrayRef shape, size_t d) {
+  int64_t offset = static_cast<int64_t>(shape.size()) - t.dim();
+  int64_t td = static_cast<int64_t>(d) - offset;
+  if (td < 0 || t.sizes()[td] == 1) return 0;
+  return t.strides()[td];
+}
+
+}  // namespace
+
+Shape pointwise_strides(IntArrayRef shape, std::span<const Tensor> inputs) {
+  size_t ndim = shape.size();
+  // Fast paths PyTorch takes first: all contiguous, or a single dense layout shared by all inputs.
+  bool all_contiguous = true;
+  for (const auto& t : inputs) {
+    if (t.defined() && t.numel() > 1 && !(t.is_contiguous() && t.sizes().equals(shape))) all_contiguous = false;
+  }
+  if (all_contiguous || ndim <= 1) return contiguous_strides(shape);
+
+  // perm[0] is the fastest-varying dim. Start from row-major order and insertion-sort by the
+  // inputs' strides: the first input with a strict preference decides; equal strides put the
+  // smaller size first.
+  std::vector<size_t> perm(ndim);
+  for (size_t i = 0; i < ndim; ++i) perm[i] = ndim - 1 - i;
+  auto should_swap = [&](size_t d0, size_t d1) {
+    for (const auto& t : inputs) {
+      if (!t.defined()) continue;
+      int64_t s0 = broadcast_stride(t, shape, d0), s1 = broadcast_stride(t, shape, d1);
+      if (s0 == 0 || s1 == 0) continue;
+      if (s0 < s1) return -1;
+      if (s0 > s1) return 1;
+      if (shape[d0] > shape[d1]) return 1;
+    }
+    return 0;
+  };
+  for (size_t i = 1; i < ndim; ++i) {
+    size_t d1 = i;
+    for (size_t d0 = i; d0-- > 0;) {
+      int cmp = should_swap(perm[d0], perm[d1]);
+      if (cmp > 0) {
+        std::swap(perm[d0], perm[d1]);
+        d1 = d0;
+      } else if (cmp < 0) {
+        break;
+      }
+    }
+  }
+  Shape strides(ndim);
+  int64_t running = 1;
+  for (size_t d : perm) {
+    strides[d] = running;
+    running *= std::max<int64_t>(shape[d], 1);
+  }
+  return strides;
+}
+
+TensorSpec pointwise_spec(std::span<const Tensor> inputs, DType dtype, std::string_view op) {
+  Shape shape = broadcast_all(inputs, op);
+  return TensorSpec{dtype, shape, pointwise_strides(shape, inputs)};
+}
+
+uint64_t reduction_mask(std::optional<IntArrayRef> dims, int64_t ndim, std::string_view op) {
+  KILN_CHECK(ndim <= 64, "{}: tensors of more than 64 dimensions are not supported (got {})", op, ndim);
+  if (!dims || dims->empty()) return ndim == 0 ? 0 : (ndim == 64 ? ~uint64_t{0} : (uint64_t{1} << ndim) - 1);
+  uint64_t mask = 0;
+  for (int64_t d : *dims) {
+    int64_t w = wrap_dim(d, ndim, op);
+    if (ndim == 0) continue;  // a 0-d tensor reduces over "dim 0" to itself
+    KILN_CHECK(!(mask & (uint64_t{1} << w)), "{}: dim {} appears multiple times in the list of dims {}", op, w, *dims);
+    mask |= uint64_t{1} << w;
+  }
+  return mask;
+}
+
+Shape reduced_sizes(IntArrayRef sizes, uint64_t mask, bool keepdim) {
+  Shape out;
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    if (mask & (uint64_t{1} << d)) {
+      if (keepdim) out.push_back(1);
+    } else {
+      out.push_back(sizes[d]);
+    }
+  }
+  return out;
+}
+
+}  // namespace kiln::meta

@@ -1,0 +1,76 @@
+// Glue between typed kernels and the registry. A leaf op is usually "structured": a meta function
+// computes the output spec from the arguments, and the device implementation fills an output
+// allocated from that spec — so the meta function runs on every eager call, and the Meta backend
+// (for tracing) comes for free:
+//
+//   def_structured<&meta::unary_float, &exp_impl>(r, "aten::exp");
+//
+// Meta functions return TensorSpec (one output) or std::array<TensorSpec, N> (a tuple of N);
+// implementations take the arguments followed by the outputs.
+#pragma once
+
+#include <array>
+#include <string_view>
+#include <tuple>
+
+#include "kiln/kernels/meta/spec.h"
+#include "kiln/ops/boxing.h"
+#include "kiln/ops/registry.h"
+
+namespace kiln::kernels {
+
+namespace detail {
+
+template <auto MetaFn, auto ImplFn, class Sig = decltype(MetaFn)>
+struct Structured;
+
+// One output.
+template <auto MetaFn, auto ImplFn, class... Args>
+struct Structured<MetaFn, ImplFn, meta::TensorSpec (*)(Args...)> {
+  static Tensor on_meta(Args... args) { return meta::allocate(MetaFn(args...), kMeta); }
+  static Tensor on_cpu(Args... args) {
+    Tensor out = meta::allocate(MetaFn(args...), kCPU);
+    ImplFn(args..., out);
+    return out;
+  }
+};
+
+template <size_t N, size_t... I>
+auto allocate_all(const std::array<meta::TensorSpec, N>& specs, Device device, std::index_sequence<I...>) {
+  return std::make_tuple((static_cast<void>(I), Tensor(meta::allocate(specs[I], device)))...);
+}
+
+// N outputs, returned as a tuple.
+template <auto MetaFn, auto ImplFn, size_t N, class... Args>
+struct Structured<MetaFn, ImplFn, std::array<meta::TensorSpec, N> (*)(Args...)> {
+  static auto on_meta(Args... args) { return allocate_all(MetaFn(args...), kMeta, std::make_index_sequence<N>{}); }
+  static auto on_cpu(Args... args) {
+    auto outs = allocate_all(MetaFn(args...), kCPU, std::make_index_sequence<N>{});
+    std::apply([&](auto&... o) { ImplFn(args..., o...); }, outs);
+    return outs;
+  }
+};
+
+}  // namespace detail
+
+// Registers MetaFn at the Meta key and MetaFn + ImplFn at the CPU key.
+template <auto MetaFn, auto ImplFn>
+void def_structured(Registry& r, std::string_view op) {
+  using S = detail::Structured<MetaFn, ImplFn>;
+  r.set_kernel(op, DispatchKey::Meta, kiln::detail::boxed<&S::on_meta>());
+  r.set_kernel(op, DispatchKey::CPU, kiln::detail::boxed<&S::on_cpu>());
+}
+
+// Registers one typed kernel at one key.
+template <auto Fn>
+void def_kernel(Registry& r, std::string_view op, DispatchKey key) {
+  r.set_kernel(op, key, kiln::detail::boxed<Fn>());
+}
+
+// Registers a device-independent kernel (views: only metadata changes) at every backend key.
+template <auto Fn>
+void def_every_backend(Registry& r, std::string_view op) {
+  for (DispatchKey k : kBackendKeys) r.set_kernel(op, k, kiln::detail::boxed<Fn>());
+}
+
+}  // namespace kiln::kernels
