@@ -68,6 +68,9 @@ class CpuAllocator final : public Allocator {
 
   Device device() const override { return kCPU; }
 
+  // Under AddressSanitizer every block goes back to the system, so use-after-free is caught.
+  static bool caching();
+
   CpuCacheStats stats() {
     std::lock_guard lock(mu_);
     return stats_;
@@ -83,16 +86,6 @@ class CpuAllocator final : public Allocator {
   }
 
  private:
-  // Under AddressSanitizer every block goes back to the system, so use-after-free is caught.
-  static bool caching() {
-#ifdef KILN_ASAN
-    return false;
-#else
-    static const bool enabled = std::getenv("KILN_CPU_CACHE") == nullptr ||
-                                std::string_view(std::getenv("KILN_CPU_CACHE")) != "0";
-    return enabled;
-#endif
-  }
 
   std::mutex mu_;
   std::map<size_t, std::vector<void*>> free_;
@@ -105,6 +98,16 @@ class MetaAllocator final : public Allocator {
   void deallocate(void*, size_t) override {}
   Device device() const override { return kMeta; }
 };
+
+bool CpuAllocator::caching() {
+#ifdef KILN_ASAN
+  return false;
+#else
+  static const bool enabled = std::getenv("KILN_CPU_CACHE") == nullptr ||
+                              std::string_view(std::getenv("KILN_CPU_CACHE")) != "0";
+  return enabled;
+#endif
+}
 
 CpuAllocator& cpu_instance() {
   // Never destroyed: storages freed during static destruction still find their allocator.
@@ -131,6 +134,7 @@ Allocator* allocator_for(Device device) {
 }
 
 CpuCacheStats cpu_cache_stats() { return cpu_instance().stats(); }
+bool cpu_cache_enabled() { return CpuAllocator::caching(); }
 void cpu_cache_release() { cpu_instance().release(); }
 
 }  // namespace kiln

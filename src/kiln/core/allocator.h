@@ -34,6 +34,8 @@ struct CpuCacheStats {
   size_t misses = 0;        // allocations that went to the system
 };
 CpuCacheStats cpu_cache_stats();
+// False under AddressSanitizer (so use-after-free is caught) and when KILN_CPU_CACHE=0.
+bool cpu_cache_enabled();
 // Returns all cached blocks to the system.
 void cpu_cache_release();
 

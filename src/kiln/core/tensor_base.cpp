@@ -26,6 +26,7 @@ void* TensorBase::data_ptr() const {
 }
 
 bool TensorBase::is_contiguous() const {
+  if (numel() == 0) return true;
   int64_t expected = 1;
   for (int64_t d = dim() - 1; d >= 0; --d) {
     int64_t s = impl_->sizes[d];

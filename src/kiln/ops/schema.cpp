@@ -60,7 +60,7 @@ class Parser {
         }
         skip_space();
         if (accept(')')) break;
-        expect(',');
+        if (!accept(',')) fail("expected ',' or ')'");
       }
     }
     skip_space();

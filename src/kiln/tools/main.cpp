@@ -1,1 +1,48 @@
-int main() { return 0; }
+// `kiln`: the command line. Subcommands are listed in kUsage; docs/cli.md describes them.
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "kiln/support/error.h"
+#include "kiln/tools/commands.h"
+
+namespace {
+
+constexpr const char* kUsage = R"(kiln: PyTorch 2's compiler stack in C++
+
+usage: kiln <command> [options]
+
+commands:
+  ops     list the op registry: name, schema, tags, kind, devices with kernels
+          --format table|tsv|md   output format (default: table)
+          --tag TAG               only ops with this tag (repeatable; all must match)
+          --kind leaf|compound    only ops of this kind
+  demo    a guided tour of kiln's tensor API: tensors, broadcasting, type promotion,
+          views, a small MLP, meta tensors, and what errors look like
+  help    this text (also -h, --help)
+
+environment:
+  KILN_LOG=dispatch       log every op call that goes through the dispatcher
+  KILN_CPU_CACHE=0        return freed CPU blocks to the system at once (no caching)
+)";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty() || args[0] == "help" || args[0] == "-h" || args[0] == "--help") {
+    std::fputs(kUsage, args.empty() ? stderr : stdout);
+    return args.empty() ? 2 : 0;
+  }
+  std::string command = args[0];
+  args.erase(args.begin());
+  try {
+    if (command == "ops") return kiln::tools::ops_command(args);
+    if (command == "demo") return kiln::tools::demo_command(args);
+  } catch (const kiln::Error& e) {
+    std::fprintf(stderr, "kiln %s: %s\n", command.c_str(), e.what());
+    return 1;
+  }
+  std::fprintf(stderr, "kiln: unknown command '%s'\n\n%s", command.c_str(), kUsage);
+  return 2;
+}

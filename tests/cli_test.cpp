@@ -1,0 +1,93 @@
+// The `kiln` command line, run as a user would: `kiln ops --format tsv` must list every Core ATen op
+// with its exact schema; formats, filters and usage errors behave as documented.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+
+namespace {
+
+struct CliRun {
+  int status;
+  std::string out;
+};
+
+CliRun run(const std::string& args) {
+  std::string cmd = std::string(KILN_CLI) + " " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string out;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
+  int status = pclose(p);
+  return {WEXITSTATUS(status), out};
+}
+
+TEST(Cli, OpsTsvListsEveryCoreOpWithExactSchemaAndTags) {
+  CliRun r = run("ops --format tsv --tag core");
+  ASSERT_EQ(r.status, 0);
+  std::map<std::string, std::string> listed;
+  std::istringstream lines(r.out);
+  std::string line;
+  std::getline(lines, line);
+  EXPECT_EQ(line, "name\tschema\ttags\tkind\tdevices");
+  while (std::getline(lines, line)) {
+    std::istringstream fields(line);
+    std::string name, schema, tags;
+    std::getline(fields, name, '\t');
+    std::getline(fields, schema, '\t');
+    std::getline(fields, tags, '\t');
+    EXPECT_NE(tags.find("core"), std::string::npos) << line;
+    listed[name] = schema;
+  }
+  std::ifstream ref(KILN_TEST_DATA "/core_aten_ops.tsv");
+  std::getline(ref, line);
+  int n = 0;
+  while (std::getline(ref, line)) {
+    std::string name = line.substr(0, line.find('\t'));
+    EXPECT_EQ(listed["aten::" + name], line.substr(line.find('\t') + 1)) << name;
+    ++n;
+  }
+  EXPECT_EQ(n, 193);
+  EXPECT_EQ(listed.size(), 193u);
+}
+
+TEST(Cli, OpsShowsKernelsKindsAndFormats) {
+  CliRun tsv = run("ops --format tsv");
+  EXPECT_NE(tsv.out.find("aten::exp\texp(Tensor self) -> Tensor\tcore pointwise\tleaf\tMeta,CPU"), std::string::npos);
+  EXPECT_NE(tsv.out.find("aten::view\tview(Tensor(a) self, SymInt[] size) -> Tensor(a)\tcore view\tleaf\tMeta,CPU,CUDA"),
+            std::string::npos);
+  EXPECT_NE(tsv.out.find("aten::zeros\t"), std::string::npos);
+  EXPECT_NE(tsv.out.find("\tcompound\tany (decomposed)"), std::string::npos);
+  CliRun md = run("ops --format md --kind compound");
+  EXPECT_EQ(md.status, 0);
+  EXPECT_EQ(md.out.rfind("| name | schema |", 0), 0u);
+  EXPECT_EQ(md.out.find("aten::exp`"), std::string::npos);
+  CliRun table = run("ops --tag reduction");
+  EXPECT_NE(table.out.find("aten::amax"), std::string::npos);
+  EXPECT_EQ(table.out.find("aten::exp "), std::string::npos);
+}
+
+TEST(Cli, UsageErrorsExitWithTwo) {
+  EXPECT_EQ(run("ops --format xml").status, 2);
+  EXPECT_EQ(run("ops --tag shiny").status, 2);
+  EXPECT_EQ(run("ops --tag").status, 2);
+  EXPECT_EQ(run("frobnicate").status, 2);
+  CliRun help = run("--help");
+  EXPECT_EQ(help.status, 0);
+  EXPECT_NE(help.out.find("usage: kiln"), std::string::npos);
+}
+
+TEST(Cli, DemoRuns) {
+  CliRun r = run("demo");
+  EXPECT_EQ(r.status, 0);
+  EXPECT_NE(r.out.find("each row sums to 1"), std::string::npos);
+  EXPECT_NE(r.out.find("tensor([1.0000, 1.0000, 1.0000, 1.0000])"), std::string::npos);
+  EXPECT_NE(r.out.find("mm: mat1 and mat2 shapes cannot be multiplied"), std::string::npos);
+}
+
+}  // namespace
