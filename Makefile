@@ -30,7 +30,7 @@ test-asan: setup
 
 bench: build
 	@scripts/setup.sh bench
-	@python3 bench/run_eager.py --build $(BUILD)
+	@/usr/bin/python3 bench/run_eager.py --build $(BUILD)
 
 format:
 	@git ls-files '*.h' '*.cpp' | xargs clang-format -i

@@ -7,7 +7,7 @@ set -euo pipefail
 packages=(g++ clang cmake ninja-build ccache make libfmt-dev libdnnl-dev libgtest-dev libgmock-dev
           libbenchmark-dev libomp-dev)
 if [[ "${1:-}" == "bench" ]]; then
-  packages+=(python3 python3-torch python3-numpy)
+  packages+=(python3 python3-torch python3-numpy libopenblas0-pthread)
 fi
 
 missing=()

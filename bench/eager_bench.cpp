@@ -1,0 +1,101 @@
+// kiln eager on the workloads: [4096, 4096] float32 pointwise, reductions, softmax and
+// layer_norm, and a 2048^3 float32 matmul; plus the machine's copy bandwidth (a plain parallel
+// copy loop), the ceiling memory-bound rows are judged against. Each benchmark reports the bytes
+// it must move (each input read once, each output written once) or the FLOPs it must do, so
+// Google Benchmark prints GB/s or FLOP/s; bench/run_eager.py reads the JSON and compares with PyTorch.
+#include <benchmark/benchmark.h>
+#include <omp.h>
+
+#include <cstring>
+#include <vector>
+
+#include "kiln/ops/api.h"
+
+namespace {
+
+using namespace kiln;
+constexpr int64_t kN = 4096;
+constexpr int64_t kBytes = kN * kN * 4;  // one [4096, 4096] float32 tensor
+
+Tensor input(uint64_t seed, IntArrayRef shape = {kN, kN}) {
+  manual_seed(seed);
+  return randn(shape);
+}
+
+template <class F>
+void run(benchmark::State& state, int64_t bytes, const F& f) {
+  for (auto _ : state) {
+    Tensor out = f();
+    benchmark::DoNotOptimize(out.data_ptr());
+  }
+  state.SetBytesProcessed(state.iterations() * bytes);
+}
+
+void copy_bandwidth(benchmark::State& state) {
+  std::vector<float> a(kN * kN, 1.0f), b(kN * kN, 0.0f);
+  for (auto _ : state) {
+    const float* src = a.data();
+    float* dst = b.data();
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < kN * kN; ++i) dst[i] = src[i];
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(state.iterations() * 2 * kBytes);
+}
+
+void add_op(benchmark::State& s) {
+  Tensor a = input(1), b = input(2);
+  run(s, 3 * kBytes, [&] { return add(a, b); });
+}
+void mul_op(benchmark::State& s) {
+  Tensor a = input(1), b = input(2);
+  run(s, 3 * kBytes, [&] { return mul(a, b); });
+}
+void exp_op(benchmark::State& s) {
+  Tensor a = input(1);
+  run(s, 2 * kBytes, [&] { return exp(a); });
+}
+void gelu_op(benchmark::State& s) {
+  Tensor a = input(1);
+  run(s, 2 * kBytes, [&] { return gelu(a); });
+}
+void sum_dim1(benchmark::State& s) {
+  Tensor a = input(1);
+  run(s, kBytes, [&] { return sum(a, IntArrayRef{1}); });
+}
+void amax_dim1(benchmark::State& s) {
+  Tensor a = input(1);
+  run(s, kBytes, [&] { return amax(a, {1}); });
+}
+void softmax_op(benchmark::State& s) {
+  Tensor a = input(1);
+  run(s, 2 * kBytes, [&] { return _softmax(a, 1); });
+}
+void layer_norm_op(benchmark::State& s) {
+  Tensor a = input(1), w = input(2, {kN}), b = input(3, {kN});
+  run(s, 2 * kBytes, [&] { return std::get<0>(native_layer_norm(a, {kN}, w, b, 1e-5)); });
+}
+void mm_2048(benchmark::State& s) {
+  constexpr int64_t n = 2048;
+  Tensor a = input(1, {n, n}), b = input(2, {n, n});
+  for (auto _ : s) {
+    Tensor c = mm(a, b);
+    benchmark::DoNotOptimize(c.data_ptr());
+  }
+  s.counters["FLOP/s"] = benchmark::Counter(static_cast<double>(s.iterations()) * 2.0 * n * n * n,
+                                            benchmark::Counter::kIsRate);
+}
+
+}  // namespace
+
+BENCHMARK(copy_bandwidth)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(add_op)->Name("add")->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(mul_op)->Name("mul")->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(exp_op)->Name("exp")->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(gelu_op)->Name("gelu")->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(sum_dim1)->Name("sum_dim1")->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(amax_dim1)->Name("amax_dim1")->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(softmax_op)->Name("softmax")->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(layer_norm_op)->Name("layer_norm")->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(mm_2048)->Name("mm_2048")->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_MAIN();
