@@ -27,7 +27,7 @@ def run_kiln(build, threads):
     results = {}
     for b in json.loads(out)["benchmarks"]:
         if b.get("aggregate_name") == "median":
-            results[b["run_name"]] = b["real_time"]  # milliseconds
+            results[b["run_name"].split("/")[0]] = b["real_time"]  # milliseconds
     return results
 
 

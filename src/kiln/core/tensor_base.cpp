@@ -25,30 +25,33 @@ void* TensorBase::data_ptr() const {
   return base + impl_->storage_offset * static_cast<int64_t>(element_size());
 }
 
-bool TensorBase::is_contiguous() const {
-  if (numel() == 0) return true;
+namespace {
+
+// True when the dims, visited fastest first in `order`, are packed without gaps (size-1 dims may
+// have any stride; an empty tensor is dense in every order).
+template <class Order>
+bool dense_in_order(const TensorImpl& t, const Order& order) {
+  if (t.numel == 0) return true;
   int64_t expected = 1;
-  for (int64_t d = dim() - 1; d >= 0; --d) {
-    int64_t s = impl_->sizes[d];
-    if (s == 0) return true;
-    if (s != 1 && impl_->strides[d] != expected) return false;
+  for (auto d : order) {
+    int64_t s = t.sizes[static_cast<size_t>(d)];
+    if (s != 1 && t.strides[static_cast<size_t>(d)] != expected) return false;
     expected *= s;
   }
   return true;
 }
 
+}  // namespace
+
+bool TensorBase::is_contiguous() const {
+  Shape order(static_cast<size_t>(dim()));
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int64_t>(order.size() - 1 - i);  // last fastest
+  return dense_in_order(*impl_, order);
+}
+
 bool TensorBase::is_channels_last() const {
-  if (dim() != 4) return false;
-  // NHWC order: C fastest, then W, H, N.
-  static constexpr int kOrder[] = {1, 3, 2, 0};
-  int64_t expected = 1;
-  for (int d : kOrder) {
-    int64_t s = impl_->sizes[d];
-    if (s == 0) return true;
-    if (s != 1 && impl_->strides[d] != expected) return false;
-    expected *= s;
-  }
-  return true;
+  static constexpr int kOrder[] = {1, 3, 2, 0};  // NHWC: C fastest, then W, H, N
+  return dim() == 4 && dense_in_order(*impl_, kOrder);
 }
 
 bool TensorBase::is_non_overlapping_and_dense() const {
@@ -121,6 +124,7 @@ TensorBase make_tensor(Ref<StorageImpl> storage, IntArrayRef sizes, IntArrayRef 
 }
 
 TensorBase empty_tensor(IntArrayRef sizes, DType dtype, Device device) {
+  checked_numel(sizes, "empty");  // before computing strides, which would overflow first
   return empty_strided_tensor(sizes, contiguous_strides(sizes), dtype, device);
 }
 

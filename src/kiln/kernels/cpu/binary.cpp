@@ -44,7 +44,10 @@ void check_divisor(const Tensor& other, DType compute, std::string_view op) {
 void add_impl(const Tensor& self, const Tensor& other, const Scalar& alpha, const Tensor& out) {
   run_binary(self, other, out, out.dtype(), [&]<class M>() {
     M a = alpha.to<M>();
-    return [a](M x, M y) -> M { return x + a * y; };
+    // Floats fuse the multiply-add (one rounding, as PyTorch's vectorized fmadd does), so the
+    // result does not depend on whether the compiler contracts it.
+    if constexpr (kIsFloat<M>) return [a](M x, M y) -> M { return std::fma(a, y, x); };
+    else return [a](M x, M y) -> M { return x + a * y; };
   });
 }
 void add_scalar_impl(const Tensor& self, const Scalar& other, const Scalar& alpha, const Tensor& out) {
@@ -53,7 +56,8 @@ void add_scalar_impl(const Tensor& self, const Scalar& other, const Scalar& alph
 void sub_impl(const Tensor& self, const Tensor& other, const Scalar& alpha, const Tensor& out) {
   run_binary(self, other, out, out.dtype(), [&]<class M>() {
     M a = alpha.to<M>();
-    return [a](M x, M y) -> M { return x - a * y; };
+    if constexpr (kIsFloat<M>) return [a](M x, M y) -> M { return std::fma(-a, y, x); };
+    else return [a](M x, M y) -> M { return x - a * y; };
   });
 }
 void sub_scalar_impl(const Tensor& self, const Scalar& other, const Scalar& alpha, const Tensor& out) {

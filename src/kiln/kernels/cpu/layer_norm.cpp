@@ -4,6 +4,7 @@
 #include <cmath>
 #include <vector>
 
+#include "kiln/kernels/cpu/accumulate.h"
 #include "kiln/kernels/cpu/convert.h"
 #include "kiln/kernels/cpu/parallel.h"
 #include "kiln/kernels/meta/normalization.h"
@@ -21,17 +22,10 @@ void layer_norm_rows(const T* x, const T* w, const T* b, T* y, T* mean_out, T* r
     std::vector<M> buf(static_cast<size_t>(n));
     for (int64_t r = begin; r < end; ++r) {
       const T* xr = x + r * n;
-      M sum = 0;
-      for (int64_t i = 0; i < n; ++i) {
-        buf[i] = M(xr[i]);
-        sum += buf[i];
-      }
-      M mean = n > 0 ? sum / M(n) : M(0);
-      M sq = 0;
-      for (int64_t i = 0; i < n; ++i) {
-        M d = buf[i] - mean;
-        sq += d * d;
-      }
+      for (int64_t i = 0; i < n; ++i) buf[i] = M(xr[i]);
+      M mean = n > 0 ? pairwise_sum<M>(buf.data(), n) / M(n) : M(0);
+      const M* b0 = buf.data();
+      M sq = lane_sum<M>(n, [b0, mean](int64_t i) { return (b0[i] - mean) * (b0[i] - mean); });
       M rstd = M(1) / std::sqrt((n > 0 ? sq / M(n) : M(0)) + M(eps));
       T* yr = y + r * n;
       if (w && b) {

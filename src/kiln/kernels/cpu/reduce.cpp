@@ -2,35 +2,15 @@
 #include <cmath>
 #include <limits>
 
+#include "kiln/kernels/cpu/accumulate.h"
 #include "kiln/kernels/cpu/convert.h"
 #include "kiln/kernels/cpu/reduce_engine.h"
+#include "kiln/kernels/cpu/simd.h"
 #include "kiln/kernels/meta/reduce.h"
 #include "kiln/kernels/register.h"
 
 namespace kiln::cpu {
 namespace {
-
-// Pairwise summation of a contiguous run: 16 independent lanes at the leaves (vectorized),
-// halves combined recursively, so the rounding error grows with log(n), not n.
-template <class Acc, class In>
-Acc pairwise_sum(const In* p, int64_t n) {
-  constexpr int64_t kLanes = 16;
-  if (n <= 256) {
-    Acc lane[kLanes] = {};
-    int64_t i = 0;
-    for (; i + kLanes <= n; i += kLanes) {
-      for (int64_t k = 0; k < kLanes; ++k) lane[k] += Acc(p[i + k]);
-    }
-    Acc tail = 0;
-    for (; i < n; ++i) tail += Acc(p[i]);
-    for (int64_t w = kLanes / 2; w > 0; w /= 2) {
-      for (int64_t k = 0; k < w; ++k) lane[k] += lane[k + w];
-    }
-    return lane[0] + tail;
-  }
-  int64_t half = (n / 2 + kLanes - 1) / kLanes * kLanes;
-  return pairwise_sum<Acc>(p, half) + pairwise_sum<Acc>(p + half, n - half);
-}
 
 template <class In_, class Acc_, class Out_, bool kMean>
 struct SumReducer {
@@ -91,20 +71,13 @@ struct ExtremumReducer {
   void add(Acc& a, Acc x, int64_t) const { a = better(x, a) ? x : a; }
   void merge(Acc& a, const Acc& b) const { a = (a != a) ? a : (better(b, a) ? b : a); }
   Acc reduce_contiguous(const In* p, int64_t n, int64_t) const {
-    constexpr int64_t kLanes = 16;
-    Acc lane[kLanes];
-    for (auto& l : lane) l = identity();
-    int64_t i = 0;
-    for (; i + kLanes <= n; i += kLanes) {
-      for (int64_t k = 0; k < kLanes; ++k) {
-        Acc x = Acc(p[i + k]);
-        lane[k] = better(x, lane[k]) ? x : lane[k];
-      }
+    if constexpr (std::is_same_v<In, float>) {
+      return simd::extremum<kMax>(p, n);
+    } else {
+      Acc a = identity();
+      for (int64_t i = 0; i < n; ++i) add(a, Acc(p[i]), i);
+      return a;
     }
-    Acc a = identity();
-    for (const auto& l : lane) merge(a, l);
-    for (; i < n; ++i) add(a, Acc(p[i]), i);
-    return a;
   }
   void store(Out* dst, const Acc& a, int64_t) const { *dst = Out(a); }
 };

@@ -4,8 +4,10 @@
 #include <cmath>
 #include <vector>
 
+#include "kiln/kernels/cpu/accumulate.h"
 #include "kiln/kernels/cpu/convert.h"
 #include "kiln/kernels/cpu/parallel.h"
+#include "kiln/kernels/cpu/simd.h"
 #include "kiln/kernels/cpu/vec_math.h"
 #include "kiln/kernels/meta/normalization.h"
 #include "kiln/kernels/register.h"
@@ -19,21 +21,23 @@ M exp_of(M x) {
   else return std::exp(x);
 }
 
-// One contiguous row of n values: out = softmax(row) (or log_softmax).
+// One contiguous row of n values: out = softmax(row) (or log_softmax). Each pass is a separate
+// loop so that it vectorizes: max, exp into scratch, a lane-parallel sum, then the scaling.
 template <class In, class Out, bool kLog>
 void softmax_row(const In* x, Out* y, int64_t n, opmath_t<In>* scratch) {
   using M = opmath_t<In>;
-  M m = -INFINITY;
-  for (int64_t i = 0; i < n; ++i) {
-    M v = M(x[i]);
-    m = (v > m || v != v) ? v : m;
+  M m;
+  if constexpr (std::is_same_v<In, float>) {
+    m = simd::extremum<true>(x, n);
+  } else {
+    m = -INFINITY;
+    for (int64_t i = 0; i < n; ++i) {
+      M v = M(x[i]);
+      m = (v > m || v != v) ? v : m;
+    }
   }
-  M sum = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    M e = exp_of(M(x[i]) - m);
-    scratch[i] = e;
-    sum += e;
-  }
+  for (int64_t i = 0; i < n; ++i) scratch[i] = exp_of(M(x[i]) - m);
+  M sum = lane_sum<M>(n, [scratch](int64_t i) { return scratch[i]; });
   if constexpr (kLog) {
     M shift = m + std::log(sum);
     for (int64_t i = 0; i < n; ++i) y[i] = Out(M(x[i]) - shift);

@@ -1,0 +1,37 @@
+// Careful float summation shared by kernels: pairwise over a contiguous run, and lane_sum, which
+// keeps 16 independent partial sums so the loop vectorizes (a single running float sum would be a
+// serial dependency chain the compiler may not reorder) and rounding error grows slowly.
+#pragma once
+
+#include <cstdint>
+
+namespace kiln::cpu {
+
+inline constexpr int64_t kSumLanes = 16;
+
+// sum of f(i) for i in [0, n), accumulated in Acc over kSumLanes lanes.
+template <class Acc, class F>
+Acc lane_sum(int64_t n, const F& f) {
+  Acc lane[kSumLanes] = {};
+  int64_t i = 0;
+  for (; i + kSumLanes <= n; i += kSumLanes) {
+    for (int64_t k = 0; k < kSumLanes; ++k) lane[k] += f(i + k);
+  }
+  Acc tail = 0;
+  for (; i < n; ++i) tail += f(i);
+  for (int64_t w = kSumLanes / 2; w > 0; w /= 2) {
+    for (int64_t k = 0; k < w; ++k) lane[k] += lane[k + w];
+  }
+  return lane[0] + tail;
+}
+
+// Pairwise summation of p[0..n): halves recursively down to blocks of 256 summed by lane_sum, so
+// the error bound grows with log(n) rather than n.
+template <class Acc, class In>
+Acc pairwise_sum(const In* p, int64_t n) {
+  if (n <= 256) return lane_sum<Acc>(n, [p](int64_t i) { return Acc(p[i]); });
+  int64_t half = (n / 2 + kSumLanes - 1) / kSumLanes * kSumLanes;
+  return pairwise_sum<Acc>(p, half) + pairwise_sum<Acc>(p + half, n - half);
+}
+
+}  // namespace kiln::cpu
