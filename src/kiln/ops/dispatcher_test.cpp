@@ -132,15 +132,15 @@ TEST(CustomOp, RegistersRunsOnCpuAndMetaAndWraps) {
     redispatch(op, s, DispatchKeySet(DispatchKey::CPU));
   });
   {
-    IncludeDispatchKeys include(DispatchKeySet(DispatchKey::Autograd));
+    IncludeDispatchKeys include{DispatchKeySet(DispatchKey::Autograd)};
     call<Tensor>(op, zeros({1}), zeros({1}), 1.0);
     // Ops with no kernel at the Autograd key fall through to the backend.
     EXPECT_FLOAT_EQ(add(ones({1}), ones({1})).item<float>(), 2.0f);
   }
   EXPECT_EQ(wrapped, 1);
   {
-    IncludeDispatchKeys include(DispatchKeySet(DispatchKey::Autograd));
-    ExcludeDispatchKeys exclude(DispatchKeySet(DispatchKey::Autograd));
+    IncludeDispatchKeys include{DispatchKeySet(DispatchKey::Autograd)};
+    ExcludeDispatchKeys exclude{DispatchKeySet(DispatchKey::Autograd)};
     call<Tensor>(op, zeros({1}), zeros({1}), 1.0);
   }
   EXPECT_EQ(wrapped, 1);
@@ -164,7 +164,7 @@ TEST(Dispatcher, FallbackRunsForOpsWithoutTheirOwnKernel) {
     redispatch(op, s, rest);
   });
   {
-    IncludeDispatchKeys include(DispatchKeySet(DispatchKey::Functionalize));
+    IncludeDispatchKeys include{DispatchKeySet(DispatchKey::Functionalize)};
     Tensor y = exp(zeros({2}));
     EXPECT_FLOAT_EQ(y.data_ptr<float>()[0], 1.0f);
   }

@@ -141,7 +141,10 @@ struct Minimum {
   }
 };
 struct Atan2 {
-  template <class M> M operator()(M x, M y) const { return std::atan2(x, y); }
+  template <class M> M operator()(M x, M y) const {
+    if constexpr (kIsFloat<M>) return std::atan2(x, y);
+    else return x;  // unreachable: atan2's result dtype is always floating
+  }
 };
 struct Pow {
   template <class M> M operator()(M base, M exp) const {
