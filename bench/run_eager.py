@@ -18,6 +18,17 @@ BYTES = {"add": 3, "mul": 3, "exp": 2, "gelu": 2, "sum_dim1": 1, "amax_dim1": 1,
 ONE = 4096 * 4096 * 4
 
 
+def cpu_model():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.machine()
+
+
 def run_kiln(build, threads):
     env = dict(os.environ, OMP_NUM_THREADS=str(threads), OMP_PROC_BIND="false")
     out = subprocess.run([f"{build}/bench/kiln_eager_bench", "--benchmark_format=json",
@@ -50,6 +61,7 @@ def main():
     p.add_argument("--build", default="build")
     p.add_argument("--threads", type=int, default=os.cpu_count())
     p.add_argument("--rounds", type=int, default=2)
+    p.add_argument("--output", help="also write the report (Markdown) to this file")
     args = p.parse_args()
 
     kiln_runs, torch_runs, meta = [], [], {}
@@ -62,13 +74,16 @@ def main():
         vals = [(r[key][field] if field else r[key]) for r in runs if key in r and (not field or field in r[key])]
         return statistics.median(vals) if vals else None
 
+    lines = []
+    emit = lambda text="": (print(text), lines.append(text))
     copy_ms = med(kiln_runs, "copy_bandwidth")
     copy_gbs = 2 * ONE / (copy_ms * 1e-3) / 1e9
-    print(f"machine: {platform.processor() or platform.machine()}, {args.threads} threads; "
-          f"PyTorch {meta.get('torch')} ({meta.get('threads')} threads)")
-    print(f"measured copy bandwidth (read + write): {copy_gbs:.1f} GB/s\n")
-    print("| op | kiln ms | PyTorch ms | kiln / PyTorch | PyTorch out= ms | kiln / out= | kiln GB/s | % of copy BW |")
-    print("|---|---|---|---|---|---|---|---|")
+    emit(f"machine: {cpu_model()}, {args.threads} threads; PyTorch {meta.get('torch')} ({meta.get('threads')} threads); "
+         f"medians of {args.rounds} alternating rounds")
+    emit(f"measured copy bandwidth (read + write): {copy_gbs:.1f} GB/s")
+    emit()
+    emit("| op | kiln ms | PyTorch ms | kiln / PyTorch | PyTorch out= ms | kiln / out= | kiln GB/s | % of copy BW |")
+    emit("|---|---|---|---|---|---|---|---|")
     worst = 0.0
     for name in ["add", "mul", "exp", "gelu", "sum_dim1", "amax_dim1", "softmax", "layer_norm", "mm_2048"]:
         k = med(kiln_runs, name)
@@ -83,8 +98,12 @@ def main():
         else:
             gflops = 2 * 2048 ** 3 / (k * 1e-3) / 1e9
             bw = f"{gflops:.0f} GFLOP/s | -"
-        print(f"| {name} | {k:.2f} | {t:.2f} | {ratio:.2f} | {out_cols} | {bw} |")
-    print(f"\nslowest kiln/PyTorch ratio: {worst:.2f} (target: <= 1.10)")
+        emit(f"| {name} | {k:.2f} | {t:.2f} | {ratio:.2f} | {out_cols} | {bw} |")
+    emit()
+    emit(f"slowest kiln/PyTorch ratio: {worst:.2f} (target: <= 1.10)")
+    if args.output:
+        with open(args.output, "w") as f:
+            f.write("\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":

@@ -37,7 +37,7 @@ struct Structured<MetaFn, ImplFn, meta::TensorSpec (*)(Args...)> {
 
 template <size_t N, size_t... I>
 auto allocate_all(const std::array<meta::TensorSpec, N>& specs, Device device, std::index_sequence<I...>) {
-  return std::make_tuple((static_cast<void>(I), Tensor(meta::allocate(specs[I], device)))...);
+  return std::make_tuple(Tensor(meta::allocate(specs[I], device))...);
 }
 
 // N outputs, returned as a tuple.
