@@ -1,5 +1,5 @@
 // Careful float summation shared by kernels: pairwise over a contiguous run, and lane_sum, which
-// keeps 16 independent partial sums so the loop vectorizes (a single running float sum would be a
+// keeps 32 independent partial sums so the loop vectorizes (a single running float sum would be a
 // serial dependency chain the compiler may not reorder) and rounding error grows slowly.
 #pragma once
 
@@ -7,7 +7,9 @@
 
 namespace kiln::cpu {
 
-inline constexpr int64_t kSumLanes = 16;
+inline constexpr int64_t kSumLanes = 32;
+// Runs up to this long are summed by lane_sum directly (32 elements per lane at most).
+inline constexpr int64_t kPairwiseBlock = 1024;
 
 // sum of f(i) for i in [0, n), accumulated in Acc over kSumLanes lanes.
 template <class Acc, class F>
@@ -25,11 +27,11 @@ Acc lane_sum(int64_t n, const F& f) {
   return lane[0] + tail;
 }
 
-// Pairwise summation of p[0..n): halves recursively down to blocks of 256 summed by lane_sum, so
+// Pairwise summation of p[0..n): halves recursively down to blocks summed by lane_sum, so
 // the error bound grows with log(n) rather than n.
 template <class Acc, class In>
 Acc pairwise_sum(const In* p, int64_t n) {
-  if (n <= 256) return lane_sum<Acc>(n, [p](int64_t i) { return Acc(p[i]); });
+  if (n <= kPairwiseBlock) return lane_sum<Acc>(n, [p](int64_t i) { return Acc(p[i]); });
   int64_t half = (n / 2 + kSumLanes - 1) / kSumLanes * kSumLanes;
   return pairwise_sum<Acc>(p, half) + pairwise_sum<Acc>(p + half, n - half);
 }

@@ -19,23 +19,28 @@ void layer_norm_rows(const T* x, const T* w, const T* b, T* y, T* mean_out, T* r
   using M = opmath_t<T>;
   int64_t grain = std::max<int64_t>(1, kGrainSize / std::max<int64_t>(n, 1));
   parallel_for(0, rows, grain, [&](int64_t begin, int64_t end) {
-    std::vector<M> buf(static_cast<size_t>(n));
+    std::vector<M> buf(std::is_same_v<M, T> ? 0 : static_cast<size_t>(n));
     for (int64_t r = begin; r < end; ++r) {
-      const T* xr = x + r * n;
-      for (int64_t i = 0; i < n; ++i) buf[i] = M(xr[i]);
-      M mean = n > 0 ? pairwise_sum<M>(buf.data(), n) / M(n) : M(0);
-      const M* b0 = buf.data();
+      // The row in the compute type: the input itself for float and double, a converted copy else.
+      const M* b0;
+      if constexpr (std::is_same_v<M, T>) {
+        b0 = x + r * n;
+      } else {
+        for (int64_t i = 0; i < n; ++i) buf[i] = M(x[r * n + i]);
+        b0 = buf.data();
+      }
+      M mean = n > 0 ? pairwise_sum<M>(b0, n) / M(n) : M(0);
       M sq = lane_sum<M>(n, [b0, mean](int64_t i) { return (b0[i] - mean) * (b0[i] - mean); });
       M rstd = M(1) / std::sqrt((n > 0 ? sq / M(n) : M(0)) + M(eps));
       T* yr = y + r * n;
       if (w && b) {
-        for (int64_t i = 0; i < n; ++i) yr[i] = T((buf[i] - mean) * rstd * M(w[i]) + M(b[i]));
+        for (int64_t i = 0; i < n; ++i) yr[i] = T((b0[i] - mean) * rstd * M(w[i]) + M(b[i]));
       } else if (w) {
-        for (int64_t i = 0; i < n; ++i) yr[i] = T((buf[i] - mean) * rstd * M(w[i]));
+        for (int64_t i = 0; i < n; ++i) yr[i] = T((b0[i] - mean) * rstd * M(w[i]));
       } else if (b) {
-        for (int64_t i = 0; i < n; ++i) yr[i] = T((buf[i] - mean) * rstd + M(b[i]));
+        for (int64_t i = 0; i < n; ++i) yr[i] = T((b0[i] - mean) * rstd + M(b[i]));
       } else {
-        for (int64_t i = 0; i < n; ++i) yr[i] = T((buf[i] - mean) * rstd);
+        for (int64_t i = 0; i < n; ++i) yr[i] = T((b0[i] - mean) * rstd);
       }
       mean_out[r] = T(mean);
       rstd_out[r] = T(rstd);

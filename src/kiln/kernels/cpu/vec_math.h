@@ -14,9 +14,11 @@ inline float exp(float x) {
   constexpr float kLog2e = 1.44269504088896341f;
   constexpr float kLn2Hi = 0.693359375f;
   constexpr float kLn2Lo = -2.12194440e-4f;
-  float xc = x < -104.0f ? -104.0f : x;
-  xc = xc > 89.0f ? 89.0f : xc;
-  xc = x != x ? 0.0f : xc;  // keep the integer conversion below defined; NaN is restored at the end
+  // Clamp to where the result is neither inf nor 0. Written as a < b ? a : b so each maps to one
+  // vminps/vmaxps; a NaN x becomes a bound here (keeping the conversion below defined) and is
+  // restored at the end. Below -104 the result underflows to 0 through the scaling.
+  float xc = x < 89.0f ? x : 89.0f;
+  xc = xc > -104.0f ? xc : -104.0f;
   float n = __builtin_nearbyintf(xc * kLog2e);
   float r = xc - n * kLn2Hi;
   r = r - n * kLn2Lo;
@@ -29,13 +31,12 @@ inline float exp(float x) {
   p = p * r * r + r + 1.0f;
   // 2^n as two factors so that n down to -150 (subnormal results) stays representable.
   int32_t ni = static_cast<int32_t>(n);
-  int32_t n1 = ni / 2;
+  int32_t n1 = ni >> 1;
   int32_t n2 = ni - n1;
   float s1 = std::bit_cast<float>((n1 + 127) << 23);
   float s2 = std::bit_cast<float>((n2 + 127) << 23);
   float y = p * s1 * s2;
   y = x > 88.72283935546875f ? INFINITY : y;
-  y = x < -103.97208404541015625f ? 0.0f : y;
   return x != x ? x : y;
 }
 
