@@ -86,34 +86,48 @@ void onednn_matmul(const MatrixView& a, const MatrixView& b, const Tensor& c, co
                    {b.batch_stride, b.row_stride, b.col_stride}, static_cast<int>(dt), bias != nullptr, accumulate,
                    alpha, beta};
   static std::mutex mu;
-  static std::unordered_map<PrimitiveKey, dnnl::matmul, PrimitiveKeyHash> cache;
+  // Scratchpads are user-managed and allocated per call, so one cached primitive can run in several
+  // threads at once.
+  struct Cached {
+    dnnl::matmul prim;
+    dnnl::memory::desc scratchpad;
+  };
+  static std::unordered_map<PrimitiveKey, Cached, PrimitiveKeyHash> cache;
   MatrixView cv{c.data_ptr(), a.batch, a.rows, b.cols, a.rows * b.cols, b.cols, 1};
   dnnl::memory::desc bias_md;
   if (bias) bias_md = dnnl::memory::desc({1, 1, b.cols}, dnnl_type(dt), {b.cols, b.cols, 1});
-  dnnl::matmul prim;
+  Cached entry;
   try {
-    std::lock_guard lock(mu);
-    auto it = cache.find(key);
-    if (it == cache.end()) {
-      dnnl::primitive_attr attr;
-      if (alpha != 1.0f) attr.set_output_scales(0, {alpha});
-      if (accumulate) {
-        dnnl::post_ops ops;
-        ops.append_sum(beta);
-        attr.set_post_ops(ops);
+    {
+      std::lock_guard lock(mu);  // guards the cache only; execution runs unlocked
+      auto it = cache.find(key);
+      if (it == cache.end()) {
+        dnnl::primitive_attr attr;
+        attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+        if (alpha != 1.0f) attr.set_output_scales(0, {alpha});
+        if (accumulate) {
+          dnnl::post_ops ops;
+          ops.append_sum(beta);
+          attr.set_post_ops(ops);
+        }
+        dnnl::matmul::desc d = bias ? dnnl::matmul::desc(desc_of(a, dt), desc_of(b, dt), bias_md, desc_of(cv, dt))
+                                    : dnnl::matmul::desc(desc_of(a, dt), desc_of(b, dt), desc_of(cv, dt));
+        dnnl::matmul::primitive_desc pd(d, attr, engine());
+        it = cache.emplace(key, Cached{dnnl::matmul(pd), pd.scratchpad_desc()}).first;
       }
-      dnnl::matmul::desc d = bias ? dnnl::matmul::desc(desc_of(a, dt), desc_of(b, dt), bias_md, desc_of(cv, dt))
-                                  : dnnl::matmul::desc(desc_of(a, dt), desc_of(b, dt), desc_of(cv, dt));
-      it = cache.emplace(key, dnnl::matmul(dnnl::matmul::primitive_desc(d, attr, engine()))).first;
+      entry = it->second;
     }
-    prim = it->second;
+    Tensor scratch = empty_tensor({static_cast<int64_t>(entry.scratchpad.get_size())}, DType::UInt8, kCPU);
     dnnl::stream stream(engine());
     std::unordered_map<int, dnnl::memory> args{
         {DNNL_ARG_SRC, dnnl::memory(desc_of(a, dt), engine(), const_cast<void*>(a.data))},
         {DNNL_ARG_WEIGHTS, dnnl::memory(desc_of(b, dt), engine(), const_cast<void*>(b.data))},
         {DNNL_ARG_DST, dnnl::memory(desc_of(cv, dt), engine(), c.data_ptr())}};
     if (bias) args.emplace(DNNL_ARG_BIAS, dnnl::memory(bias_md, engine(), bias->data_ptr()));
-    prim.execute(stream, args);
+    if (scratch.numel() > 0) {
+      args.emplace(DNNL_ARG_SCRATCHPAD, dnnl::memory(entry.scratchpad, engine(), scratch.data_ptr()));
+    }
+    entry.prim.execute(stream, args);
     stream.wait();
   } catch (const dnnl::error& e) {
     KILN_FAIL(ErrorKind::Internal, "matmul: oneDNN failed on [{}, {}, {}] x [{}, {}, {}] ({}): {}", a.batch, a.rows,
