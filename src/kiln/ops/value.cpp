@@ -44,8 +44,16 @@ std::string Value::repr() const {
     case Tag::Bool: return to_bool() ? "True" : "False";
     case Tag::String: return fmt::format("'{}'", to_string_value());
     case Tag::IntList: return fmt::format("{}", IntArrayRef(to_int_list()));
-    case Tag::DoubleList: return fmt::format("[{}]", fmt::join(to_double_list(), ", "));
-    case Tag::BoolList: return fmt::format("[{}]", fmt::join(to_bool_list(), ", "));
+    case Tag::DoubleList: {
+      std::vector<std::string> parts;
+      for (double d : to_double_list()) parts.push_back(Scalar(d).to_string());
+      return fmt::format("[{}]", fmt::join(parts, ", "));
+    }
+    case Tag::BoolList: {
+      std::vector<std::string_view> parts;
+      for (bool b : to_bool_list()) parts.push_back(b ? "True" : "False");
+      return fmt::format("[{}]", fmt::join(parts, ", "));
+    }
     case Tag::TensorList: {
       std::vector<std::string> parts;
       for (const auto& t : to_tensor_list()) parts.push_back(t.describe());
@@ -149,7 +157,9 @@ double parse_double(std::string_view s, std::string_view whole) {
   return v;
 }
 
-bool is_float_literal(std::string_view s) { return s.find_first_of(".eE") != std::string_view::npos || s == "inf"; }
+bool is_float_literal(std::string_view s) {
+  return s.find_first_of(".eE") != std::string_view::npos || s.ends_with("inf") || s == "nan";
+}
 
 }  // namespace
 
@@ -219,6 +229,9 @@ Value parse_default(const std::string& text, const Type& t) {
       return Value(*m);
     }
     case BaseType::Device: return Value(Device::parse(text));
+    case BaseType::Layout:
+      KILN_CHECK(text == "strided", "schema default '{}' is not a layout", text);
+      return Value(Layout::Strided);
     default: break;
   }
   KILN_FAIL(ErrorKind::Value, "schema default '{}' unsupported for {}", text, t.to_string());

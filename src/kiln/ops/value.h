@@ -89,7 +89,8 @@ bool value_matches(const Value& v, const Type& t);
 // Converts a value to the canonical form of `t` where PyTorch converts implicitly (an int for a
 // float, an int for an int[N], a Tensor[] for a Tensor?[]); returns false when it cannot.
 bool coerce_value(Value& v, const Type& t);
-// Parses a schema default ("1", "[0,1]", "'none'", "None", "long", "contiguous_format") for `t`.
+// Parses a literal of type `t` as schemas write defaults ("1", "[0,1]", "'none'", "None", "long",
+// "contiguous_format"); repr() of a non-tensor Value is always accepted back.
 Value parse_default(const std::string& text, const Type& t);
 
 }  // namespace kiln

@@ -1,0 +1,120 @@
+// The graph IR: an FX-like program of Nodes in topological order. A node is a placeholder (an
+// input), a call of a registered op, a get_attr (a parameter or constant tensor held by the graph)
+// or the single output node. Calls take arguments in schema order: references to earlier nodes'
+// results, constants, or lists of references (Tensor[]). The graph keeps every node's users, and
+// a meta record (dtype, sizes, strides, device) per result. Passes edit graphs in place.
+#pragma once
+
+#include <list>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "kiln/ops/registry.h"
+
+namespace kiln::graph {
+
+class Node;
+
+enum class NodeKind : uint8_t { Placeholder, Call, GetAttr, Output };
+std::string_view node_kind_name(NodeKind k);
+
+// Result `index` of `node` (ops such as max.dim return several tensors).
+struct ValueRef {
+  Node* node = nullptr;
+  int index = 0;
+  bool operator==(const ValueRef&) const = default;
+};
+
+// One argument: a reference, a constant (int, float, list, None, ...), or a list of references.
+using Arg = std::variant<ValueRef, Value, std::vector<ValueRef>>;
+
+// What is known of a tensor result without its data.
+struct TensorMeta {
+  DType dtype = DType::Float32;
+  Shape sizes;
+  Shape strides;
+  Device device = kCPU;
+  static TensorMeta of(const TensorBase& t);
+  bool operator==(const TensorMeta&) const = default;
+};
+
+class Node {
+ public:
+  NodeKind kind() const { return kind_; }
+  const std::string& name() const { return name_; }
+  OpHandle op() const { return op_; }  // Call nodes only
+  const std::vector<Arg>& args() const { return args_; }
+  const std::vector<Node*>& users() const { return users_; }
+  // One entry per result (empty for the output node).
+  const std::vector<TensorMeta>& meta() const { return meta_; }
+  void set_meta(std::vector<TensorMeta> meta) { meta_ = std::move(meta); }
+  ValueRef result(int index = 0) { return {this, index}; }
+
+ private:
+  friend class Graph;
+  NodeKind kind_ = NodeKind::Call;
+  std::string name_;
+  OpHandle op_ = nullptr;
+  std::vector<Arg> args_;
+  std::vector<Node*> users_;
+  std::vector<TensorMeta> meta_;
+};
+
+class Graph {
+ public:
+  Graph() = default;
+  Graph(const Graph&) = delete;
+  Graph& operator=(const Graph&) = delete;
+  Graph(Graph&&) = default;
+  Graph& operator=(Graph&&) = default;
+
+  // Nodes are appended in order; names are made unique ("add", "add_1", ...).
+  Node* placeholder(const std::string& name, TensorMeta meta);
+  Node* call(OpHandle op, std::vector<Arg> args, std::vector<TensorMeta> meta, const std::string& name = "");
+  // A tensor the graph owns (a parameter or constant), read by a get_attr node.
+  Node* get_attr(const std::string& name, const Tensor& value);
+  // The output node; a graph has exactly one, last.
+  Node* output(std::vector<ValueRef> results);
+
+  // Removes a node nobody uses; throws kiln::Error naming it otherwise.
+  void erase(Node* node);
+  // Points every use of `from` at `to`.
+  void replace_all_uses(ValueRef from, ValueRef to);
+
+  const std::list<std::unique_ptr<Node>>& nodes() const { return nodes_; }
+  std::vector<Node*> placeholders() const;
+  Node* output_node() const;
+  const std::map<std::string, Tensor>& attrs() const { return attrs_; }
+  Node* find(const std::string& name) const;
+  size_t size() const { return nodes_.size(); }
+
+ private:
+  Node* append(std::unique_ptr<Node> node, const std::string& base);
+  void add_uses(Node* user);
+  void remove_uses(Node* user);
+
+  std::list<std::unique_ptr<Node>> nodes_;
+  std::map<std::string, Node*> by_name_;
+  std::map<std::string, Tensor> attrs_;
+};
+
+// Calls `f(ValueRef)` for every reference among a node's arguments (a None inside a Tensor?[]
+// list is a ValueRef without a node and is skipped).
+template <class F>
+void for_each_ref(const Node& n, F&& f) {
+  for (const Arg& a : n.args()) {
+    if (const auto* r = std::get_if<ValueRef>(&a)) {
+      if (r->node) f(*r);
+    } else if (const auto* l = std::get_if<std::vector<ValueRef>>(&a)) {
+      for (const auto& x : *l) {
+        if (x.node) f(x);
+      }
+    }
+  }
+}
+
+}  // namespace kiln::graph
