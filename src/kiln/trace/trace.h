@@ -1,0 +1,32 @@
+// Graph capture: runs a C++ function written with kiln's tensor API on meta tensors (sizes and
+// strides, no data) with the dispatcher's Trace key enabled, and records every op call into a
+// Graph at the requested IR level:
+//   aten: every op the function called, as called;
+//   core: compound ops that are not Core ATen are replaced by their decompositions (recursively).
+// Inputs become placeholders; every tensor the function uses must come from them or be made
+// inside it. The function's results become the output node.
+#pragma once
+
+#include <functional>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "kiln/graph/graph.h"
+
+namespace kiln::trace {
+
+enum class Level { ATen, Core };
+std::string_view level_name(Level l);
+
+using TracedFn = std::function<std::vector<Tensor>(const std::vector<Tensor>& inputs)>;
+
+// Traces `fn` on meta copies of `example_inputs` (same dtypes, sizes and strides). Placeholders
+// are named `names[i]` when given, else arg0, arg1, ...
+graph::Graph trace(const TracedFn& fn, std::span<const Tensor> example_inputs, Level level,
+                   std::span<const std::string> names = {});
+
+// A tensor on the meta device with t's dtype, sizes, strides and storage offset.
+Tensor to_meta(const Tensor& t);
+
+}  // namespace kiln::trace
