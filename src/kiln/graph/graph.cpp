@@ -19,13 +19,18 @@ TensorMeta TensorMeta::of(const TensorBase& t) {
 }
 
 Node* Graph::append(std::unique_ptr<Node> node, const std::string& base) {
-  KILN_CHECK(!output_node() || node->kind_ == NodeKind::Output, "graph: cannot add node '{}' after the output node",
-             base);
+  KILN_CHECK(insert_before_ || !output_node() || node->kind_ == NodeKind::Output,
+             "graph: cannot add node '{}' after the output node", base);
   std::string name = base.empty() ? "v" : base;
   for (int i = 1; by_name_.contains(name); ++i) name = fmt::format("{}_{}", base, i);
   node->name_ = name;
   Node* raw = node.get();
-  nodes_.push_back(std::move(node));
+  auto where = nodes_.end();
+  if (insert_before_) {
+    where = std::find_if(nodes_.begin(), nodes_.end(), [&](const auto& n) { return n.get() == insert_before_; });
+    KILN_CHECK(where != nodes_.end(), "graph: insertion point is not in this graph");
+  }
+  nodes_.insert(where, std::move(node));
   by_name_[name] = raw;
   add_uses(raw);
   return raw;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <list>
+#include <utility>
 #include <map>
 #include <memory>
 #include <optional>
@@ -80,6 +81,19 @@ class Graph {
   // The output node; a graph has exactly one, last.
   Node* output(std::vector<ValueRef> results);
 
+  // New nodes go before `anchor` (nullptr: at the end) until the returned guard is destroyed.
+  class InsertPoint {
+   public:
+    InsertPoint(Graph& g, Node* anchor) : g_(g), saved_(std::exchange(g.insert_before_, anchor)) {}
+    ~InsertPoint() { g_.insert_before_ = saved_; }
+    InsertPoint(const InsertPoint&) = delete;
+    InsertPoint& operator=(const InsertPoint&) = delete;
+
+   private:
+    Graph& g_;
+    Node* saved_;
+  };
+
   // Removes a node nobody uses; throws kiln::Error naming it otherwise.
   void erase(Node* node);
   // Points every use of `from` at `to`.
@@ -98,6 +112,7 @@ class Graph {
   void remove_uses(Node* user);
 
   std::list<std::unique_ptr<Node>> nodes_;
+  Node* insert_before_ = nullptr;
   std::map<std::string, Node*> by_name_;
   std::map<std::string, Tensor> attrs_;
 };

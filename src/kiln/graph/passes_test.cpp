@@ -1,10 +1,15 @@
 #include <gtest/gtest.h>
 
+#include <cmath>
+
+#include "kiln/graph/constant_fold.h"
 #include "kiln/graph/cse.h"
 #include "kiln/graph/dce.h"
 #include "kiln/graph/parser.h"
 #include "kiln/graph/printer.h"
+#include "kiln/graph/lint.h"
 #include "kiln/graph/verify_level.h"
+#include "kiln/ops/api.h"
 
 namespace kiln::graph {
 namespace {
@@ -64,6 +69,36 @@ TEST(VerifyLevel, CoreRejectsNonCoreAndMutatingOps) {
   return (%r)
 )";
   EXPECT_EQ(verify_error(inplace, IrLevel::Core), "verify core: node %r calls aten::relu_, which is not a Core ATen op");
+}
+
+}  // namespace
+}  // namespace kiln::graph
+
+namespace kiln::graph {
+namespace {
+
+TEST(ConstantFold, FoldsCallsOnConstantsOnly) {
+  Graph g = parse(R"(graph(%x: f32[3]):
+  %w: f32[3] = get_attr()
+  %w2: f32[3] = aten::mul.Scalar(%w, 2.0)
+  %e: f32[3] = aten::exp(%w2)
+  %y: f32[3] = aten::add.Tensor(%x, %e, 1)
+  return (%y)
+)", {{"w", from_vector<float>({0, 1, 2})}});
+  EXPECT_TRUE(fold_constants(g));
+  EXPECT_TRUE(eliminate_dead_code(g));
+  lint(g);
+  EXPECT_EQ(print(g), R"(graph(%x: f32[3]):
+  %e_folded: f32[3] = get_attr()
+  %y: f32[3] = aten::add.Tensor(%x, %e_folded, 1)
+  return (%y)
+)");
+  Tensor folded = g.attrs().at("e_folded");
+  EXPECT_FLOAT_EQ(folded.data_ptr<float>()[2], std::exp(4.0f));
+  EXPECT_FALSE(fold_constants(g));
+  // A meta stand-in has no data to fold.
+  Graph stand_in = parse("graph(%x: f32[3]):\n  %w: f32[3] = get_attr()\n  %e: f32[3] = aten::exp(%w)\n  return (%e)\n");
+  EXPECT_FALSE(fold_constants(stand_in));
 }
 
 }  // namespace
