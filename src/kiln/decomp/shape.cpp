@@ -44,6 +44,32 @@ Scalar item(const Tensor& self) { return _local_scalar_dense(self); }
 
 Tensor sum_all(const Tensor& self, std::optional<DType> dtype) { return sum(self, std::nullopt, false, dtype); }
 
+Tensor flatten(const Tensor& self, int64_t start_dim, int64_t end_dim) {
+  if (self.dim() == 0) return kiln::reshape(self, {1});
+  int64_t s = wrap_dim(start_dim, self.dim(), "flatten"), e = wrap_dim(end_dim, self.dim(), "flatten");
+  KILN_CHECK(s <= e, "flatten: start_dim ({}) cannot come after end_dim ({})", start_dim, end_dim);
+  Shape sizes(self.sizes().begin(), self.sizes().begin() + s);
+  int64_t n = 1;
+  for (int64_t d = s; d <= e; ++d) n *= self.sizes()[d];
+  sizes.push_back(n);
+  for (int64_t d = e + 1; d < self.dim(); ++d) sizes.push_back(self.sizes()[d]);
+  return kiln::reshape(self, sizes);
+}
+
+// Keeps the elements on and above (triu) or below (tril) the diagonal of the last two dims.
+Tensor triangle(const Tensor& self, int64_t diagonal, bool upper) {
+  KILN_CHECK(self.dim() >= 2, "{}: input tensor must have at least 2 dimensions, got {}", upper ? "triu" : "tril",
+             self.describe());
+  TensorOptions on(self.device());
+  Tensor rows = unsqueeze(arange(self.size(-2), on), 1);
+  Tensor cols = unsqueeze(arange(self.size(-1), on), 0);
+  Tensor offset = sub(cols, rows);  // column - row
+  Tensor keep = upper ? ge(offset, Scalar(diagonal)) : le(offset, Scalar(diagonal));
+  return where(keep, self, scalar_tensor(0, TensorOptions(self.dtype())));
+}
+Tensor triu(const Tensor& self, int64_t diagonal) { return triangle(self, diagonal, true); }
+Tensor tril(const Tensor& self, int64_t diagonal) { return triangle(self, diagonal, false); }
+
 const KernelRegistrar kRegister([](Registry& r) {
   r.set_compound_kernel("aten::transpose.int", kiln::detail::boxed<&transpose>());
   r.set_compound_kernel("aten::t", kiln::detail::boxed<&t>());
@@ -52,6 +78,9 @@ const KernelRegistrar kRegister([](Registry& r) {
   r.set_compound_kernel("aten::to.dtype", kiln::detail::boxed<&to_dtype>());
   r.set_compound_kernel("aten::item", kiln::detail::boxed<&item>());
   r.set_compound_kernel("aten::sum", kiln::detail::boxed<&sum_all>());
+  r.set_compound_kernel("aten::flatten.using_ints", kiln::detail::boxed<&flatten>());
+  r.set_compound_kernel("aten::triu", kiln::detail::boxed<&triu>());
+  r.set_compound_kernel("aten::tril", kiln::detail::boxed<&tril>());
 });
 
 }  // namespace

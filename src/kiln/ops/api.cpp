@@ -241,6 +241,31 @@ std::tuple<Tensor, Tensor, Tensor> native_layer_norm(const Tensor& input, IntArr
                                                   bias, eps);
 }
 
+// ---- Compound ops
+Tensor linear(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias) {
+  return call<Tensor>(KILN_OP("aten::linear"), input, weight, bias);
+}
+Tensor matmul(const Tensor& a, const Tensor& b) { return call<Tensor>(KILN_OP("aten::matmul"), a, b); }
+Tensor layer_norm(const Tensor& input, IntArrayRef normalized_shape, const std::optional<Tensor>& weight,
+                  const std::optional<Tensor>& bias, double eps) {
+  return call<Tensor>(KILN_OP("aten::layer_norm"), input, normalized_shape, weight, bias, eps, true);
+}
+Tensor softmax(const Tensor& self, int64_t dim, std::optional<DType> dtype) {
+  return call<Tensor>(KILN_OP("aten::softmax.int"), self, dim, dtype);
+}
+Tensor log_softmax(const Tensor& self, int64_t dim, std::optional<DType> dtype) {
+  return call<Tensor>(KILN_OP("aten::log_softmax.int"), self, dim, dtype);
+}
+Tensor silu(const Tensor& self) { return call<Tensor>(KILN_OP("aten::silu"), self); }
+Tensor square(const Tensor& self) { return call<Tensor>(KILN_OP("aten::square"), self); }
+Tensor clamp_min(const Tensor& self, const Scalar& min) { return call<Tensor>(KILN_OP("aten::clamp_min"), self, min); }
+Tensor clamp_max(const Tensor& self, const Scalar& max) { return call<Tensor>(KILN_OP("aten::clamp_max"), self, max); }
+Tensor triu(const Tensor& self, int64_t diagonal) { return call<Tensor>(KILN_OP("aten::triu"), self, diagonal); }
+Tensor tril(const Tensor& self, int64_t diagonal) { return call<Tensor>(KILN_OP("aten::tril"), self, diagonal); }
+Tensor flatten(const Tensor& self, int64_t start_dim, int64_t end_dim) {
+  return call<Tensor>(KILN_OP("aten::flatten.using_ints"), self, start_dim, end_dim);
+}
+
 // ---- Matrix products
 Tensor mm(const Tensor& a, const Tensor& b) { return call<Tensor>(KILN_OP("aten::mm"), a, b); }
 Tensor bmm(const Tensor& a, const Tensor& b) { return call<Tensor>(KILN_OP("aten::bmm"), a, b); }

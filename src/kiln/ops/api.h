@@ -167,6 +167,22 @@ std::tuple<Tensor, Tensor, Tensor> native_layer_norm(const Tensor& input, IntArr
                                                      const std::optional<Tensor>& weight,
                                                      const std::optional<Tensor>& bias, double eps);
 
+// ---- Compound ops (decomposed into Core ATen; see decomp/)
+Tensor linear(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt);
+// PyTorch's matmul: dot, mv, mm or broadcast batched mm by the operands' ranks.
+Tensor matmul(const Tensor& self, const Tensor& other);
+Tensor layer_norm(const Tensor& input, IntArrayRef normalized_shape, const std::optional<Tensor>& weight = std::nullopt,
+                  const std::optional<Tensor>& bias = std::nullopt, double eps = 1e-5);
+Tensor softmax(const Tensor& self, int64_t dim, std::optional<DType> dtype = std::nullopt);
+Tensor log_softmax(const Tensor& self, int64_t dim, std::optional<DType> dtype = std::nullopt);
+Tensor silu(const Tensor& self);
+Tensor square(const Tensor& self);
+Tensor clamp_min(const Tensor& self, const Scalar& min);
+Tensor clamp_max(const Tensor& self, const Scalar& max);
+Tensor triu(const Tensor& self, int64_t diagonal = 0);
+Tensor tril(const Tensor& self, int64_t diagonal = 0);
+Tensor flatten(const Tensor& self, int64_t start_dim = 0, int64_t end_dim = -1);
+
 // ---- Matrix products (BLAS)
 Tensor mm(const Tensor& self, const Tensor& mat2);
 Tensor bmm(const Tensor& self, const Tensor& mat2);

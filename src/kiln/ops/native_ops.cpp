@@ -232,6 +232,23 @@ const OpDecl kNativeOps[] = {
      "", kCompound},
     {"item(Tensor self) -> Scalar", "data_dependent_output", kCompound},
 
+    // ---- Compound ops common models call, decomposed into Core ATen (decomp/nn.cpp, decomp/shape.cpp)
+    {"linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor", "", kCompound},
+    {"matmul(Tensor self, Tensor other) -> Tensor", "", kCompound},
+    {"layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enable=True) -> Tensor",
+     "", kCompound},
+    {"softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor", "", kCompound},
+    {"log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor", "", kCompound},
+    {"silu(Tensor self) -> Tensor", "pointwise", kCompound},
+    {"square(Tensor self) -> Tensor", "pointwise", kCompound},
+    {"clamp_min(Tensor self, Scalar min) -> Tensor", "pointwise", kCompound},
+    {"clamp_max(Tensor self, Scalar max) -> Tensor", "pointwise", kCompound},
+    {"std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor",
+     "reduction", kCompound},
+    {"triu(Tensor self, int diagonal=0) -> Tensor", "", kCompound},
+    {"tril(Tensor self, int diagonal=0) -> Tensor", "", kCompound},
+    {"flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)", "", kCompound},
+
     // ---- In-place variants: the functional op's result written into self
     {"copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)"},
     {"fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)"},

@@ -1,0 +1,93 @@
+// Compound neural-network ops, decomposed into Core ATen as PyTorch's decompositions define them:
+// linear, matmul, layer_norm, softmax/log_softmax with a dtype, silu, square, clamp_min/max, std.
+#include <numeric>
+
+#include "kiln/core/type_promotion.h"
+#include "kiln/kernels/register.h"
+#include "kiln/ops/api.h"
+
+namespace kiln::decomp {
+namespace {
+
+Tensor matmul(const Tensor& a, const Tensor& b) {
+  int64_t da = a.dim(), db = b.dim();
+  KILN_CHECK(da >= 1 && db >= 1, "matmul: both arguments need at least 1 dimension, got {} and {}", a.describe(),
+             b.describe());
+  if (da == 1 && db == 1) {
+    KILN_CHECK(a.sizes()[0] == b.sizes()[0], "matmul: 1D tensors of sizes {} and {} cannot be multiplied",
+               a.sizes()[0], b.sizes()[0]);
+    return sum(mul(a, b));
+  }
+  if (da == 2 && db == 2) return mm(a, b);
+  if (da == 1 && db == 2) return squeeze(mm(unsqueeze(a, 0), b), 0);
+  if (da == 2 && db == 1) return squeeze(mm(a, unsqueeze(b, 1)), 1);
+  // Batched: a vector operand gets a unit dimension, batch dims broadcast, then one bmm.
+  Tensor x = da == 1 ? unsqueeze(a, 0) : a;
+  Tensor y = db == 1 ? unsqueeze(b, 1) : b;
+  int64_t m = x.size(-2), k = x.size(-1), k2 = y.size(-2), n = y.size(-1);
+  KILN_CHECK(k == k2, "matmul: shapes {} and {} cannot be multiplied", a.sizes(), b.sizes());
+  Shape batch_x(x.sizes().begin(), x.sizes().end() - 2), batch_y(y.sizes().begin(), y.sizes().end() - 2);
+  Shape batch = batch_x.size() >= batch_y.size() ? batch_x : batch_y;
+  for (size_t i = 0; i < batch.size(); ++i) {
+    size_t ix = i + batch_x.size() - batch.size(), iy = i + batch_y.size() - batch.size();
+    int64_t sx = i + batch_x.size() >= batch.size() ? batch_x[ix] : 1;
+    int64_t sy = i + batch_y.size() >= batch.size() ? batch_y[iy] : 1;
+    KILN_CHECK(sx == sy || sx == 1 || sy == 1, "matmul: batch dimensions of {} and {} do not broadcast", a.sizes(),
+               b.sizes());
+    batch[i] = sx == 1 ? sy : sx;
+  }
+  int64_t bsz = std::accumulate(batch.begin(), batch.end(), int64_t{1}, std::multiplies<>());
+  Shape xs = batch, ys = batch;
+  xs.push_back(m);
+  xs.push_back(k);
+  ys.push_back(k);
+  ys.push_back(n);
+  Tensor out = bmm(reshape(expand(x, xs), {bsz, m, k}), reshape(expand(y, ys), {bsz, k, n}));
+  Shape result = batch;
+  if (da > 1) result.push_back(m);
+  if (db > 1) result.push_back(n);
+  return reshape(out, result);
+}
+
+Tensor linear(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias) {
+  if (input.dim() == 2 && bias) return addmm(*bias, input, t(weight));
+  Tensor out = kiln::matmul(input, t(weight));
+  return bias ? add(out, *bias) : out;
+}
+
+Tensor layer_norm(const Tensor& input, IntArrayRef normalized_shape, const std::optional<Tensor>& weight,
+                  const std::optional<Tensor>& bias, double eps, bool) {
+  return std::get<0>(native_layer_norm(input, normalized_shape, weight, bias, eps));
+}
+
+Tensor softmax(const Tensor& self, int64_t dim, std::optional<DType> dtype) {
+  return _softmax(dtype ? to(self, *dtype) : self, dim, false);
+}
+Tensor log_softmax(const Tensor& self, int64_t dim, std::optional<DType> dtype) {
+  return _log_softmax(dtype ? to(self, *dtype) : self, dim, false);
+}
+
+Tensor silu(const Tensor& self) { return mul(self, sigmoid(self)); }
+Tensor square(const Tensor& self) { return pow(self, Scalar(2)); }
+Tensor clamp_min(const Tensor& self, const Scalar& min) { return clamp(self, min, std::nullopt); }
+Tensor clamp_max(const Tensor& self, const Scalar& max) { return clamp(self, std::nullopt, max); }
+Tensor std_correction(const Tensor& self, std::optional<IntArrayRef> dim, const std::optional<Scalar>& correction,
+                      bool keepdim) {
+  return sqrt(var(self, dim, correction, keepdim));
+}
+
+const KernelRegistrar kRegister([](Registry& r) {
+  r.set_compound_kernel("aten::matmul", kiln::detail::boxed<&matmul>());
+  r.set_compound_kernel("aten::linear", kiln::detail::boxed<&linear>());
+  r.set_compound_kernel("aten::layer_norm", kiln::detail::boxed<&layer_norm>());
+  r.set_compound_kernel("aten::softmax.int", kiln::detail::boxed<&softmax>());
+  r.set_compound_kernel("aten::log_softmax.int", kiln::detail::boxed<&log_softmax>());
+  r.set_compound_kernel("aten::silu", kiln::detail::boxed<&silu>());
+  r.set_compound_kernel("aten::square", kiln::detail::boxed<&square>());
+  r.set_compound_kernel("aten::clamp_min", kiln::detail::boxed<&clamp_min>());
+  r.set_compound_kernel("aten::clamp_max", kiln::detail::boxed<&clamp_max>());
+  r.set_compound_kernel("aten::std.correction", kiln::detail::boxed<&std_correction>());
+});
+
+}  // namespace
+}  // namespace kiln::decomp
