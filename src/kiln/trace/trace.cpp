@@ -50,6 +50,10 @@ struct Tracer {
         for (const auto& t : v.to_optional_tensor_list()) refs.push_back(t ? ref_of(*t, op) : graph::ValueRef{});
         return refs;
       }
+      case Value::Tag::Device:
+        // Code under trace sees meta tensors, so devices it derives from them say meta; the graph
+        // records the device the program really runs on.
+        return v.to_device().is_meta() ? Value(device) : v;
       default: return v;
     }
   }
