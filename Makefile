@@ -19,6 +19,7 @@ build: setup $(BUILD)/build.ninja
 
 run: build
 	@$(BUILD)/kiln demo
+	@$(BUILD)/kiln explain mlp
 
 test: build
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)

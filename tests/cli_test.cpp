@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdio>
+#include <fstream>
 #include <map>
 #include <sstream>
 #include <string>
@@ -83,6 +84,25 @@ TEST(Cli, DemoRuns) {
   EXPECT_NE(r.out.find("each row sums to 1"), std::string::npos);
   EXPECT_NE(r.out.find("tensor([1.0000, 1.0000, 1.0000, 1.0000])"), std::string::npos);
   EXPECT_NE(r.out.find("mm: mat1 and mat2 shapes cannot be multiplied"), std::string::npos);
+}
+
+}  // namespace
+
+namespace {
+
+// Snapshots: `kiln explain` output is reviewed in diffs. Regenerate after an intended change with
+//   for m in mlp ln_gelu_mlp attention; do build/kiln explain $m > tests/data/explain_$m.txt; done
+TEST(Cli, ExplainMatchesSnapshots) {
+  for (const char* model : {"mlp", "ln_gelu_mlp", "attention"}) {
+    CliRun r = run(std::string("explain ") + model);
+    EXPECT_EQ(r.status, 0) << model;
+    std::ifstream in(std::string(KILN_TEST_DATA) + "/explain_" + model + ".txt");
+    std::stringstream want;
+    want << in.rdbuf();
+    EXPECT_EQ(r.out, want.str()) << model;
+  }
+  EXPECT_EQ(run("explain").status, 2);
+  EXPECT_EQ(run("explain resnet").status, 2);
 }
 
 }  // namespace

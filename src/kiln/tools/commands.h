@@ -9,5 +9,6 @@ namespace kiln::tools {
 
 int ops_command(const std::vector<std::string>& args);
 int demo_command(const std::vector<std::string>& args);
+int explain_command(const std::vector<std::string>& args);
 
 }  // namespace kiln::tools

@@ -19,6 +19,9 @@ commands:
           --kind leaf|compound    only ops of this kind
   demo    a guided tour of kiln's tensor API: tensors, broadcasting, type promotion,
           views, a small MLP, meta tensors, and what errors look like
+  explain MODEL
+          a built-in model (mlp, ln_gelu_mlp, attention) traced at each IR level: its graph,
+          op counts per level, and what each compound op decomposed into
   help    this text (also -h, --help)
 
 environment:
@@ -39,6 +42,7 @@ int main(int argc, char** argv) {
   try {
     if (command == "ops") return kiln::tools::ops_command(args);
     if (command == "demo") return kiln::tools::demo_command(args);
+    if (command == "explain") return kiln::tools::explain_command(args);
   } catch (const kiln::Error& e) {
     std::fprintf(stderr, "kiln %s: %s\n", command.c_str(), e.what());
     return 1;

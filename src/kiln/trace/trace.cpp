@@ -17,6 +17,14 @@ struct Tracer {
   // (and so the keys) alive for the whole trace.
   std::unordered_map<const TensorImpl*, graph::ValueRef> values;
   std::vector<Tensor> keep_alive;
+  // Decompositions in progress (innermost last) and finished ones, when the caller asked.
+  std::vector<size_t> open;  // indices into *decompositions, which may grow meanwhile
+  std::vector<Decomposition>* decompositions = nullptr;
+
+  // Tells the innermost decomposition in progress that `op` appeared inside it.
+  void note_recorded(OpHandle op) {
+    if (decompositions && !open.empty()) (*decompositions)[open.back()].into.push_back(op->name());
+  }
 
   graph::TensorMeta meta_of(const Tensor& t) const {
     graph::TensorMeta m = graph::TensorMeta::of(t);
@@ -69,6 +77,18 @@ bool decomposes(OpHandle op, Level level) {
 
 void record(Tracer& t, OpHandle op, Stack& stack, DispatchKeySet rest) {
   if (decomposes(op, t.level)) {
+    if (!t.decompositions) {
+      (*op->compound_kernel())(stack);
+      return;
+    }
+    size_t index = t.decompositions->size();
+    t.decompositions->push_back({op->name(), {}});
+    t.note_recorded(op);
+    t.open.push_back(index);
+    struct Frame {
+      Tracer& t;
+      ~Frame() { t.open.pop_back(); }
+    } frame{t};
     (*op->compound_kernel())(stack);
     return;
   }
@@ -97,6 +117,7 @@ void record(Tracer& t, OpHandle op, Stack& stack, DispatchKeySet rest) {
   std::vector<graph::TensorMeta> meta;
   for (const auto& r : results) meta.push_back(t.meta_of(r));
   graph::Node* node = t.graph.call(op, std::move(args), std::move(meta));
+  t.note_recorded(op);
   for (size_t i = 0; i < results.size(); ++i) t.bind(results[i], node->result(static_cast<int>(i)));
 }
 
@@ -118,12 +139,13 @@ Tensor to_meta(const Tensor& t) {
 }
 
 graph::Graph trace(const TracedFn& fn, std::span<const Tensor> example_inputs, Level level,
-                   std::span<const std::string> names) {
+                   std::span<const std::string> names, std::vector<Decomposition>* decompositions) {
   KILN_CHECK(active == nullptr, "trace: tracing inside a traced function is not supported");
   KILN_CHECK(names.empty() || names.size() == example_inputs.size(), "trace: {} names for {} inputs", names.size(),
              example_inputs.size());
   Tracer tracer;
   tracer.level = level;
+  tracer.decompositions = decompositions;
   if (!example_inputs.empty()) tracer.device = example_inputs[0].device();
   std::vector<Tensor> inputs;
   for (size_t i = 0; i < example_inputs.size(); ++i) {

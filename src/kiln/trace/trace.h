@@ -21,10 +21,19 @@ std::string_view level_name(Level l);
 
 using TracedFn = std::function<std::vector<Tensor>(const std::vector<Tensor>& inputs)>;
 
+// What one compound op turned into when the trace decomposed it (core level): the ops recorded
+// while its decomposition ran, in order (decompositions nested inside it are listed by their own
+// entries).
+struct Decomposition {
+  std::string op;
+  std::vector<std::string> into;
+};
+
 // Traces `fn` on meta copies of `example_inputs` (same dtypes, sizes and strides). Placeholders
-// are named `names[i]` when given, else arg0, arg1, ...
+// are named `names[i]` when given, else arg0, arg1, ... When `decompositions` is given it receives
+// one entry per compound op the trace decomposed.
 graph::Graph trace(const TracedFn& fn, std::span<const Tensor> example_inputs, Level level,
-                   std::span<const std::string> names = {});
+                   std::span<const std::string> names = {}, std::vector<Decomposition>* decompositions = nullptr);
 
 // A tensor on the meta device with t's dtype, sizes, strides and storage offset.
 Tensor to_meta(const Tensor& t);

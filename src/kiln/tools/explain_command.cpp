@@ -1,0 +1,76 @@
+// `kiln explain MODEL`: a model's program at each IR level — the graph, op counts, and what each
+// compound op decomposed into — so a user can see what the lowering does.
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "kiln/graph/printer.h"
+#include "kiln/graph/verify_level.h"
+#include "kiln/tools/commands.h"
+#include "kiln/tools/models.h"
+
+namespace kiln::tools {
+namespace {
+
+std::string op_counts(const graph::Graph& g) {
+  std::map<std::string, int> counts;
+  int total = 0;
+  for (const auto& n : g.nodes()) {
+    if (n->kind() != graph::NodeKind::Call) continue;
+    ++counts[n->op()->name()];
+    ++total;
+  }
+  std::vector<std::string> parts;
+  for (const auto& [op, count] : counts) parts.push_back(fmt::format("{} x{}", op, count));
+  return fmt::format("{} ops: {}", total, fmt::join(parts, ", "));
+}
+
+int usage(const std::vector<Model>& models) {
+  std::fprintf(stderr, "usage: kiln explain MODEL\nmodels:\n");
+  for (const auto& m : models) std::fprintf(stderr, "  %-12s %s\n", m.name.c_str(), m.description.c_str());
+  return 2;
+}
+
+}  // namespace
+
+int explain_command(const std::vector<std::string>& args) {
+  auto models = builtin_models();
+  if (args.size() != 1) return usage(models);
+  const Model* model = nullptr;
+  for (const auto& m : models) {
+    if (m.name == args[0]) model = &m;
+  }
+  if (!model) {
+    std::fprintf(stderr, "kiln explain: unknown model '%s'\n", args[0].c_str());
+    return usage(models);
+  }
+  std::printf("model %s: %s\n", model->name.c_str(), model->description.c_str());
+
+  graph::Graph aten = trace::trace(model->forward, model->example_inputs, trace::Level::ATen, model->input_names);
+  graph::verify_level(aten, graph::IrLevel::ATen);
+  std::printf("\n== aten: the ops the model called (%s)\n%s", op_counts(aten).c_str(), graph::print(aten).c_str());
+
+  std::vector<trace::Decomposition> decompositions;
+  graph::Graph core =
+      trace::trace(model->forward, model->example_inputs, trace::Level::Core, model->input_names, &decompositions);
+  graph::verify_level(core, graph::IrLevel::Core);
+  std::printf("\n== core: Core ATen only (%s)\n%s", op_counts(core).c_str(), graph::print(core).c_str());
+
+  std::printf("\n== decompositions, aten -> core\n");
+  // Each op with every distinct expansion it had (reshape is a view or a copy, by its input).
+  std::map<std::string, std::vector<std::vector<std::string>>> distinct;
+  for (const auto& d : decompositions) {
+    auto& seen = distinct[d.op];
+    if (std::find(seen.begin(), seen.end(), d.into) == seen.end()) seen.push_back(d.into);
+  }
+  for (const auto& [op, variants] : distinct) {
+    std::vector<std::string> texts;
+    for (const auto& into : variants) texts.push_back(fmt::format("{}", fmt::join(into, ", ")));
+    std::printf("%s -> %s\n", op.c_str(), fmt::format("{}", fmt::join(texts, "  |  ")).c_str());
+  }
+  return 0;
+}
+
+}  // namespace kiln::tools

@@ -1,0 +1,63 @@
+#include "kiln/tools/models.h"
+
+#include <cmath>
+
+#include "kiln/ops/api.h"
+
+namespace kiln::tools {
+namespace {
+
+Model mlp() {
+  manual_seed(0);
+  return {"mlp",
+          "a two-layer perceptron: linear(32 -> 64), relu, linear(64 -> 10)",
+          {"x", "w1", "b1", "w2", "b2"},
+          {randn({8, 32}), randn({64, 32}), randn({64}), randn({10, 64}), randn({10})},
+          [](const std::vector<Tensor>& in) {
+            Tensor h = relu(linear(in[0], in[1], in[2]));
+            return std::vector<Tensor>{linear(h, in[3], in[4])};
+          }};
+}
+
+Model ln_gelu_mlp() {
+  manual_seed(1);
+  return {"ln_gelu_mlp",
+          "a transformer MLP sublayer: x + linear(gelu(linear(layer_norm(x)))), width 16 -> 64 -> 16",
+          {"x", "gamma", "beta", "w1", "b1", "w2", "b2"},
+          {randn({4, 16}), randn({16}), randn({16}), randn({64, 16}), randn({64}), randn({16, 64}), randn({16})},
+          [](const std::vector<Tensor>& in) {
+            Tensor h = layer_norm(in[0], {16}, in[1], in[2]);
+            h = linear(gelu(linear(h, in[3], in[4])), in[5], in[6]);
+            return std::vector<Tensor>{add(in[0], h)};
+          }};
+}
+
+// One GPT-2 style attention sublayer: pre-norm, fused QKV projection, causal softmax attention over
+// 2 heads, output projection, residual. B=2, T=8, C=16.
+Model attention() {
+  manual_seed(2);
+  constexpr int64_t B = 2, T = 8, C = 16, H = 2, D = C / H;
+  return {"attention",
+          "a GPT-style causal self-attention block: layer_norm, qkv projection, 2 heads, softmax(QK^T/sqrt(d))V, "
+          "output projection, residual",
+          {"x", "gamma", "beta", "w_qkv", "b_qkv", "w_out", "b_out"},
+          {randn({B, T, C}), randn({C}), randn({C}), randn({3 * C, C}), randn({3 * C}), randn({C, C}), randn({C})},
+          [](const std::vector<Tensor>& in) {
+            Tensor h = layer_norm(in[0], {C}, in[1], in[2]);
+            Tensor qkv = linear(h, in[3], in[4]);
+            auto parts = split_with_sizes(qkv, {C, C, C}, -1);
+            auto heads = [&](const Tensor& t) { return t.view({B, T, H, D}).transpose(1, 2); };
+            Tensor q = heads(parts[0]), k = heads(parts[1]), v = heads(parts[2]);
+            Tensor scores = mul(matmul(q, k.transpose(-2, -1)), Scalar(1.0 / std::sqrt(static_cast<double>(D))));
+            Tensor mask = tril(ones_like(scores));
+            scores = where(eq(mask, Scalar(0)), full_like(scores, -INFINITY), scores);
+            Tensor y = matmul(softmax(scores, -1), v).transpose(1, 2).reshape({B, T, C});
+            return std::vector<Tensor>{add(in[0], linear(y, in[5], in[6]))};
+          }};
+}
+
+}  // namespace
+
+std::vector<Model> builtin_models() { return {mlp(), ln_gelu_mlp(), attention()}; }
+
+}  // namespace kiln::tools
