@@ -12,6 +12,11 @@ void verify_level(const Graph& g, IrLevel level) {
   for (const auto& n : g.nodes()) {
     if (n->kind() != NodeKind::Call) continue;
     OpHandle op = n->op();
+    // Functionalized graphs write mutated inputs back at their boundary: copy_ into a placeholder.
+    if (op->name() == "aten::copy_" && !n->args().empty()) {
+      const auto* dst = std::get_if<ValueRef>(&n->args()[0]);
+      if (dst && dst->node->kind() == NodeKind::Placeholder && n->users().empty()) continue;
+    }
     KILN_CHECK(op->has_tag(OpTag::Core), "verify core: node %{} calls {}, which is not a Core ATen op", n->name(),
                op->name());
     KILN_CHECK(!op->schema().is_mutable(), "verify core: node %{} calls {}, which mutates an argument", n->name(),

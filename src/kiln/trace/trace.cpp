@@ -17,6 +17,21 @@ struct Tracer {
   // (and so the keys) alive for the whole trace.
   std::unordered_map<const TensorImpl*, graph::ValueRef> values;
   std::vector<Tensor> keep_alive;
+  // Functionalization (core level): how each view was made from its root tensor, and how many
+  // times each root was mutated. A view whose root changed since is recomputed when next used.
+  struct ViewStep {
+    OpHandle op;
+    Stack args;  // the view op's arguments after self
+  };
+  struct ViewInfo {
+    Tensor root;
+    std::vector<ViewStep> chain;
+    uint64_t version = 0;
+  };
+  std::unordered_map<const TensorImpl*, ViewInfo> views;
+  std::unordered_map<const TensorImpl*, uint64_t> versions;
+  std::vector<Tensor> inputs;
+  DispatchKeySet below_trace;  // the keys a replayed view op runs on
   // Decompositions in progress (innermost last) and finished ones, when the caller asked.
   std::vector<size_t> open;  // indices into *decompositions, which may grow meanwhile
   std::vector<Decomposition>* decompositions = nullptr;
@@ -37,7 +52,8 @@ struct Tracer {
     keep_alive.push_back(t);
   }
 
-  graph::ValueRef ref_of(const Tensor& t, OpHandle op) const {
+  graph::ValueRef ref_of(const Tensor& t, OpHandle op) {
+    refresh_view(t);
     auto it = values.find(t.impl());
     KILN_CHECK(it != values.end(),
                "trace: {} received a tensor ({}) that is neither a traced input nor made inside the traced "
@@ -45,7 +61,9 @@ struct Tracer {
     return it->second;
   }
 
-  graph::Arg arg_of(const Value& v, OpHandle op) const {
+  void refresh_view(const Tensor& t);
+
+  graph::Arg arg_of(const Value& v, OpHandle op) {
     switch (v.tag()) {
       case Value::Tag::Tensor: return ref_of(v.to_tensor(), op);
       case Value::Tag::TensorList: {
@@ -68,6 +86,120 @@ struct Tracer {
 };
 
 thread_local Tracer* active = nullptr;
+
+void record(Tracer& t, OpHandle op, Stack& stack, DispatchKeySet rest);
+
+// Records `op(self, args...)` and returns its (meta) result.
+Tensor record_call(Tracer& t, OpHandle op, const Tensor& self, const Stack& args) {
+  Stack stack{Value(self)};
+  stack.insert(stack.end(), args.begin(), args.end());
+  record(t, op, stack, t.below_trace);
+  return stack.at(0).to_tensor();
+}
+
+// The current value of `view`'s root viewed through the first `n` steps of its chain.
+Tensor replay(Tracer& t, const Tracer::ViewInfo& info, size_t n) {
+  Tensor x = info.root;
+  for (size_t i = 0; i < n; ++i) x = record_call(t, info.chain[i].op, x, info.chain[i].args);
+  return x;
+}
+
+void Tracer::refresh_view(const Tensor& v) {
+  auto it = views.find(v.impl());
+  if (it == views.end() || it->second.version == versions[it->second.root.impl()]) return;
+  ViewInfo info = it->second;
+  Tensor fresh = replay(*this, info, info.chain.size());
+  values[v.impl()] = values.at(fresh.impl());
+  views[v.impl()].version = versions[info.root.impl()];
+}
+
+// What writing `src` into the result of view step `step` of `parent` makes of `parent`.
+Tensor scatter_back(Tracer& t, const Tracer::ViewStep& step, const Tensor& parent, const Tensor& src) {
+  const std::string& name = step.op->name();
+  auto call = [&](const char* op, Stack args) { return record_call(t, Registry::global().get(op), parent, args); };
+  if (name == "aten::slice.Tensor") {
+    Stack args{Value(src)};
+    args.insert(args.end(), step.args.begin(), step.args.end());
+    return call("aten::slice_scatter", args);
+  }
+  if (name == "aten::select.int") return call("aten::select_scatter", {Value(src), step.args[0], step.args[1]});
+  auto reshaped = [&] { return record_call(t, Registry::global().get("aten::view"), src, {Value(parent.sizes().vec())}); };
+  if (name == "aten::view" || name == "aten::unsqueeze" || name == "aten::squeeze" || name == "aten::squeeze.dim" ||
+      name == "aten::squeeze.dims" || name == "aten::alias") {
+    return reshaped();
+  }
+  if (name == "aten::permute") {
+    const auto& dims = step.args[0].to_int_list();
+    std::vector<int64_t> inverse(dims.size());
+    for (size_t i = 0; i < dims.size(); ++i) inverse[static_cast<size_t>(wrap_dim(dims[i], parent.dim(), "permute"))] = static_cast<int64_t>(i);
+    return record_call(t, Registry::global().get("aten::permute"), src, {Value(inverse)});
+  }
+  KILN_FAIL(ErrorKind::NotImplemented, "trace: functionalizing a mutation through a {} view is not supported yet",
+            name);
+}
+
+// The functional op an in-place op stands for (add_.Tensor -> add.Tensor, zero_ -> fill.Scalar).
+OpHandle functional_variant(OpHandle op, Stack& stack) {
+  const Schema& s = op->schema();
+  if (s.name == "zero_") {
+    stack.emplace_back(Scalar(0));
+    return Registry::global().get("aten::fill.Scalar");
+  }
+  std::string name = s.name.substr(0, s.name.size() - 1);
+  if (!s.overload.empty()) name += "." + s.overload;
+  OpHandle f = Registry::global().find(s.ns + "::" + name);
+  KILN_CHECK(f != nullptr, "trace: {} has no functional form to functionalize into", op->name());
+  return f;
+}
+
+// Core level: an op that writes its first argument is recorded as its functional form; the new
+// value replaces the old one, and a view's new value is scattered back into its root.
+void functionalize(Tracer& t, OpHandle op, Stack& stack) {
+  const auto& first = op->schema().arguments.at(0);
+  KILN_CHECK(first.alias && first.alias->is_write && op->schema().name.ends_with("_"),
+             "trace: functionalizing {} (which writes an argument other than the first) is not supported yet",
+             op->name());
+  Tensor self = stack.at(0).to_tensor();
+  OpHandle functional = functional_variant(op, stack);
+  record(t, functional, stack, t.below_trace);
+  Tensor result = stack.at(0).to_tensor();
+  KILN_CHECK(result.sizes().equals(self.sizes()), "{}: output with shape {} doesn't match the broadcast shape {}",
+             op->name(), self.sizes(), result.sizes());
+  if (result.dtype() != self.dtype()) {
+    result = record_call(t, Registry::global().get("aten::_to_copy"), result,
+                         {Value(self.dtype()), Value(), Value(), Value(), Value(false), Value()});
+  }
+  auto view = t.views.find(self.impl());
+  if (view == t.views.end()) {
+    t.values[self.impl()] = t.values.at(result.impl());
+    ++t.versions[self.impl()];
+  } else {
+    Tracer::ViewInfo info = view->second;
+    Tensor updated = result;
+    for (size_t i = info.chain.size(); i-- > 0;) updated = scatter_back(t, info.chain[i], replay(t, info, i), updated);
+    t.values[info.root.impl()] = t.values.at(updated.impl());
+    uint64_t version = ++t.versions[info.root.impl()];
+    t.values[self.impl()] = t.values.at(result.impl());
+    t.views[self.impl()].version = version;
+  }
+  stack.clear();
+  stack.emplace_back(self);
+}
+
+// Core level: remembers how a view was made, so mutations through it can be written back.
+void note_view(Tracer& t, OpHandle op, const Stack& args_in, const Tensor& result) {
+  const Tensor& self = args_in.at(0).to_tensor();
+  Tracer::ViewInfo info;
+  auto parent = t.views.find(self.impl());
+  if (parent != t.views.end()) {
+    info = parent->second;
+  } else {
+    info.root = self;
+  }
+  info.chain.push_back({op, Stack(args_in.begin() + 1, args_in.end())});
+  info.version = t.versions[info.root.impl()];
+  t.views[result.impl()] = std::move(info);
+}
 
 // At the core level a compound op outside Core ATen is not recorded: its decomposition runs with
 // tracing still on, so the ops it calls are recorded instead.
@@ -92,6 +224,11 @@ void record(Tracer& t, OpHandle op, Stack& stack, DispatchKeySet rest) {
     (*op->compound_kernel())(stack);
     return;
   }
+  if (t.level == Level::Core && op->schema().is_mutable()) {
+    functionalize(t, op, stack);
+    return;
+  }
+  Stack original = stack;
   std::vector<graph::Arg> args;
   bool takes_tensors = false;
   for (const Value& v : stack) {
@@ -119,11 +256,14 @@ void record(Tracer& t, OpHandle op, Stack& stack, DispatchKeySet rest) {
   graph::Node* node = t.graph.call(op, std::move(args), std::move(meta));
   t.note_recorded(op);
   for (size_t i = 0; i < results.size(); ++i) t.bind(results[i], node->result(static_cast<int>(i)));
+  bool single_view = op->has_tag(OpTag::View) && results.size() == 1 && stack.size() == 1 && stack[0].is_tensor();
+  if (t.level == Level::Core && single_view) note_view(t, op, original, results[0]);
 }
 
 const KernelRegistrar kRegister([](Registry& r) {
   r.set_fallback(DispatchKey::Trace, [](OpHandle op, Stack& stack, DispatchKeySet rest) {
     if (!active) return redispatch(op, stack, rest);
+    active->below_trace = rest;
     record(*active, op, stack, rest);
   });
 });
@@ -153,6 +293,7 @@ graph::Graph trace(const TracedFn& fn, std::span<const Tensor> example_inputs, L
     std::string name = names.empty() ? fmt::format("arg{}", i) : names[i];
     tracer.bind(m, tracer.graph.placeholder(name, tracer.meta_of(m))->result());
     inputs.push_back(m);
+    tracer.inputs.push_back(m);
   }
   std::vector<Tensor> outputs;
   {
@@ -165,9 +306,19 @@ graph::Graph trace(const TracedFn& fn, std::span<const Tensor> example_inputs, L
   }
   std::vector<graph::ValueRef> refs;
   for (const auto& o : outputs) {
+    tracer.refresh_view(o);
     auto it = tracer.values.find(o.impl());
     KILN_CHECK(it != tracer.values.end(), "trace: an output ({}) was not computed from the inputs", o.describe());
     refs.push_back(it->second);
+  }
+  // Inputs the function mutated get their final values written back at the graph's boundary.
+  auto placeholders = tracer.graph.placeholders();
+  OpHandle copy_ = Registry::global().get("aten::copy_");
+  for (size_t i = 0; i < tracer.inputs.size(); ++i) {
+    graph::ValueRef now = tracer.values.at(tracer.inputs[i].impl());
+    if (now.node == placeholders[i]) continue;
+    tracer.graph.call(copy_, {placeholders[i]->result(), now, Value(false)}, {placeholders[i]->meta()[0]},
+                      "write_back_" + placeholders[i]->name());
   }
   tracer.graph.output(std::move(refs));
   return std::move(tracer.graph);

@@ -4,7 +4,9 @@
 #include "kiln/graph/lint.h"
 #include "kiln/graph/parser.h"
 #include "kiln/graph/printer.h"
+#include "kiln/graph/verify_level.h"
 #include "kiln/ops/api.h"
+#include "kiln/ops/custom_op.h"
 #include "kiln/trace/trace.h"
 
 namespace kiln::trace {
@@ -86,6 +88,78 @@ TEST(Trace, TensorsFromOutsideAreRejected) {
   auto make = [](const std::vector<Tensor>& in) { return std::vector<Tensor>{add(in[0], ones({3}))}; };
   graph::Graph g = trace(make, std::vector<Tensor>{zeros({3})}, Level::Core);
   EXPECT_NE(graph::print(g).find("aten::full([3], 1,"), std::string::npos) << graph::print(g);
+}
+
+}  // namespace
+}  // namespace kiln::trace
+
+namespace kiln::trace {
+namespace {
+
+// Runs `fn` eagerly on copies of `inputs` and as a functionalized core graph on other copies;
+// outputs and the inputs' final values must agree.
+void expect_functionalized_like_eager(const TracedFn& fn, const std::vector<Tensor>& inputs, const char* must_contain) {
+  graph::Graph g = trace(fn, inputs, Level::Core);
+  graph::verify_level(g, graph::IrLevel::Core);
+  std::string text = graph::print(g);
+  EXPECT_NE(text.find(must_contain), std::string::npos) << text;
+  for (const auto& n : g.nodes()) {
+    if (n->kind() == graph::NodeKind::Call && n->op()->name() != "aten::copy_") {
+      EXPECT_FALSE(n->op()->schema().is_mutable()) << n->op()->name();
+    }
+  }
+  std::vector<Tensor> eager_in, graph_in;
+  for (const auto& t : inputs) {
+    eager_in.push_back(t.clone());
+    graph_in.push_back(t.clone());
+  }
+  auto want = fn(eager_in);
+  auto got = graph::interpret(g, graph_in);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_EQ(sub(got[i], want[i]).abs().amax().item<double>(), 0.0) << text;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    EXPECT_EQ(sub(graph_in[i], eager_in[i]).abs().amax().item<double>(), 0.0) << "input " << i << "\n" << text;
+  }
+}
+
+TEST(Functionalize, InPlaceOnAnInputBecomesFunctionalPlusWriteBack) {
+  auto fn = [](const std::vector<Tensor>& in) {
+    Tensor x = in[0];
+    call<Tensor>(Registry::global().get("aten::abs_"), x);
+    return std::vector<Tensor>{add(x, Scalar(1))};
+  };
+  Tensor x = from_vector<double>({-1, 2, -3});
+  graph::Graph g = trace(fn, std::vector<Tensor>{x}, Level::Core);
+  EXPECT_EQ(graph::print(g), R"(graph(%arg0: f64[3]):
+  %abs: f64[3] = aten::abs(%arg0)
+  %add: f64[3] = aten::add.Scalar(%abs, 1, 1)
+  %write_back_arg0: f64[3] = aten::copy_(%arg0, %abs, False)
+  return (%add)
+)");
+  expect_functionalized_like_eager(fn, {x}, "aten::abs(%arg0)");
+}
+
+TEST(Functionalize, MutatingASliceWritesThroughToTheInput) {
+  auto fn = [](const std::vector<Tensor>& in) {
+    Tensor y = in[0].slice(0, 1, 3);
+    y.mul_(full({1}, 10.0, DType::Float64));
+    return std::vector<Tensor>{add(in[0], Scalar(1)), y};
+  };
+  expect_functionalized_like_eager(fn, {arange(8, DType::Float64).view({4, 2})}, "aten::slice_scatter");
+}
+
+TEST(Functionalize, ViewsOfViewsAndStaleSiblingViews) {
+  auto fn = [](const std::vector<Tensor>& in) {
+    Tensor row = in[0].select(0, 1);
+    Tensor part = row.slice(0, 0, 2);           // a view of a view
+    Tensor column = in[0].t().select(0, 0);     // a sibling view, read after the mutation
+    part.fill_(7);
+    Tensor z = in[1].view({2, 3});
+    z.add_(ones({3}, DType::Float64));          // mutation through a reshaping view
+    return std::vector<Tensor>{mul(column, Scalar(2)), in[1]};
+  };
+  expect_functionalized_like_eager(fn, {arange(9, DType::Float64).view({3, 3}), arange(6, DType::Float64)},
+                                   "aten::select_scatter");
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include "kiln/kernels/cpu/convert.h"
 #include "kiln/kernels/cpu/pointwise_iter.h"
 #include "kiln/kernels/meta/factory.h"
+#include "kiln/ops/api.h"
 #include "kiln/kernels/register.h"
 
 namespace kiln::cpu {
@@ -93,6 +94,17 @@ void cat_impl(std::span<const Tensor> tensors, int64_t dim, const Tensor& out) {
   }
 }
 
+// self with one view of it replaced by src (out is a fresh tensor shaped like self).
+void slice_scatter_impl(const Tensor& self, const Tensor& src, int64_t dim, std::optional<int64_t> start,
+                        std::optional<int64_t> end, int64_t step, const Tensor& out) {
+  copy_into(out, self);
+  copy_into(kiln::slice(out, dim, start, end, step), src);
+}
+void select_scatter_impl(const Tensor& self, const Tensor& src, int64_t dim, int64_t index, const Tensor& out) {
+  copy_into(out, self);
+  copy_into(kiln::select(out, dim, index), src);
+}
+
 // ---- Kernels that are not structured (their output is an input, or not a tensor).
 
 Tensor copy_inplace(const Tensor& self, const Tensor& src, bool) {
@@ -149,6 +161,8 @@ const KernelRegistrar kRegister([](Registry& r) {
   def_structured<&meta::copy, &copy_impl>(r, "aten::copy");
   def_structured<&meta::fill, &fill_impl>(r, "aten::fill.Scalar");
   def_structured<&meta::cat, &cat_impl>(r, "aten::cat");
+  def_structured<&meta::slice_scatter, &slice_scatter_impl>(r, "aten::slice_scatter");
+  def_structured<&meta::select_scatter, &select_scatter_impl>(r, "aten::select_scatter");
   for (DispatchKey k : {DispatchKey::CPU, DispatchKey::Meta}) {
     r.set_kernel("aten::copy_", k, kiln::detail::boxed<&copy_inplace>());
     r.set_kernel("aten::fill_.Scalar", k, kiln::detail::boxed<&fill_inplace>());

@@ -139,3 +139,26 @@ TEST(Random, Distributions) {
 
 }  // namespace
 }  // namespace kiln
+
+namespace kiln {
+namespace {
+
+TEST(Copies, SliceAndSelectScatter) {
+  Tensor x = zeros({3, 4});
+  OpHandle slice_scatter = Registry::global().get("aten::slice_scatter");
+  OpHandle select_scatter = Registry::global().get("aten::select_scatter");
+  Stack s{Value(x), Value(ones({3, 2})), Value(int64_t{1}), Value(int64_t{1}), Value(int64_t{4}), Value(int64_t{2})};
+  call_op_boxed(slice_scatter, s);
+  EXPECT_EQ(s[0].to_tensor().to_string(),
+            "tensor([[0.0000, 1.0000, 0.0000, 1.0000],\n        [0.0000, 1.0000, 0.0000, 1.0000],\n"
+            "        [0.0000, 1.0000, 0.0000, 1.0000]])");
+  EXPECT_EQ(x.sum().item<float>(), 0.0f);  // functional: self is unchanged
+  Stack t{Value(x), Value(full({4}, 5.0)), Value(int64_t{0}), Value(int64_t{-1})};
+  call_op_boxed(select_scatter, t);
+  EXPECT_EQ(t[0].to_tensor()[2].to_string(), "tensor([5.0000, 5.0000, 5.0000, 5.0000])");
+  Stack bad{Value(x), Value(ones({2})), Value(int64_t{0}), Value(int64_t{0})};
+  EXPECT_THROW(call_op_boxed(select_scatter, bad), Error);
+}
+
+}  // namespace
+}  // namespace kiln

@@ -4,6 +4,7 @@
 
 #include "kiln/core/broadcast.h"
 #include "kiln/core/type_promotion.h"
+#include "kiln/ops/api.h"
 
 namespace kiln::meta {
 
@@ -140,6 +141,27 @@ TensorSpec cat(std::span<const Tensor> tensors, int64_t dim) {
     sizes[d] += t.sizes()[d];
   }
   return contiguous_spec(sizes, dtype);
+}
+
+namespace {
+
+TensorSpec scatter_spec(const Tensor& self, const Tensor& src, const Tensor& view, std::string_view op) {
+  KILN_CHECK(src.sizes().equals(view.sizes()), "{}: expected src to have a size equal to the slice of self; src size "
+             "= {}, slice size = {}", op, src.sizes(), view.sizes());
+  KILN_CHECK_TYPE(src.dtype() == self.dtype(), "{}: expected src ({}) to have the dtype of self ({})", op, src.dtype(),
+                  self.dtype());
+  return like_spec(self, self.dtype(), std::nullopt);
+}
+
+}  // namespace
+
+TensorSpec slice_scatter(const Tensor& self, const Tensor& src, int64_t dim, std::optional<int64_t> start,
+                         std::optional<int64_t> end, int64_t step) {
+  return scatter_spec(self, src, kiln::slice(self, dim, start, end, step), "slice_scatter");
+}
+
+TensorSpec select_scatter(const Tensor& self, const Tensor& src, int64_t dim, int64_t index) {
+  return scatter_spec(self, src, kiln::select(self, dim, index), "select_scatter");
 }
 
 }  // namespace kiln::meta

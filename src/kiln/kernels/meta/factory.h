@@ -38,6 +38,10 @@ TensorSpec clone(const Tensor& self, std::optional<MemoryFormat> memory_format);
 TensorSpec copy(const Tensor& self, const Tensor& src, bool non_blocking);
 TensorSpec fill(const Tensor& self, const Scalar& value);
 TensorSpec cat(std::span<const Tensor> tensors, int64_t dim);
+// slice_scatter / select_scatter: self's spec; src must have the shape of the view it replaces.
+TensorSpec slice_scatter(const Tensor& self, const Tensor& src, int64_t dim, std::optional<int64_t> start,
+                         std::optional<int64_t> end, int64_t step);
+TensorSpec select_scatter(const Tensor& self, const Tensor& src, int64_t dim, int64_t index);
 
 // Checks that src can be copied into dst (src broadcasts to dst's sizes).
 void check_copy(const Tensor& dst, const Tensor& src, std::string_view op);
