@@ -27,7 +27,7 @@ TEST(Models, EveryLevelMatchesEager) {
       for (auto [level, ir] : {std::pair{trace::Level::ATen, graph::IrLevel::ATen},
                                std::pair{trace::Level::Core, graph::IrLevel::Core}}) {
         SCOPED_TRACE(model.name + " " + std::string(trace::level_name(level)) + " " + std::string(dtype_name(dtype)));
-        graph::Graph g = trace::trace(model.forward, inputs, level, model.input_names);
+        graph::Graph g = trace::trace(model.forward, inputs, trace::TraceOptions{.level = level, .names = model.input_names});
         graph::verify_level(g, ir);
         std::string text = graph::print(g);
         EXPECT_EQ(graph::print(graph::parse(text)), text);

@@ -48,13 +48,17 @@ int explain_command(const std::vector<std::string>& args) {
   }
   std::printf("model %s: %s\n", model->name.c_str(), model->description.c_str());
 
-  graph::Graph aten = trace::trace(model->forward, model->example_inputs, trace::Level::ATen, model->input_names);
+  graph::Graph aten = trace::trace(model->forward, model->example_inputs,
+                                   trace::TraceOptions{.level = trace::Level::ATen, .names = model->input_names});
   graph::verify_level(aten, graph::IrLevel::ATen);
   std::printf("\n== aten: the ops the model called (%s)\n%s", op_counts(aten).c_str(), graph::print(aten).c_str());
 
   std::vector<trace::Decomposition> decompositions;
-  graph::Graph core =
-      trace::trace(model->forward, model->example_inputs, trace::Level::Core, model->input_names, &decompositions);
+  graph::Graph core = trace::trace(model->forward, model->example_inputs,
+                                   trace::TraceOptions{.level = trace::Level::Core,
+                                                       .names = model->input_names,
+                                                       .table = nullptr,
+                                                       .decompositions = &decompositions});
   graph::verify_level(core, graph::IrLevel::Core);
   std::printf("\n== core: Core ATen only (%s)\n%s", op_counts(core).c_str(), graph::print(core).c_str());
 

@@ -11,6 +11,7 @@ namespace {
 struct Tracer {
   graph::Graph graph;
   Level level;
+  const DecompositionTable* table = nullptr;
   // The device the traced program runs on; the trace itself runs on meta tensors.
   Device device = kCPU;
   // The graph value each live traced tensor stands for. Holding the tensors keeps their bodies
@@ -201,14 +202,12 @@ void note_view(Tracer& t, OpHandle op, const Stack& args_in, const Tensor& resul
   t.views[result.impl()] = std::move(info);
 }
 
-// At the core level a compound op outside Core ATen is not recorded: its decomposition runs with
-// tracing still on, so the ops it calls are recorded instead.
-bool decomposes(OpHandle op, Level level) {
-  return level == Level::Core && op->kind() == OpKind::Compound && !op->has_tag(OpTag::Core) && op->compound_kernel();
-}
+// At the core level an op the table decomposes is not recorded: its decomposition runs with tracing
+// still on, so the ops it calls are recorded instead.
+bool decomposes(const Tracer& t, OpHandle op) { return t.level == Level::Core && t.table->decomposes(op); }
 
 void record(Tracer& t, OpHandle op, Stack& stack, DispatchKeySet rest) {
-  if (decomposes(op, t.level)) {
+  if (decomposes(t, op)) {
     if (!t.decompositions) {
       (*op->compound_kernel())(stack);
       return;
@@ -278,14 +277,20 @@ Tensor to_meta(const Tensor& t) {
   return buffer.view_with(t.sizes(), t.strides(), t.storage_offset());
 }
 
-graph::Graph trace(const TracedFn& fn, std::span<const Tensor> example_inputs, Level level,
-                   std::span<const std::string> names, std::vector<Decomposition>* decompositions) {
+graph::Graph trace(const TracedFn& fn, std::span<const Tensor> example_inputs, Level level) {
+  return trace(fn, example_inputs, TraceOptions{.level = level, .names = {}, .table = nullptr, .decompositions = nullptr});
+}
+
+graph::Graph trace(const TracedFn& fn, std::span<const Tensor> example_inputs, const TraceOptions& options) {
+  static const DecompositionTable kDefaultTable = DecompositionTable::core_aten();
+  const auto& names = options.names;
   KILN_CHECK(active == nullptr, "trace: tracing inside a traced function is not supported");
   KILN_CHECK(names.empty() || names.size() == example_inputs.size(), "trace: {} names for {} inputs", names.size(),
              example_inputs.size());
   Tracer tracer;
-  tracer.level = level;
-  tracer.decompositions = decompositions;
+  tracer.level = options.level;
+  tracer.table = options.table ? options.table : &kDefaultTable;
+  tracer.decompositions = options.decompositions;
   if (!example_inputs.empty()) tracer.device = example_inputs[0].device();
   std::vector<Tensor> inputs;
   for (size_t i = 0; i < example_inputs.size(); ++i) {

@@ -2,7 +2,9 @@
 // strides, no data) with the dispatcher's Trace key enabled, and records every op call into a
 // Graph at the requested IR level:
 //   aten: every op the function called, as called;
-//   core: compound ops that are not Core ATen are replaced by their decompositions (recursively).
+//   core: compound ops that are not Core ATen are replaced by their decompositions (recursively, as
+//         a DecompositionTable says), and mutation is functionalized: in-place ops become
+//         functional ones, and mutated inputs are written back at the end (copy_ into the input).
 // Inputs become placeholders; every tensor the function uses must come from them or be made
 // inside it. The function's results become the output node.
 #pragma once
@@ -12,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "kiln/decomp/table.h"
 #include "kiln/graph/graph.h"
 
 namespace kiln::trace {
@@ -29,11 +32,20 @@ struct Decomposition {
   std::vector<std::string> into;
 };
 
-// Traces `fn` on meta copies of `example_inputs` (same dtypes, sizes and strides). Placeholders
-// are named `names[i]` when given, else arg0, arg1, ... When `decompositions` is given it receives
-// one entry per compound op the trace decomposed.
-graph::Graph trace(const TracedFn& fn, std::span<const Tensor> example_inputs, Level level,
-                   std::span<const std::string> names = {}, std::vector<Decomposition>* decompositions = nullptr);
+struct TraceOptions {
+  Level level = Level::Core;
+  // Placeholder names; empty: arg0, arg1, ...
+  std::vector<std::string> names;
+  // At the core level, which compound ops are decomposed (default: DecompositionTable::core_aten()).
+  const DecompositionTable* table = nullptr;
+  // When set, receives one entry per compound op the trace decomposed.
+  std::vector<Decomposition>* decompositions = nullptr;
+};
+
+// Traces `fn` on meta copies of `example_inputs` (same dtypes, sizes and strides).
+graph::Graph trace(const TracedFn& fn, std::span<const Tensor> example_inputs, const TraceOptions& options);
+// Shorthand: trace at `level` with the default table.
+graph::Graph trace(const TracedFn& fn, std::span<const Tensor> example_inputs, Level level);
 
 // A tensor on the meta device with t's dtype, sizes, strides and storage offset.
 Tensor to_meta(const Tensor& t);

@@ -27,9 +27,22 @@ std::vector<Tensor> mlp_inputs(DType dtype) {
 
 const std::vector<std::string> kNames{"x", "w1", "b1", "w2"};
 
+TEST(Trace, ATableCanKeepACompoundOpWhole) {
+  auto inputs = mlp_inputs(DType::Float32);
+  auto table = DecompositionTable::core_aten();
+  table.keep(Registry::global().get("aten::t"));
+  graph::Graph g = trace(mlp, inputs, TraceOptions{.level = Level::Core, .names = kNames, .table = &table});
+  std::string text = graph::print(g);
+  EXPECT_NE(text.find("aten::t(%w2)"), std::string::npos) << text;
+  EXPECT_EQ(text.find("aten::permute"), std::string::npos) << text;
+  EXPECT_THROW(table.keep(Registry::global().get("aten::mm")), Error);
+  graph::Graph none = trace(mlp, inputs, TraceOptions{.level = Level::Core, .names = kNames, .table = nullptr});
+  EXPECT_NE(graph::print(none).find("aten::permute"), std::string::npos);
+}
+
 TEST(Trace, RecordsOpsAsCalledAtTheAtenLevel) {
   auto inputs = mlp_inputs(DType::Float32);
-  graph::Graph g = trace(mlp, inputs, Level::ATen, kNames);
+  graph::Graph g = trace(mlp, inputs, TraceOptions{.level = Level::ATen, .names = kNames});
   graph::lint(g);
   EXPECT_EQ(graph::print(g), R"(graph(%x: f32[4, 8], %w1: f32[8, 16], %b1: f32[16], %w2: f32[5, 16]):
   %addmm: f32[4, 16] = aten::addmm(%b1, %x, %w1, 1, 1)
@@ -44,7 +57,7 @@ TEST(Trace, RecordsOpsAsCalledAtTheAtenLevel) {
 
 TEST(Trace, CoreLevelDecomposesCompoundOps) {
   auto inputs = mlp_inputs(DType::Float32);
-  graph::Graph g = trace(mlp, inputs, Level::Core, kNames);
+  graph::Graph g = trace(mlp, inputs, TraceOptions{.level = Level::Core, .names = kNames});
   graph::lint(g);
   for (const auto& n : g.nodes()) {
     if (n->kind() == graph::NodeKind::Call) {
