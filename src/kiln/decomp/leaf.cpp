@@ -1,0 +1,81 @@
+#include "kiln/decomp/leaf.h"
+
+#include <cmath>
+#include <numeric>
+
+#include "kiln/core/type_promotion.h"
+#include "kiln/ops/api.h"
+#include "kiln/ops/boxing.h"
+
+namespace kiln {
+namespace {
+
+// As PyTorch's reference decompositions do, 16-bit floats compute in float32 and round once at the
+// end; a chain of float16 ops would round (and cancel) at every step.
+Tensor upcast(const Tensor& x) { return is_reduced_float(x.dtype()) ? to(x, DType::Float32) : x; }
+Tensor downcast(const Tensor& y, DType original) { return y.dtype() == original ? y : to(y, original); }
+
+Tensor gelu_decomposed(const Tensor& input, std::string_view approximate) {
+  Tensor x = upcast(input);
+  Tensor y;
+  if (approximate == "tanh") {
+    const double beta = std::sqrt(2.0 / M_PI);
+    Tensor inner = mul(add(x, mul(pow(x, Scalar(3)), Scalar(0.044715))), Scalar(beta));
+    y = mul(mul(x, Scalar(0.5)), add(tanh(inner), Scalar(1)));
+  } else {
+    y = mul(mul(x, Scalar(0.5)), add(erf(mul(x, Scalar(M_SQRT1_2))), Scalar(1)));
+  }
+  return downcast(y, input.dtype());
+}
+
+Tensor sigmoid_decomposed(const Tensor& input) {
+  Tensor y = reciprocal(add(exp(neg(upcast(input))), Scalar(1)));
+  return downcast(y, to_float_dtype(input.dtype()));
+}
+
+Tensor softmax_decomposed(const Tensor& x, int64_t dim, bool half_to_float) {
+  Tensor in = upcast(x);
+  Tensor shifted = sub(in, amax(in, {dim}, true));
+  Tensor e = exp(shifted);
+  return downcast(div(e, sum(e, IntArrayRef(dim), true)), half_to_float ? DType::Float32 : x.dtype());
+}
+
+Tensor log_softmax_decomposed(const Tensor& x, int64_t dim, bool half_to_float) {
+  Tensor in = upcast(x);
+  Tensor shifted = sub(in, amax(in, {dim}, true));
+  Tensor y = sub(shifted, log(sum(exp(shifted), IntArrayRef(dim), true)));
+  return downcast(y, half_to_float ? DType::Float32 : x.dtype());
+}
+
+std::tuple<Tensor, Tensor, Tensor> layer_norm_decomposed(const Tensor& input, IntArrayRef normalized_shape,
+                                              const std::optional<Tensor>& weight, const std::optional<Tensor>& bias,
+                                              double eps) {
+  Tensor x = upcast(input);
+  std::vector<int64_t> dims(normalized_shape.size());
+  std::iota(dims.begin(), dims.end(), x.dim() - static_cast<int64_t>(normalized_shape.size()));
+  auto [variance, mean] = var_mean(x, IntArrayRef(dims), Scalar(0), true);
+  Tensor rstd = rsqrt(add(variance, Scalar(eps)));
+  Tensor out = mul(sub(x, mean), rstd);
+  if (weight) out = mul(out, upcast(*weight));
+  if (bias) out = add(out, upcast(*bias));
+  DType d = input.dtype();
+  return {downcast(out, d), downcast(mean, d), downcast(rstd, d)};
+}
+
+}  // namespace
+
+const std::map<OpHandle, BoxedKernel>& leaf_decompositions() {
+  static const std::map<OpHandle, BoxedKernel> table = [] {
+    auto& r = Registry::global();
+    return std::map<OpHandle, BoxedKernel>{
+        {r.get("aten::gelu"), detail::boxed<&gelu_decomposed>()},
+        {r.get("aten::sigmoid"), detail::boxed<&sigmoid_decomposed>()},
+        {r.get("aten::_softmax"), detail::boxed<&softmax_decomposed>()},
+        {r.get("aten::_log_softmax"), detail::boxed<&log_softmax_decomposed>()},
+        {r.get("aten::native_layer_norm"), detail::boxed<&layer_norm_decomposed>()},
+    };
+  }();
+  return table;
+}
+
+}  // namespace kiln

@@ -1,0 +1,15 @@
+// Decompositions of leaf ops (ops with kernels of their own) into simpler Core ATen ops — the
+// step toward the Prims level. Eager execution keeps the fused kernels; a trace or pass that wants
+// a smaller op set uses these. Each is checked against its leaf kernel on the op harness' samples.
+#pragma once
+
+#include <map>
+
+#include "kiln/ops/registry.h"
+
+namespace kiln {
+
+// gelu (both approximations), sigmoid, _softmax, _log_softmax, native_layer_norm.
+const std::map<OpHandle, BoxedKernel>& leaf_decompositions();
+
+}  // namespace kiln
