@@ -158,23 +158,9 @@ class Parser {
   // Text of a constant up to the next ',' or ')' outside brackets and quotes.
   std::string constant_text() {
     size_t start = pos_;
-    int depth = 0;
-    bool quoted = false;
-    while (pos_ < text_.size() && text_[pos_] != '\n') {
-      char c = text_[pos_];
-      if (quoted) {
-        quoted = c != '\'';
-      } else if (c == '\'') {
-        quoted = true;
-      } else if (c == '[') {
-        ++depth;
-      } else if (c == ']') {
-        --depth;
-      } else if (depth == 0 && (c == ',' || c == ')')) {
-        break;
-      }
-      ++pos_;
-    }
+    bool unterminated = false;
+    pos_ = scan_literal(text_, pos_, unterminated);
+    if (unterminated) fail("unterminated constant", start);
     std::string_view t = text_.substr(start, pos_ - start);
     while (!t.empty() && t.back() == ' ') t.remove_suffix(1);
     if (t.empty()) fail("expected an argument", start);

@@ -21,7 +21,10 @@ std::string_view short_dtype_name(DType t) {
 std::string type_string(const TensorMeta& m) {
   std::string s = fmt::format("{}{}", short_dtype_name(m.dtype), IntArrayRef(m.sizes));
   if (!IntArrayRef(m.strides).equals(contiguous_strides(m.sizes))) s += fmt::format("{{{}}}", fmt::join(m.strides, ", "));
-  if (!m.device.is_cpu()) s += "@" + m.device.to_string();
+  if (!m.device.is_cpu()) {
+    s += '@';
+    s += m.device.to_string();
+  }
   return s;
 }
 

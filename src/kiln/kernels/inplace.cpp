@@ -9,13 +9,6 @@
 namespace kiln::kernels {
 namespace {
 
-OpHandle functional_variant(const Registry& r, OpHandle op) {
-  std::string name = op->schema().name;
-  name.pop_back();
-  if (!op->schema().overload.empty()) name += "." + op->schema().overload;
-  return r.find(op->schema().ns + "::" + name);
-}
-
 void run_inplace(OpHandle op, OpHandle functional, Stack& stack) {
   Tensor self = stack.at(0).to_tensor();
   call_op(functional, stack);
@@ -34,7 +27,7 @@ void run_inplace(OpHandle op, OpHandle functional, Stack& stack) {
 const KernelRegistrar kRegister([](Registry& r) {
   for (OpHandle op : r.ops()) {
     if (!op->has_tag(OpTag::Inplace) || op->kernel(DispatchKey::CPU) || op->provenance() != Provenance::Native) continue;
-    OpHandle functional = functional_variant(r, op);
+    OpHandle functional = r.functional_variant(op);
     if (!functional) continue;  // resize_ has no functional form
     for (DispatchKey k : {DispatchKey::CPU, DispatchKey::Meta}) {
       r.set_kernel(op->name(), k, [op, functional](Stack& s) { run_inplace(op, functional, s); });

@@ -134,6 +134,15 @@ OpHandle Registry::get(std::string_view name) const {
   return h;
 }
 
+OpHandle Registry::functional_variant(OpHandle inplace) const {
+  const Schema& s = inplace->schema();
+  if (!s.name.ends_with("_")) return nullptr;
+  std::string name = s.ns;
+  name.append("::").append(s.name, 0, s.name.size() - 1);
+  if (!s.overload.empty()) name.append(".").append(s.overload);
+  return find(name);
+}
+
 std::vector<OpHandle> Registry::ops() const {
   std::shared_lock lock(mu_);
   std::vector<OpHandle> out;

@@ -88,6 +88,8 @@ class Registry {
   OpHandle find(std::string_view name) const;
   // Like find, but throws kiln::Error naming the op when it is absent.
   OpHandle get(std::string_view name) const;
+  // The functional op an in-place op stands for (add_.Tensor -> add.Tensor), or nullptr.
+  OpHandle functional_variant(OpHandle inplace) const;
   // All ops in declaration order.
   std::vector<OpHandle> ops() const;
 

@@ -146,24 +146,9 @@ class Parser {
 
   std::string default_text() {
     size_t start = pos_;
-    int depth = 0;
-    bool quoted = false;
-    while (pos_ < text_.size()) {
-      char c = text_[pos_];
-      if (quoted) {
-        if (c == '\'') quoted = false;
-      } else if (c == '\'') {
-        quoted = true;
-      } else if (c == '[') {
-        ++depth;
-      } else if (c == ']') {
-        --depth;
-      } else if (depth == 0 && (c == ',' || c == ')')) {
-        break;
-      }
-      ++pos_;
-    }
-    if (quoted || depth != 0) fail("unterminated default value", start);
+    bool unterminated = false;
+    pos_ = scan_literal(text_, pos_, unterminated);
+    if (unterminated) fail("unterminated default value", start);
     std::string_view t = text_.substr(start, pos_ - start);
     while (!t.empty() && t.back() == ' ') t.remove_suffix(1);
     if (t.empty()) fail("empty default value", start);
@@ -255,5 +240,26 @@ int64_t Schema::argument_index(std::string_view arg) const {
 }
 
 Schema parse_schema(std::string_view text) { return Parser(text).parse(); }
+
+size_t scan_literal(std::string_view text, size_t pos, bool& unterminated) {
+  int depth = 0;
+  bool quoted = false;
+  for (; pos < text.size() && text[pos] != '\n'; ++pos) {
+    char c = text[pos];
+    if (quoted) {
+      quoted = c != '\'';
+    } else if (c == '\'') {
+      quoted = true;
+    } else if (c == '[') {
+      ++depth;
+    } else if (c == ']') {
+      --depth;
+    } else if (depth == 0 && (c == ',' || c == ')')) {
+      break;
+    }
+  }
+  unterminated = quoted || depth != 0;
+  return pos;
+}
 
 }  // namespace kiln

@@ -62,6 +62,11 @@ struct Schema {
   int64_t argument_index(std::string_view name) const;
 };
 
+// The end of a literal (a default value, or a constant in graph text) that starts at `pos`: the
+// first ',' or ')' outside brackets and quotes, or a newline, or the end of the text. Sets
+// `unterminated` when a bracket or quote is still open there.
+size_t scan_literal(std::string_view text, size_t pos, bool& unterminated);
+
 // Parses "[ns::]name[.overload](args) -> returns". Throws kiln::Error naming the column of the
 // first character it cannot read.
 Schema parse_schema(std::string_view text);

@@ -146,9 +146,7 @@ OpHandle functional_variant(OpHandle op, Stack& stack) {
     stack.emplace_back(Scalar(0));
     return Registry::global().get("aten::fill.Scalar");
   }
-  std::string name = s.name.substr(0, s.name.size() - 1);
-  if (!s.overload.empty()) name += "." + s.overload;
-  OpHandle f = Registry::global().find(s.ns + "::" + name);
+  OpHandle f = Registry::global().functional_variant(op);
   KILN_CHECK(f != nullptr, "trace: {} has no functional form to functionalize into", op->name());
   return f;
 }
@@ -322,8 +320,9 @@ graph::Graph trace(const TracedFn& fn, std::span<const Tensor> example_inputs, c
   for (size_t i = 0; i < tracer.inputs.size(); ++i) {
     graph::ValueRef now = tracer.values.at(tracer.inputs[i].impl());
     if (now.node == placeholders[i]) continue;
-    tracer.graph.call(copy_, {placeholders[i]->result(), now, Value(false)}, {placeholders[i]->meta()[0]},
-                      "write_back_" + placeholders[i]->name());
+    std::string name = "write_back_";
+    name.append(placeholders[i]->name());
+    tracer.graph.call(copy_, {placeholders[i]->result(), now, Value(false)}, {placeholders[i]->meta()[0]}, name);
   }
   tracer.graph.output(std::move(refs));
   return std::move(tracer.graph);
