@@ -21,9 +21,11 @@ Tensor gelu_decomposed(const Tensor& input, std::string_view approximate) {
   if (approximate == "tanh") {
     const double beta = std::sqrt(2.0 / M_PI);
     Tensor inner = mul(add(x, mul(pow(x, Scalar(3)), Scalar(0.044715))), Scalar(beta));
-    y = mul(mul(x, Scalar(0.5)), add(tanh(inner), Scalar(1)));
+    Tensor half_x = mul(x, Scalar(0.5));  // (one call per statement: traces record calls in order)
+    y = mul(half_x, add(tanh(inner), Scalar(1)));
   } else {
-    y = mul(mul(x, Scalar(0.5)), add(erf(mul(x, Scalar(M_SQRT1_2))), Scalar(1)));
+    Tensor half_x = mul(x, Scalar(0.5));
+    y = mul(half_x, add(erf(mul(x, Scalar(M_SQRT1_2))), Scalar(1)));
   }
   return downcast(y, input.dtype());
 }

@@ -42,7 +42,11 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   xs.push_back(k);
   ys.push_back(k);
   ys.push_back(n);
-  Tensor out = bmm(reshape(expand(x, xs), {bsz, m, k}), reshape(expand(y, ys), {bsz, k, n}));
+  // Operands are built in separate statements: C++ leaves the order of argument evaluation open,
+  // and a trace records calls in the order they run.
+  Tensor lhs = reshape(expand(x, xs), {bsz, m, k});
+  Tensor rhs = reshape(expand(y, ys), {bsz, k, n});
+  Tensor out = bmm(lhs, rhs);
   Shape result = batch;
   if (da > 1) result.push_back(m);
   if (db > 1) result.push_back(n);

@@ -50,7 +50,9 @@ Model attention() {
             Tensor q = heads(parts[0]), k = heads(parts[1]), v = heads(parts[2]);
             Tensor scores = mul(matmul(q, k.transpose(-2, -1)), Scalar(1.0 / std::sqrt(static_cast<double>(D))));
             Tensor mask = tril(ones_like(scores));
-            scores = where(eq(mask, Scalar(0)), full_like(scores, -INFINITY), scores);
+            Tensor masked_out = eq(mask, Scalar(0));  // separate statements fix the traced order
+            Tensor minus_inf = full_like(scores, -INFINITY);
+            scores = where(masked_out, minus_inf, scores);
             Tensor y = matmul(softmax(scores, -1), v).transpose(1, 2).reshape({B, T, C});
             return std::vector<Tensor>{add(in[0], linear(y, in[5], in[6]))};
           }};

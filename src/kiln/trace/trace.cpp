@@ -233,7 +233,7 @@ void record(Tracer& t, OpHandle op, Stack& stack, DispatchKeySet rest) {
     takes_tensors = takes_tensors || !std::holds_alternative<Value>(args.back());
   }
   {
-    ExcludeDispatchKeys exclude(DispatchKeySet(DispatchKey::Trace));
+    ExcludeDispatchKeys exclude{DispatchKeySet(DispatchKey::Trace)};
     // Factories would allocate on their device; during a trace everything lives on meta.
     redispatch(op, stack, takes_tensors ? rest : DispatchKeySet(DispatchKey::Meta));
   }
@@ -304,7 +304,7 @@ graph::Graph trace(const TracedFn& fn, std::span<const Tensor> example_inputs, c
     struct Reset {
       ~Reset() { active = nullptr; }
     } reset;
-    IncludeDispatchKeys include(DispatchKeySet(DispatchKey::Trace));
+    IncludeDispatchKeys include{DispatchKeySet(DispatchKey::Trace)};
     outputs = fn(inputs);
   }
   std::vector<graph::ValueRef> refs;
