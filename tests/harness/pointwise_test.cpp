@@ -8,7 +8,6 @@
 namespace kiln::testing {
 namespace {
 
-using UnaryFn = Tensor (*)(const Tensor&);
 using Ref1 = double (*)(double);
 
 struct UnaryOp {

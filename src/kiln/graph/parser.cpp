@@ -14,18 +14,11 @@ class Parser {
 
   Graph parse() {
     expect_word("graph");
-    expect('(');
-    skip_spaces();
-    if (!accept(')')) {
-      while (true) {
-        std::string name = value_name();
-        expect(':');
-        g_.placeholder(name, tensor_type());
-        skip_spaces();
-        if (accept(')')) break;
-        expect(',');
-      }
-    }
+    comma_list('(', ')', [&] {
+      std::string name = value_name();
+      expect(':');
+      g_.placeholder(name, tensor_type());
+    });
     expect(':');
     end_of_line();
     while (true) {
@@ -109,36 +102,38 @@ class Parser {
     }
   }
 
-  std::vector<ValueRef> ref_list() {
-    expect('[');
-    std::vector<ValueRef> refs;
+  // Parses `open item, item, ... close` (possibly empty), calling item() for each element.
+  template <class Item>
+  void comma_list(char open, char close, const Item& item) {
+    expect(open);
     skip_spaces();
-    if (accept(']')) return refs;
+    if (accept(close)) return;
     while (true) {
       skip_spaces();
+      item();
+      skip_spaces();
+      if (accept(close)) return;
+      expect(',');
+    }
+  }
+
+  std::vector<ValueRef> ref_list() {
+    std::vector<ValueRef> refs;
+    comma_list('[', ']', [&] {
       if (peek_word("None")) {
         pos_ += 4;
         refs.push_back({});
       } else {
         refs.push_back(ref());
       }
-      skip_spaces();
-      if (accept(']')) return refs;
-      expect(',');
-    }
+    });
+    return refs;
   }
 
   std::vector<ValueRef> ref_tuple() {
-    expect('(');
     std::vector<ValueRef> refs;
-    skip_spaces();
-    if (accept(')')) return refs;
-    while (true) {
-      refs.push_back(ref());
-      skip_spaces();
-      if (accept(')')) return refs;
-      expect(',');
-    }
+    comma_list('(', ')', [&] { refs.push_back(ref()); });
+    return refs;
   }
 
   ValueRef ref() {
@@ -169,16 +164,10 @@ class Parser {
 
   std::vector<TensorMeta> result_types() {
     skip_spaces();
-    if (!accept('(')) return {tensor_type()};
+    if (!peek('(')) return {tensor_type()};
     std::vector<TensorMeta> types;
-    skip_spaces();
-    if (accept(')')) return types;
-    while (true) {
-      types.push_back(tensor_type());
-      skip_spaces();
-      if (accept(')')) return types;
-      expect(',');
-    }
+    comma_list('(', ')', [&] { types.push_back(tensor_type()); });
+    return types;
   }
 
   TensorMeta tensor_type() {
@@ -210,17 +199,9 @@ class Parser {
   }
 
   Shape int_list(char open, char close) {
-    expect(open);
     Shape out;
-    skip_spaces();
-    if (accept(close)) return out;
-    while (true) {
-      skip_spaces();
-      out.push_back(integer());
-      skip_spaces();
-      if (accept(close)) return out;
-      expect(',');
-    }
+    comma_list(open, close, [&] { out.push_back(integer()); });
+    return out;
   }
 
   int64_t integer() {

@@ -83,7 +83,8 @@ class Tensor : public TensorBase {
   // Copies and conversion
   Tensor clone() const;
   Tensor to(DType dtype) const;
-  Tensor matmul_2d(const Tensor& other) const;  // mm
+  Tensor mm(const Tensor& mat2) const;
+  Tensor matmul(const Tensor& other) const;
   // The value of a one-element tensor.
   Scalar item() const;
   template <class T>

@@ -83,7 +83,8 @@ Tensor Tensor::operator[](int64_t index) const { return kiln::select(*this, 0, i
 
 Tensor Tensor::clone() const { return kiln::clone(*this); }
 Tensor Tensor::to(DType dtype) const { return kiln::to(*this, dtype); }
-Tensor Tensor::matmul_2d(const Tensor& other) const { return kiln::mm(*this, other); }
+Tensor Tensor::mm(const Tensor& mat2) const { return kiln::mm(*this, mat2); }
+Tensor Tensor::matmul(const Tensor& other) const { return kiln::matmul(*this, other); }
 Scalar Tensor::item() const { return detail::call<Scalar>(KILN_OP("aten::item"), *this); }
 
 Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }

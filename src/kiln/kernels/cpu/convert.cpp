@@ -54,21 +54,4 @@ bool any_zero(const Tensor& t) {
   return found;
 }
 
-template <class T>
-T first_element(const Tensor& t) {
-  return visit_dtype(t.dtype(), [&]<class S>() -> T {
-    S v;
-    std::memcpy(&v, t.data_ptr(), sizeof(S));
-    return static_cast<T>(static_cast<opmath_t<S>>(v));
-  });
-}
-template bool first_element<bool>(const Tensor&);
-template uint8_t first_element<uint8_t>(const Tensor&);
-template int8_t first_element<int8_t>(const Tensor&);
-template int16_t first_element<int16_t>(const Tensor&);
-template int32_t first_element<int32_t>(const Tensor&);
-template int64_t first_element<int64_t>(const Tensor&);
-template float first_element<float>(const Tensor&);
-template double first_element<double>(const Tensor&);
-
 }  // namespace kiln::cpu

@@ -12,8 +12,5 @@ void copy_into(const Tensor& dst, const Tensor& src);
 Tensor to_dtype(const Tensor& t, DType dtype);
 // True when some element of an integer or bool tensor is zero (for integer division checks).
 bool any_zero(const Tensor& t);
-// The value at element [0, ..., 0] as a C++ T (converted).
-template <class T>
-T first_element(const Tensor& t);
 
 }  // namespace kiln::cpu
