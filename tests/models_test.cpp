@@ -1,4 +1,4 @@
-// The built-in models of `kiln explain`: traced at the aten and core levels, each graph verifies
+// The built-in models of `kiln explain`: traced at the aten, core and prims levels, each graph verifies
 // at its level, round-trips through text, and interprets to the eager result — float64 to a
 // relative error under 1e-12, float32 within assert_close tolerances.
 #include <gtest/gtest.h>
@@ -25,7 +25,8 @@ TEST(Models, EveryLevelMatchesEager) {
       for (const auto& t : model.example_inputs) inputs.push_back(t.to(dtype));
       auto want = model.forward(inputs);
       for (auto [level, ir] : {std::pair{trace::Level::ATen, graph::IrLevel::ATen},
-                               std::pair{trace::Level::Core, graph::IrLevel::Core}}) {
+                               std::pair{trace::Level::Core, graph::IrLevel::Core},
+                               std::pair{trace::Level::Prims, graph::IrLevel::Prims}}) {
         SCOPED_TRACE(model.name + " " + std::string(trace::level_name(level)) + " " + std::string(dtype_name(dtype)));
         graph::Graph g = trace::trace(model.forward, inputs, trace::TraceOptions{.level = level, .names = model.input_names});
         graph::verify_level(g, ir);

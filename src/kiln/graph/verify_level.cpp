@@ -1,26 +1,80 @@
 #include "kiln/graph/verify_level.h"
 
+#include "kiln/decomp/prims/table.h"
 #include "kiln/graph/lint.h"
 
 namespace kiln::graph {
+namespace {
 
-std::string_view ir_level_name(IrLevel l) { return l == IrLevel::ATen ? "aten" : "core"; }
+// Functionalized graphs write mutated inputs back at their boundary: an unused copy_ into a placeholder.
+bool is_boundary_write_back(const Node& n) {
+  if (n.op()->name() != "aten::copy_" || n.args().empty() || !n.users().empty()) return false;
+  const auto* dst = std::get_if<ValueRef>(&n.args()[0]);
+  return dst && dst->node->kind() == NodeKind::Placeholder;
+}
+
+void verify_core_node(const Node& n) {
+  OpHandle op = n.op();
+  KILN_CHECK(op->has_tag(OpTag::Core), "verify core: node %{} calls {}, which is not a Core ATen op", n.name(),
+             op->name());
+  KILN_CHECK(!op->schema().is_mutable(), "verify core: node %{} calls {}, which mutates an argument", n.name(),
+             op->name());
+}
+
+const TensorMeta& meta_of(const ValueRef& r) { return r.node->meta().at(static_cast<size_t>(r.index)); }
+
+void verify_prims_node(const Node& n) {
+  OpHandle op = n.op();
+  KILN_CHECK(op->has_tag(OpTag::Prim) || stays_at_prims_level(op),
+             "verify prims: node %{} calls {}, which is neither a prim nor an op the prims level keeps whole", n.name(),
+             op->name());
+  if (!op->has_tag(OpTag::Prim) || !op->has_tag(OpTag::Pointwise)) return;
+  // Elementwise prims: one shape for all tensor operands, one dtype (where's predicate aside).
+  const TensorMeta* lead = nullptr;
+  bool is_where = op->schema().name == "where";
+  for (size_t i = 0; i < n.args().size(); ++i) {
+    const auto* ref = std::get_if<ValueRef>(&n.args()[i]);
+    if (!ref) continue;
+    const TensorMeta& m = meta_of(*ref);
+    if (!lead) {
+      lead = &m;
+      continue;
+    }
+    KILN_CHECK(m.sizes == lead->sizes,
+               "verify prims: node %{} ({}) has operands of shapes {} and {}; broadcasting must be explicit "
+               "(broadcast_in_dim)", n.name(), op->name(), lead->sizes, m.sizes);
+    bool dtype_free = is_where && i == 1;  // the first value operand after the predicate sets the dtype
+    if (dtype_free) {
+      lead = &m;
+      continue;
+    }
+    KILN_CHECK_TYPE(m.dtype == lead->dtype,
+                    "verify prims: node %{} ({}) has operands of dtypes {} and {}; type promotion must be explicit "
+                    "(convert_element_type)", n.name(), op->name(), dtype_name(lead->dtype), dtype_name(m.dtype));
+  }
+}
+
+}  // namespace
+
+std::string_view ir_level_name(IrLevel l) {
+  switch (l) {
+    case IrLevel::ATen: return "aten";
+    case IrLevel::Core: return "core";
+    case IrLevel::Prims: return "prims";
+  }
+  return "?";
+}
 
 void verify_level(const Graph& g, IrLevel level) {
   lint(g);
   if (level == IrLevel::ATen) return;
   for (const auto& n : g.nodes()) {
-    if (n->kind() != NodeKind::Call) continue;
-    OpHandle op = n->op();
-    // Functionalized graphs write mutated inputs back at their boundary: copy_ into a placeholder.
-    if (op->name() == "aten::copy_" && !n->args().empty()) {
-      const auto* dst = std::get_if<ValueRef>(&n->args()[0]);
-      if (dst && dst->node->kind() == NodeKind::Placeholder && n->users().empty()) continue;
+    if (n->kind() != NodeKind::Call || is_boundary_write_back(*n)) continue;
+    if (level == IrLevel::Core) {
+      verify_core_node(*n);
+    } else {
+      verify_prims_node(*n);
     }
-    KILN_CHECK(op->has_tag(OpTag::Core), "verify core: node %{} calls {}, which is not a Core ATen op", n->name(),
-               op->name());
-    KILN_CHECK(!op->schema().is_mutable(), "verify core: node %{} calls {}, which mutates an argument", n->name(),
-               op->name());
   }
 }
 

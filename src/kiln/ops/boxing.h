@@ -48,6 +48,8 @@ Stack box_all(const Args&... args) {
 // ---- Value -> C++ (views into the Value stay valid while it is on the stack)
 template <class T> struct Unbox;
 template <> struct Unbox<Tensor> { static const Tensor& get(const Value& v) { return v.to_tensor(); } };
+// An argument a kernel takes as it comes (a Generator?, say).
+template <> struct Unbox<Value> { static const Value& get(const Value& v) { return v; } };
 template <> struct Unbox<int64_t> { static int64_t get(const Value& v) { return v.to_int(); } };
 template <> struct Unbox<double> { static double get(const Value& v) { return v.to_double(); } };
 template <> struct Unbox<bool> { static bool get(const Value& v) { return v.to_bool(); } };

@@ -5,6 +5,7 @@
 namespace kiln {
 
 std::span<const OpDecl> native_op_table();
+std::span<const OpDecl> prims_op_table();
 
 namespace {
 
@@ -36,6 +37,7 @@ Registry& Registry::global() {
   static Registry* instance = [] {
     auto* r = new Registry();
     for (const OpDecl& decl : native_op_table()) r->declare(decl);
+    for (const OpDecl& decl : prims_op_table()) r->declare(decl, Provenance::Native, "prims");
     auto& p = pending();
     std::vector<void (*)(Registry&)> fns;
     {

@@ -27,6 +27,21 @@ std::string op_counts(const graph::Graph& g) {
   return fmt::format("{} ops: {}", total, fmt::join(parts, ", "));
 }
 
+// Each op with every distinct expansion it had (reshape is a view or a copy, by its input).
+void print_decompositions(const char* title, const std::vector<trace::Decomposition>& decompositions) {
+  std::printf("\n== decompositions, %s\n", title);
+  std::map<std::string, std::vector<std::vector<std::string>>> distinct;
+  for (const auto& d : decompositions) {
+    auto& seen = distinct[d.op];
+    if (std::find(seen.begin(), seen.end(), d.into) == seen.end()) seen.push_back(d.into);
+  }
+  for (const auto& [op, variants] : distinct) {
+    std::vector<std::string> texts;
+    for (const auto& into : variants) texts.push_back(fmt::format("{}", fmt::join(into, ", ")));
+    std::printf("%s -> %s\n", op.c_str(), fmt::format("{}", fmt::join(texts, "  |  ")).c_str());
+  }
+}
+
 int usage(const std::vector<Model>& models) {
   std::fprintf(stderr, "usage: kiln explain MODEL\nmodels:\n");
   for (const auto& m : models) std::fprintf(stderr, "  %-12s %s\n", m.name.c_str(), m.description.c_str());
@@ -62,18 +77,22 @@ int explain_command(const std::vector<std::string>& args) {
   graph::verify_level(core, graph::IrLevel::Core);
   std::printf("\n== core: Core ATen only (%s)\n%s", op_counts(core).c_str(), graph::print(core).c_str());
 
-  std::printf("\n== decompositions, aten -> core\n");
-  // Each op with every distinct expansion it had (reshape is a view or a copy, by its input).
-  std::map<std::string, std::vector<std::vector<std::string>>> distinct;
-  for (const auto& d : decompositions) {
-    auto& seen = distinct[d.op];
-    if (std::find(seen.begin(), seen.end(), d.into) == seen.end()) seen.push_back(d.into);
-  }
-  for (const auto& [op, variants] : distinct) {
-    std::vector<std::string> texts;
-    for (const auto& into : variants) texts.push_back(fmt::format("{}", fmt::join(into, ", ")));
-    std::printf("%s -> %s\n", op.c_str(), fmt::format("{}", fmt::join(texts, "  |  ")).c_str());
-  }
+  print_decompositions("aten -> core", decompositions);
+
+  std::vector<trace::Decomposition> to_prims;
+  graph::Graph prims = trace::trace(model->forward, model->example_inputs,
+                                    trace::TraceOptions{.level = trace::Level::Prims,
+                                                        .names = model->input_names,
+                                                        .table = nullptr,
+                                                        .decompositions = &to_prims});
+  graph::verify_level(prims, graph::IrLevel::Prims);
+  std::printf("\n== prims: prims only, promotion and broadcasting explicit; GEMMs and convolutions stay whole (%s)\n%s",
+              op_counts(prims).c_str(), graph::print(prims).c_str());
+  // The prims trace also redoes aten -> core; show only what Core ATen ops became.
+  std::erase_if(to_prims, [](const trace::Decomposition& d) {
+    return Registry::global().get(d.op)->kind() == OpKind::Compound;
+  });
+  print_decompositions("core -> prims", to_prims);
   return 0;
 }
 

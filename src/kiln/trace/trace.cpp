@@ -2,6 +2,7 @@
 
 #include <unordered_map>
 
+#include "kiln/decomp/prims/table.h"
 #include "kiln/ops/api.h"
 #include "kiln/ops/dispatcher.h"
 
@@ -200,29 +201,51 @@ void note_view(Tracer& t, OpHandle op, const Stack& args_in, const Tensor& resul
   t.views[result.impl()] = std::move(info);
 }
 
-// At the core level an op the table decomposes is not recorded: its decomposition runs with tracing
-// still on, so the ops it calls are recorded instead.
-bool decomposes(const Tracer& t, OpHandle op) { return t.level == Level::Core && t.table->decomposes(op); }
+// The decomposition a trace runs instead of recording `op`, or nullptr: at the core and prims
+// levels the compound ops the table names; at the prims level also every non-prim op with a prims
+// decomposition. Its ops are recorded (or decomposed) in its place.
+const BoxedKernel* compound_decomposition(const Tracer& t, OpHandle op) {
+  return t.level != Level::ATen && t.table->decomposes(op) ? op->compound_kernel() : nullptr;
+}
+
+const BoxedKernel* prims_decomposition(const Tracer& t, OpHandle op) {
+  if (t.level != Level::Prims || op->has_tag(OpTag::Prim) || stays_at_prims_level(op)) return nullptr;
+  const auto& table = prims_decompositions();
+  auto it = table.find(op);
+  if (it != table.end()) return &it->second;
+  if (op->kind() == OpKind::Compound && op->compound_kernel()) return op->compound_kernel();
+  KILN_FAIL(ErrorKind::NotImplemented, "trace (prims level): {} has no decomposition into prims yet", op->name());
+}
+
+void run_decomposition(Tracer& t, OpHandle op, const BoxedKernel& kernel, Stack& stack) {
+  if (!t.decompositions) return kernel(stack);
+  size_t index = t.decompositions->size();
+  t.decompositions->push_back({op->name(), {}});
+  t.note_recorded(op);
+  t.open.push_back(index);
+  struct Frame {
+    Tracer& t;
+    ~Frame() { t.open.pop_back(); }
+  } frame{t};
+  kernel(stack);
+}
+
+bool is_single_view(OpHandle op, const Stack& results) {
+  return op->has_tag(OpTag::View) && results.size() == 1 && results[0].is_tensor();
+}
 
 void record(Tracer& t, OpHandle op, Stack& stack, DispatchKeySet rest) {
-  if (decomposes(t, op)) {
-    if (!t.decompositions) {
-      (*op->compound_kernel())(stack);
-      return;
-    }
-    size_t index = t.decompositions->size();
-    t.decompositions->push_back({op->name(), {}});
-    t.note_recorded(op);
-    t.open.push_back(index);
-    struct Frame {
-      Tracer& t;
-      ~Frame() { t.open.pop_back(); }
-    } frame{t};
-    (*op->compound_kernel())(stack);
+  if (const BoxedKernel* compound = compound_decomposition(t, op)) return run_decomposition(t, op, *compound, stack);
+  bool functionalizing = t.level != Level::ATen;
+  if (functionalizing && op->schema().is_mutable()) {
+    functionalize(t, op, stack);
     return;
   }
-  if (t.level == Level::Core && op->schema().is_mutable()) {
-    functionalize(t, op, stack);
+  if (const BoxedKernel* prims = prims_decomposition(t, op)) {
+    Stack original = stack;
+    run_decomposition(t, op, *prims, stack);
+    // Mutations through this view are written back by the Core ATen view op, not its prims.
+    if (is_single_view(op, stack)) note_view(t, op, original, stack[0].to_tensor());
     return;
   }
   Stack original = stack;
@@ -253,8 +276,7 @@ void record(Tracer& t, OpHandle op, Stack& stack, DispatchKeySet rest) {
   graph::Node* node = t.graph.call(op, std::move(args), std::move(meta));
   t.note_recorded(op);
   for (size_t i = 0; i < results.size(); ++i) t.bind(results[i], node->result(static_cast<int>(i)));
-  bool single_view = op->has_tag(OpTag::View) && results.size() == 1 && stack.size() == 1 && stack[0].is_tensor();
-  if (t.level == Level::Core && single_view) note_view(t, op, original, results[0]);
+  if (functionalizing && is_single_view(op, stack)) note_view(t, op, original, results[0]);
 }
 
 const KernelRegistrar kRegister([](Registry& r) {
@@ -267,7 +289,14 @@ const KernelRegistrar kRegister([](Registry& r) {
 
 }  // namespace
 
-std::string_view level_name(Level l) { return l == Level::ATen ? "aten" : "core"; }
+std::string_view level_name(Level l) {
+  switch (l) {
+    case Level::ATen: return "aten";
+    case Level::Core: return "core";
+    case Level::Prims: return "prims";
+  }
+  return "?";
+}
 
 Tensor to_meta(const Tensor& t) {
   int64_t elements = static_cast<int64_t>(t.storage()->nbytes() / t.element_size());

@@ -4,7 +4,10 @@
 //   aten: every op the function called, as called;
 //   core: compound ops that are not Core ATen are replaced by their decompositions (recursively, as
 //         a DecompositionTable says), and mutation is functionalized: in-place ops become
-//         functional ones, and mutated inputs are written back at the end (copy_ into the input).
+//         functional ones, and mutated inputs are written back at the end (copy_ into the input);
+//   prims: as core, and then every Core ATen op is replaced by its decomposition into prims
+//          (prims_decompositions(), with explicit promotion and broadcasting), except the few ops
+//          no prim expresses (stays_at_prims_level: mm, bmm, convolution, ...).
 // Inputs become placeholders; every tensor the function uses must come from them or be made
 // inside it. The function's results become the output node.
 #pragma once
@@ -19,12 +22,12 @@
 
 namespace kiln::trace {
 
-enum class Level { ATen, Core };
+enum class Level { ATen, Core, Prims };
 std::string_view level_name(Level l);
 
 using TracedFn = std::function<std::vector<Tensor>(const std::vector<Tensor>& inputs)>;
 
-// What one compound op turned into when the trace decomposed it (core level): the ops recorded
+// What one op turned into when the trace decomposed it (core and prims levels): the ops recorded
 // while its decomposition ran, in order (decompositions nested inside it are listed by their own
 // entries).
 struct Decomposition {
@@ -36,9 +39,9 @@ struct TraceOptions {
   Level level = Level::Core;
   // Placeholder names; empty: arg0, arg1, ...
   std::vector<std::string> names;
-  // At the core level, which compound ops are decomposed (default: DecompositionTable::core_aten()).
+  // At the core and prims levels, which compound ops are decomposed (default: DecompositionTable::core_aten()).
   const DecompositionTable* table = nullptr;
-  // When set, receives one entry per compound op the trace decomposed.
+  // When set, receives one entry per op the trace decomposed.
   std::vector<Decomposition>* decompositions = nullptr;
 };
 
