@@ -173,13 +173,7 @@ std::vector<Sample> binary_samples(DType dtype, Maker& m, bool nonzero_rhs) {
 
 std::vector<Tensor> to_meta(const std::vector<Tensor>& inputs) {
   std::vector<Tensor> out;
-  for (const auto& t : inputs) {
-    Tensor buffer = empty({static_cast<int64_t>(t.storage()->nbytes() / t.element_size())},
-                          TensorOptions(t.dtype()).device(kMeta));
-    Tensor m = buffer.as_strided(t.sizes(), t.strides(), t.storage_offset());
-    m.impl()->wrapped_number = t.is_wrapped_number();
-    out.push_back(m);
-  }
+  for (const auto& t : inputs) out.push_back(kiln::to_meta(t));
   return out;
 }
 

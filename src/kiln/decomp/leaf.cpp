@@ -31,8 +31,10 @@ Tensor gelu_decomposed(const Tensor& input, std::string_view approximate) {
 }
 
 Tensor sigmoid_decomposed(const Tensor& input) {
-  Tensor y = reciprocal(add(exp(neg(upcast(input))), Scalar(1)));
-  return downcast(y, to_float_dtype(input.dtype()));
+  DType result = to_float_dtype(input.dtype());
+  Tensor x = upcast(downcast(input, result));  // integers and bool compute as floats
+  Tensor y = reciprocal(add(exp(neg(x)), Scalar(1)));
+  return downcast(y, result);
 }
 
 Tensor softmax_decomposed(const Tensor& x, int64_t dim, bool half_to_float) {

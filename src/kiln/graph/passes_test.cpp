@@ -71,6 +71,38 @@ TEST(VerifyLevel, CoreRejectsNonCoreAndMutatingOps) {
   EXPECT_EQ(verify_error(inplace, IrLevel::Core), "verify core: node %r calls aten::relu_, which is not a Core ATen op");
 }
 
+TEST(VerifyLevel, PrimsRejectsNonPrimsAndImplicitPromotionOrBroadcasting) {
+  const char* core_op = R"(graph(%x: f32[2, 3]):
+  %a: f32[2, 3] = aten::add.Tensor(%x, %x, 1)
+  return (%a)
+)";
+  EXPECT_EQ(verify_error(core_op, IrLevel::Core), "no error");
+  EXPECT_EQ(verify_error(core_op, IrLevel::Prims),
+            "verify prims: node %a calls aten::add.Tensor, which is neither a prim nor an op the prims level keeps "
+            "whole");
+  const char* gemm = R"(graph(%x: f32[2, 3], %w: f32[3, 4]):
+  %m: f32[2, 4] = aten::mm(%x, %w)
+  %e: f32[2, 4] = prims::exp(%m)
+  return (%e)
+)";
+  EXPECT_EQ(verify_error(gemm, IrLevel::Prims), "no error");
+  const char* broadcasting = R"(graph(%x: f32[2, 3], %b: f32[3]):
+  %a: f32[2, 3] = prims::add(%x, %b)
+  return (%a)
+)";
+  EXPECT_EQ(verify_error(broadcasting, IrLevel::Prims),
+            "verify prims: node %a (prims::add) has operands of shapes [2, 3] and [3]; broadcasting must be explicit "
+            "(broadcast_in_dim)");
+  const char* promoting = R"(graph(%x: f32[3], %i: i64[3], %c: b8[3]):
+  %w: f32[3] = prims::where(%c, %x, %x)
+  %a: f32[3] = prims::mul(%w, %i)
+  return (%a)
+)";
+  EXPECT_EQ(verify_error(promoting, IrLevel::Prims),
+            "verify prims: node %a (prims::mul) has operands of dtypes float32 and int64; type promotion must be "
+            "explicit (convert_element_type)");
+}
+
 }  // namespace
 }  // namespace kiln::graph
 

@@ -38,12 +38,12 @@ const ElementwisePrim kElementwise[] = {
     {"bitwise_or", "aten::bitwise_or.Tensor", Operands::Integral},
     {"bitwise_xor", "aten::bitwise_xor.Tensor", Operands::Integral},
     {"div", "aten::div.Tensor"},                   {"eq", "aten::eq.Tensor"},
-    {"fmod", "aten::fmod.Tensor", Operands::Numeric}, {"ge", "aten::ge.Tensor"},
+    {"fmod", "aten::fmod.Tensor"}, {"ge", "aten::ge.Tensor"},
     {"gt", "aten::gt.Tensor"},                     {"le", "aten::le.Tensor"},
     {"lt", "aten::lt.Tensor"},                     {"maximum", "aten::maximum"},
     {"minimum", "aten::minimum"},                  {"mul", "aten::mul.Tensor"},
-    {"ne", "aten::ne.Tensor"},                     {"pow", "aten::pow.Tensor_Tensor", Operands::Numeric},
-    {"remainder", "aten::remainder.Tensor", Operands::Numeric}, {"sub", "aten::sub.Tensor", Operands::Numeric},
+    {"ne", "aten::ne.Tensor"},                     {"pow", "aten::pow.Tensor_Tensor"},
+    {"remainder", "aten::remainder.Tensor"}, {"sub", "aten::sub.Tensor", Operands::Numeric},
     {"where", "aten::where.self"},                 {"convert_element_type", "aten::_to_copy"},
 };
 

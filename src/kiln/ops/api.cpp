@@ -329,4 +329,12 @@ Tensor to(const Tensor& self, DType dtype) {
 Tensor fill(const Tensor& self, const Scalar& value) { return call<Tensor>(KILN_OP("aten::fill.Scalar"), self, value); }
 Scalar _local_scalar_dense(const Tensor& self) { return call<Scalar>(KILN_OP("aten::_local_scalar_dense"), self); }
 
+Tensor to_meta(const Tensor& t) {
+  if (t.device().is_meta()) return t;
+  auto elements = static_cast<int64_t>(t.storage()->nbytes() / t.element_size());
+  Tensor m = empty_tensor({elements}, t.dtype(), kMeta).view_with(t.sizes(), t.strides(), t.storage_offset());
+  m.impl()->wrapped_number = t.is_wrapped_number();
+  return m;
+}
+
 }  // namespace kiln

@@ -221,5 +221,8 @@ Tensor _to_copy(const Tensor& self, TensorOptions options = {}, std::optional<Me
 Tensor to(const Tensor& self, DType dtype);
 Tensor fill(const Tensor& self, const Scalar& value);
 Scalar _local_scalar_dense(const Tensor& self);
+// The same geometry (dtype, sizes, strides, storage offset, wrapped-number flag) on the meta
+// device, with no data: what traces and shape checks run on.
+Tensor to_meta(const Tensor& t);
 
 }  // namespace kiln

@@ -298,12 +298,6 @@ std::string_view level_name(Level l) {
   return "?";
 }
 
-Tensor to_meta(const Tensor& t) {
-  int64_t elements = static_cast<int64_t>(t.storage()->nbytes() / t.element_size());
-  Tensor buffer = empty_tensor({elements}, t.dtype(), kMeta);
-  return buffer.view_with(t.sizes(), t.strides(), t.storage_offset());
-}
-
 graph::Graph trace(const TracedFn& fn, std::span<const Tensor> example_inputs, Level level) {
   return trace(fn, example_inputs, TraceOptions{.level = level, .names = {}, .table = nullptr, .decompositions = nullptr});
 }

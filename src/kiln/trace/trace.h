@@ -50,7 +50,4 @@ graph::Graph trace(const TracedFn& fn, std::span<const Tensor> example_inputs, c
 // Shorthand: trace at `level` with the default table.
 graph::Graph trace(const TracedFn& fn, std::span<const Tensor> example_inputs, Level level);
 
-// A tensor on the meta device with t's dtype, sizes, strides and storage offset.
-Tensor to_meta(const Tensor& t);
-
 }  // namespace kiln::trace

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include "kiln/ops/dispatcher.h"
+
 #include "kiln/graph/interpreter.h"
 #include "kiln/graph/lint.h"
 #include "kiln/graph/parser.h"
@@ -109,29 +111,32 @@ TEST(Trace, TensorsFromOutsideAreRejected) {
 namespace kiln::trace {
 namespace {
 
-// Runs `fn` eagerly on copies of `inputs` and as a functionalized core graph on other copies;
-// outputs and the inputs' final values must agree.
+// Runs `fn` eagerly on copies of `inputs` and as functionalized core and prims graphs on other
+// copies; outputs and the inputs' final values must agree.
 void expect_functionalized_like_eager(const TracedFn& fn, const std::vector<Tensor>& inputs, const char* must_contain) {
-  graph::Graph g = trace(fn, inputs, Level::Core);
-  graph::verify_level(g, graph::IrLevel::Core);
-  std::string text = graph::print(g);
-  EXPECT_NE(text.find(must_contain), std::string::npos) << text;
-  for (const auto& n : g.nodes()) {
-    if (n->kind() == graph::NodeKind::Call && n->op()->name() != "aten::copy_") {
-      EXPECT_FALSE(n->op()->schema().is_mutable()) << n->op()->name();
+  for (auto [level, ir] : {std::pair{Level::Core, graph::IrLevel::Core}, std::pair{Level::Prims, graph::IrLevel::Prims}}) {
+    SCOPED_TRACE(std::string(level_name(level)));
+    graph::Graph g = trace(fn, inputs, level);
+    graph::verify_level(g, ir);
+    std::string text = graph::print(g);
+    if (level == Level::Core) EXPECT_NE(text.find(must_contain), std::string::npos) << text;
+    for (const auto& n : g.nodes()) {
+      if (n->kind() == graph::NodeKind::Call && n->op()->name() != "aten::copy_") {
+        EXPECT_FALSE(n->op()->schema().is_mutable()) << n->op()->name();
+      }
     }
-  }
-  std::vector<Tensor> eager_in, graph_in;
-  for (const auto& t : inputs) {
-    eager_in.push_back(t.clone());
-    graph_in.push_back(t.clone());
-  }
-  auto want = fn(eager_in);
-  auto got = graph::interpret(g, graph_in);
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < got.size(); ++i) EXPECT_EQ(sub(got[i], want[i]).abs().amax().item<double>(), 0.0) << text;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    EXPECT_EQ(sub(graph_in[i], eager_in[i]).abs().amax().item<double>(), 0.0) << "input " << i << "\n" << text;
+    std::vector<Tensor> eager_in, graph_in;
+    for (const auto& t : inputs) {
+      eager_in.push_back(t.clone());
+      graph_in.push_back(t.clone());
+    }
+    auto want = fn(eager_in);
+    auto got = graph::interpret(g, graph_in);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i) EXPECT_EQ(sub(got[i], want[i]).abs().amax().item<double>(), 0.0) << text;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      EXPECT_EQ(sub(graph_in[i], eager_in[i]).abs().amax().item<double>(), 0.0) << "input " << i << "\n" << text;
+    }
   }
 }
 
@@ -173,6 +178,41 @@ TEST(Functionalize, ViewsOfViewsAndStaleSiblingViews) {
   };
   expect_functionalized_like_eager(fn, {arange(9, DType::Float64).view({3, 3}), arange(6, DType::Float64)},
                                    "aten::select_scatter");
+}
+
+TEST(Functionalize, MutatingAStridedSliceAtThePrimsLevel) {
+  auto fn = [](const std::vector<Tensor>& in) {
+    Tensor every_other = in[0].slice(1, 1, std::nullopt, 2);
+    every_other.add_(full({1}, 100.0, DType::Float64));
+    return std::vector<Tensor>{in[0].sum()};
+  };
+  expect_functionalized_like_eager(fn, {arange(15, DType::Float64).view({3, 5})}, "aten::slice_scatter");
+}
+
+TEST(PrimsLevel, RecordsOnlyPrimsWithExplicitPromotion) {
+  auto fn = [](const std::vector<Tensor>& in) { return std::vector<Tensor>{add(in[0], in[1])}; };
+  std::vector<Tensor> inputs = {zeros({2, 3}, DType::Int32), zeros({3}, DType::Float32)};
+  graph::Graph g = trace(fn, inputs, Level::Prims);
+  EXPECT_EQ(graph::print(g), R"(graph(%arg0: i32[2, 3], %arg1: f32[3]):
+  %convert_element_type: f32[2, 3] = prims::convert_element_type(%arg0, float32)
+  %broadcast_in_dim: f32[2, 3]{0, 1} = prims::broadcast_in_dim(%arg1, [2, 3], [1])
+  %add: f32[2, 3] = prims::add(%convert_element_type, %broadcast_in_dim)
+  return (%add)
+)");
+}
+
+TEST(PrimsLevel, AnOpWithoutPrimsDecompositionIsNamed) {
+  auto fn = [](const std::vector<Tensor>& in) {
+    Stack s{Value(in[0]), Value(int64_t{0}), Value()};
+    call_op_boxed(Registry::global().get("aten::cumsum"), s);
+    return std::vector<Tensor>{s[0].to_tensor()};
+  };
+  try {
+    trace(fn, std::vector<Tensor>{zeros({3})}, Level::Prims);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("aten::cumsum"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

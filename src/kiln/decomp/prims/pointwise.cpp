@@ -31,6 +31,17 @@ BoxedKernel direct(std::string prim, Promotion kind, int arity, std::string op) 
   };
 }
 
+// Rounding ops leave integers as they are (sign too, on bool); on floats they are their prim.
+BoxedKernel integral_identity(std::string prim, std::string op) {
+  BoxedKernel on_floats = direct(prim, Promotion::Default, 1, op);
+  return [prim, on_floats](Stack& s) {
+    const Tensor& x = s.at(0).to_tensor();
+    bool identity = !is_floating(x.dtype()) && (prim != "sign" || x.dtype() == DType::Bool);
+    if (identity) return put(s, prims::clone(x));
+    on_floats(s);
+  };
+}
+
 Tensor scalar_for(const Scalar& s, const Promoted& p) { return scalar_like(s, p.compute, p.shape, p.device); }
 
 // add / sub: a ± alpha * b.
@@ -59,7 +70,7 @@ Tensor div_mode(const Operand& a, const Operand& b, std::optional<std::string_vi
   const Tensor& x = p.operands[0];
   const Tensor& y = p.operands[1];
   Tensor q = prims::binary("div", x, y);
-  if (*mode == "trunc") {
+  if (*mode == "trunc" || p.compute == DType::Bool) {
     if (is_floating(p.compute)) q = prims::unary("trunc", q);
     return to_result(q, p);
   }
@@ -213,7 +224,11 @@ void add_pointwise_prims(DecompositionMap& t, const Registry& r) {
     std::string op = std::string("aten::") + name;
     def(op.c_str(), direct(name, Promotion::IntToFloat, 1, op));
   }
-  for (const char* name : {"abs", "neg", "ceil", "floor", "round", "trunc", "sign", "bitwise_not"}) {
+  for (const char* name : {"ceil", "floor", "round", "trunc", "sign"}) {
+    std::string op = std::string("aten::") + name;
+    def(op.c_str(), integral_identity(name, op));
+  }
+  for (const char* name : {"abs", "neg", "bitwise_not"}) {
     std::string op = std::string("aten::") + name;
     def(op.c_str(), direct(name, Promotion::Default, 1, op));
   }

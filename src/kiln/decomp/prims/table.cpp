@@ -3,8 +3,43 @@
 #include <set>
 
 #include "kiln/decomp/leaf.h"
+#include "kiln/ops/api.h"
 
 namespace kiln {
+
+namespace {
+
+// A copy of the arguments with every tensor on the meta device (same geometry, no data).
+Stack on_meta(const Stack& args) {
+  Stack meta;
+  for (const Value& v : args) {
+    if (v.is_tensor()) {
+      meta.emplace_back(to_meta(v.to_tensor()));
+    } else if (v.tag() == Value::Tag::TensorList) {
+      std::vector<Tensor> list;
+      for (const auto& t : v.to_tensor_list()) list.push_back(to_meta(t));
+      meta.emplace_back(std::move(list));
+    } else {
+      meta.push_back(v);
+    }
+  }
+  return meta;
+}
+
+// As PyTorch's prims run their meta function before their implementation, every decomposition
+// first runs the op's meta kernel: bad arguments fail with the op's own message, and the
+// decomposition only ever sees arguments the kernel accepts.
+BoxedKernel checked(OpHandle op, BoxedKernel decomposition) {
+  return [op, decomposition = std::move(decomposition)](Stack& stack) {
+    if (const BoxedKernel* meta = op->kernel(DispatchKey::Meta)) {
+      Stack probe = on_meta(stack);
+      (*meta)(probe);
+    }
+    decomposition(stack);
+  };
+}
+
+}  // namespace
 
 const DecompositionMap& prims_decompositions() {
   static const DecompositionMap table = [] {
@@ -13,6 +48,7 @@ const DecompositionMap& prims_decompositions() {
     decomp::add_pointwise_prims(t, r);
     decomp::add_shape_prims(t, r);
     decomp::add_reduction_prims(t, r);
+    for (auto& [op, kernel] : t) kernel = checked(op, std::move(kernel));
     return t;
   }();
   return table;
