@@ -91,9 +91,9 @@ TEST(Cli, DemoRuns) {
 namespace {
 
 // Snapshots: `kiln explain` output is reviewed in diffs. Regenerate after an intended change with
-//   for m in mlp ln_gelu_mlp attention; do build/kiln explain $m > tests/data/explain_$m.txt; done
+//   for m in mlp ln_gelu_mlp attention convnet; do build/kiln explain $m > tests/data/explain_$m.txt; done
 TEST(Cli, ExplainMatchesSnapshots) {
-  for (const char* model : {"mlp", "ln_gelu_mlp", "attention"}) {
+  for (const char* model : {"mlp", "ln_gelu_mlp", "attention", "convnet"}) {
     CliRun r = run(std::string("explain ") + model);
     EXPECT_EQ(r.status, 0) << model;
     std::ifstream in(std::string(KILN_TEST_DATA) + "/explain_" + model + ".txt");

@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include "kiln/core/type_promotion.h"
+#include "kiln/decomp/batch_norm.h"
 #include "kiln/ops/api.h"
 #include "kiln/ops/boxing.h"
 
@@ -77,6 +78,8 @@ const std::map<OpHandle, BoxedKernel>& leaf_decompositions() {
         {r.get("aten::_softmax"), detail::boxed<&softmax_decomposed>()},
         {r.get("aten::_log_softmax"), detail::boxed<&log_softmax_decomposed>()},
         {r.get("aten::native_layer_norm"), detail::boxed<&layer_norm_decomposed>()},
+        {r.get("aten::_native_batch_norm_legit_no_training"), detail::boxed<&decomp::batch_norm_no_training>()},
+        {r.get("aten::_native_batch_norm_legit.no_stats"), detail::boxed<&decomp::batch_norm_no_stats>()},
     };
   }();
   return table;

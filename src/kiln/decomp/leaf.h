@@ -9,7 +9,8 @@
 
 namespace kiln {
 
-// gelu (both approximations), sigmoid, _softmax, _log_softmax, native_layer_norm.
+// gelu (both approximations), sigmoid, _softmax, _log_softmax, native_layer_norm, and batch
+// normalization's _native_batch_norm_legit_no_training and .no_stats.
 const std::map<OpHandle, BoxedKernel>& leaf_decompositions();
 
 }  // namespace kiln

@@ -216,6 +216,10 @@ Tensor iota(int64_t length, int64_t start, int64_t step, DType dtype, Device dev
   return arange(start, start + length * step, step, TensorOptions(dtype).device(device));
 }
 
+Tensor empty_strided(IntArrayRef shape, IntArrayRef strides, DType dtype, Device device, bool /*requires_grad*/) {
+  return kiln::empty_strided(shape, strides, TensorOptions(dtype).device(device));
+}
+
 Tensor full(IntArrayRef shape, const Scalar& value, DType dtype, Device device, bool /*requires_grad*/) {
   return kiln::full(shape, value, TensorOptions(dtype).device(device));
 }
@@ -272,6 +276,7 @@ const KernelRegistrar kRegister([](Registry& r) {
     r.set_kernel("prims::var", k, kiln::detail::boxed<&var>());
   }
   def_factory<&iota>(r, "prims::iota");
+  def_factory<&empty_strided>(r, "prims::empty_strided");
   def_factory<&full>(r, "prims::full");
   def_factory<&scalar_tensor>(r, "prims::scalar_tensor");
   def_factory<&uniform>(r, "prims::uniform");

@@ -246,6 +246,40 @@ Tensor linear(const Tensor& input, const Tensor& weight, const std::optional<Ten
   return call<Tensor>(KILN_OP("aten::linear"), input, weight, bias);
 }
 Tensor matmul(const Tensor& a, const Tensor& b) { return call<Tensor>(KILN_OP("aten::matmul"), a, b); }
+Tensor convolution(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias, IntArrayRef stride,
+                   IntArrayRef padding, IntArrayRef dilation, bool transposed, IntArrayRef output_padding,
+                   int64_t groups) {
+  return call<Tensor>(KILN_OP("aten::convolution"), input, weight, bias, stride, padding, dilation, transposed,
+                      output_padding, groups);
+}
+Tensor conv2d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias, IntArrayRef stride,
+              IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
+  return call<Tensor>(KILN_OP("aten::conv2d"), input, weight, bias, stride, padding, dilation, groups);
+}
+Tensor batch_norm(const Tensor& input, const std::optional<Tensor>& weight, const std::optional<Tensor>& bias,
+                  const std::optional<Tensor>& running_mean, const std::optional<Tensor>& running_var, bool training,
+                  double momentum, double eps) {
+  return call<Tensor>(KILN_OP("aten::batch_norm"), input, weight, bias, running_mean, running_var, training, momentum,
+                      eps, false);
+}
+Tensor nll_loss(const Tensor& self, const Tensor& target, const std::optional<Tensor>& weight, Reduction reduction,
+                int64_t ignore_index) {
+  return call<Tensor>(KILN_OP("aten::nll_loss"), self, target, weight, static_cast<int64_t>(reduction), ignore_index);
+}
+Tensor cross_entropy(const Tensor& self, const Tensor& target, const std::optional<Tensor>& weight,
+                     Reduction reduction, int64_t ignore_index, double label_smoothing) {
+  return call<Tensor>(KILN_OP("aten::cross_entropy_loss"), self, target, weight, static_cast<int64_t>(reduction),
+                      ignore_index, label_smoothing);
+}
+Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
+                                    const std::optional<Tensor>& attn_mask, double dropout_p, bool is_causal,
+                                    std::optional<double> scale, bool enable_gqa) {
+  return call<Tensor>(KILN_OP("aten::scaled_dot_product_attention"), query, key, value, attn_mask, dropout_p, is_causal,
+                      scale, enable_gqa);
+}
+Tensor gather(const Tensor& self, int64_t dim, const Tensor& index) {
+  return call<Tensor>(KILN_OP("aten::gather"), self, dim, index, false);
+}
 Tensor layer_norm(const Tensor& input, IntArrayRef normalized_shape, const std::optional<Tensor>& weight,
                   const std::optional<Tensor>& bias, double eps) {
   return call<Tensor>(KILN_OP("aten::layer_norm"), input, normalized_shape, weight, bias, eps, true);

@@ -176,6 +176,28 @@ Tensor layer_norm(const Tensor& input, IntArrayRef normalized_shape, const std::
 Tensor softmax(const Tensor& self, int64_t dim, std::optional<DType> dtype = std::nullopt);
 Tensor log_softmax(const Tensor& self, int64_t dim, std::optional<DType> dtype = std::nullopt);
 Tensor silu(const Tensor& self);
+Tensor convolution(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias, IntArrayRef stride,
+                   IntArrayRef padding, IntArrayRef dilation, bool transposed, IntArrayRef output_padding,
+                   int64_t groups);
+Tensor conv2d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt,
+              IntArrayRef stride = {1, 1}, IntArrayRef padding = {0, 0}, IntArrayRef dilation = {1, 1},
+              int64_t groups = 1);
+// Batch normalization over dim 1 (channels): batch statistics when training (updating the
+// running statistics in place when given), running statistics otherwise.
+Tensor batch_norm(const Tensor& input, const std::optional<Tensor>& weight, const std::optional<Tensor>& bias,
+                  const std::optional<Tensor>& running_mean, const std::optional<Tensor>& running_var, bool training,
+                  double momentum = 0.1, double eps = 1e-5);
+// Loss reductions, as at::Reduction numbers them.
+enum class Reduction : int64_t { None = 0, Mean = 1, Sum = 2 };
+Tensor nll_loss(const Tensor& self, const Tensor& target, const std::optional<Tensor>& weight = std::nullopt,
+                Reduction reduction = Reduction::Mean, int64_t ignore_index = -100);
+Tensor cross_entropy(const Tensor& self, const Tensor& target, const std::optional<Tensor>& weight = std::nullopt,
+                     Reduction reduction = Reduction::Mean, int64_t ignore_index = -100, double label_smoothing = 0.0);
+Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
+                                    const std::optional<Tensor>& attn_mask = std::nullopt, double dropout_p = 0.0,
+                                    bool is_causal = false, std::optional<double> scale = std::nullopt,
+                                    bool enable_gqa = false);
+Tensor gather(const Tensor& self, int64_t dim, const Tensor& index);
 Tensor square(const Tensor& self);
 Tensor clamp_min(const Tensor& self, const Scalar& min);
 Tensor clamp_max(const Tensor& self, const Scalar& max);

@@ -248,6 +248,12 @@ const OpDecl kNativeOps[] = {
     {"triu(Tensor self, int diagonal=0) -> Tensor", "", kCompound},
     {"tril(Tensor self, int diagonal=0) -> Tensor", "", kCompound},
     {"flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)", "", kCompound},
+    {"conv1d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[1] stride=1, SymInt[1] padding=0, SymInt[1] dilation=1, SymInt groups=1) -> Tensor", "", kCompound},
+    {"conv2d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] dilation=1, SymInt groups=1) -> Tensor", "", kCompound},
+    {"batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps, bool cudnn_enabled) -> Tensor", "", kCompound},
+    {"nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100) -> Tensor", "", kCompound},
+    {"cross_entropy_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100, float label_smoothing=0.0) -> Tensor", "", kCompound},
+    {"scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, float dropout_p=0.0, bool is_causal=False, *, float? scale=None, bool enable_gqa=False) -> Tensor", "", kCompound},
 
     // ---- In-place variants: the functional op's result written into self
     {"copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)"},

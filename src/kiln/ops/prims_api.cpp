@@ -76,6 +76,9 @@ Tensor var(const Tensor& inp, std::optional<IntArrayRef> dims, std::optional<dou
 Tensor iota(int64_t length, int64_t start, int64_t step, DType dtype, Device device) {
   return call_tensor("iota", {Value(length), Value(start), Value(step), Value(dtype), Value(device), Value(false)});
 }
+Tensor empty_strided(IntArrayRef shape, IntArrayRef strides, DType dtype, Device device) {
+  return call_tensor("empty_strided", {int_list(shape), int_list(strides), Value(dtype), Value(device), Value(false)});
+}
 Tensor full(IntArrayRef shape, const Scalar& value, DType dtype, Device device) {
   return call_tensor("full", {int_list(shape), Value(value), Value(dtype), Value(device), Value(false)});
 }

@@ -40,6 +40,7 @@ Tensor reduce(std::string_view name, const Tensor& inp, std::optional<IntArrayRe
 Tensor var(const Tensor& inp, std::optional<IntArrayRef> dims, std::optional<double> correction);
 
 Tensor iota(int64_t length, int64_t start, int64_t step, DType dtype, Device device);
+Tensor empty_strided(IntArrayRef shape, IntArrayRef strides, DType dtype, Device device);
 Tensor full(IntArrayRef shape, const Scalar& value, DType dtype, Device device);
 Tensor scalar_tensor(const Scalar& s, DType dtype, Device device);
 Tensor uniform(IntArrayRef shape, const Scalar& low, const Scalar& high, DType dtype, Device device);

@@ -68,6 +68,8 @@ const OpDecl kPrims[] = {
     // ---- Creation and random.
     {"iota(SymInt length, *, SymInt start, SymInt step, ScalarType dtype, Device device, bool requires_grad) -> Tensor",
      "prim"},
+    {"empty_strided(SymInt[] shape, SymInt[] strides, *, ScalarType dtype, Device device, bool requires_grad) -> Tensor",
+     "prim"},
     {"full(SymInt[] shape, Scalar fill_value, *, ScalarType dtype, Device device, bool requires_grad) -> Tensor",
      "prim"},
     {"scalar_tensor(Scalar s, *, ScalarType? dtype=None, Device? device=None) -> Tensor", "prim"},

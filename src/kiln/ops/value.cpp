@@ -205,7 +205,11 @@ Value parse_default(const std::string& text, const Type& t) {
   }
   switch (t.base) {
     case BaseType::Int:
-    case BaseType::SymInt: return Value(parse_int(text, text));
+    case BaseType::SymInt:
+      // at::Reduction, as loss schemas spell their defaults.
+      if (text == "Mean") return Value(int64_t{1});
+      if (text == "Sum") return Value(int64_t{2});
+      return Value(parse_int(text, text));
     case BaseType::Float: return Value(parse_double(text, text));
     case BaseType::Bool:
     case BaseType::SymBool:

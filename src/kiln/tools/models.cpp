@@ -58,8 +58,28 @@ Model attention() {
           }};
 }
 
+// A small image classifier: conv 3x3 (3 -> 8) with batch norm (inference statistics) and relu,
+// a stride-2 conv 3x3 (8 -> 16) with relu, global average pooling, a linear head to 10 classes.
+Model convnet() {
+  manual_seed(3);
+  Tensor running_var = add(rand({8}), Scalar(0.5));
+  return {"convnet",
+          "a small conv net: conv3x3(3->8) + batch_norm + relu, conv3x3/2(8->16) + relu, global average pool, "
+          "linear(16 -> 10)",
+          {"x", "w1", "b1", "bn_weight", "bn_bias", "bn_mean", "bn_var", "w2", "b2", "w_fc", "b_fc"},
+          {randn({2, 3, 8, 8}), randn({8, 3, 3, 3}), randn({8}), randn({8}), randn({8}), randn({8}), running_var,
+           randn({16, 8, 3, 3}), randn({16}), randn({10, 16}), randn({10})},
+          [](const std::vector<Tensor>& in) {
+            Tensor h = conv2d(in[0], in[1], in[2], {1, 1}, {1, 1});
+            h = relu(batch_norm(h, in[3], in[4], in[5], in[6], false));
+            h = relu(conv2d(h, in[7], in[8], {2, 2}, {1, 1}));
+            Tensor pooled = mean(h, IntArrayRef{2, 3});
+            return std::vector<Tensor>{linear(pooled, in[9], in[10])};
+          }};
+}
+
 }  // namespace
 
-std::vector<Model> builtin_models() { return {mlp(), ln_gelu_mlp(), attention()}; }
+std::vector<Model> builtin_models() { return {mlp(), ln_gelu_mlp(), attention(), convnet()}; }
 
 }  // namespace kiln::tools

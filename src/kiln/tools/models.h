@@ -17,7 +17,7 @@ struct Model {
   trace::TracedFn forward;
 };
 
-// mlp, ln_gelu_mlp, attention.
+// mlp, ln_gelu_mlp, attention, convnet.
 std::vector<Model> builtin_models();
 
 }  // namespace kiln::tools

@@ -119,7 +119,9 @@ void expect_functionalized_like_eager(const TracedFn& fn, const std::vector<Tens
     graph::Graph g = trace(fn, inputs, level);
     graph::verify_level(g, ir);
     std::string text = graph::print(g);
-    if (level == Level::Core) EXPECT_NE(text.find(must_contain), std::string::npos) << text;
+    if (level == Level::Core) {
+      EXPECT_NE(text.find(must_contain), std::string::npos) << text;
+    }
     for (const auto& n : g.nodes()) {
       if (n->kind() == graph::NodeKind::Call && n->op()->name() != "aten::copy_") {
         EXPECT_FALSE(n->op()->schema().is_mutable()) << n->op()->name();

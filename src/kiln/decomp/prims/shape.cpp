@@ -270,6 +270,17 @@ Tensor select_scatter(const Tensor& self, const Tensor& src, int64_t dim, int64_
 
 // ---- Factories
 
+Tensor empty(IntArrayRef size, std::optional<DType> dtype, std::optional<Layout> layout, std::optional<Device> device,
+             std::optional<bool> pin_memory, std::optional<MemoryFormat> memory_format) {
+  meta::TensorSpec spec = meta::empty(size, dtype, layout, device, pin_memory, memory_format);
+  return prims::empty_strided(spec.sizes, spec.strides, spec.dtype, device.value_or(kCPU));
+}
+
+Tensor empty_strided(IntArrayRef size, IntArrayRef stride, std::optional<DType> dtype, std::optional<Layout>,
+                     std::optional<Device> device, std::optional<bool>) {
+  return prims::empty_strided(size, stride, dtype.value_or(kDefaultFloat), device.value_or(kCPU));
+}
+
 Tensor full(IntArrayRef size, const Scalar& value, std::optional<DType> dtype, std::optional<Layout>,
             std::optional<Device> device, std::optional<bool>) {
   DType d = dtype.value_or(value.is_floating_point() ? kDefaultFloat : value.is_bool() ? DType::Bool : DType::Int64);
@@ -352,6 +363,8 @@ void add_shape_prims(DecompositionMap& t, const Registry& r) {
   t[r.get("aten::cat")] = boxed<&cat>();
   t[r.get("aten::slice_scatter")] = boxed<&slice_scatter>();
   t[r.get("aten::select_scatter")] = boxed<&select_scatter>();
+  t[r.get("aten::empty.memory_format")] = boxed<&empty>();
+  t[r.get("aten::empty_strided")] = boxed<&empty_strided>();
   t[r.get("aten::full")] = boxed<&full>();
   t[r.get("aten::full_like")] = boxed<&full_like>();
   t[r.get("aten::scalar_tensor")] = boxed<&scalar_tensor>();

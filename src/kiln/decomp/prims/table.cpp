@@ -4,6 +4,7 @@
 
 #include "kiln/decomp/leaf.h"
 #include "kiln/ops/api.h"
+#include "kiln/ops/dispatch_key.h"
 
 namespace kiln {
 
@@ -32,6 +33,8 @@ Stack on_meta(const Stack& args) {
 BoxedKernel checked(OpHandle op, BoxedKernel decomposition) {
   return [op, decomposition = std::move(decomposition)](Stack& stack) {
     if (const BoxedKernel* meta = op->kernel(DispatchKey::Meta)) {
+      // A meta kernel written with ops must not be recorded by a trace in progress.
+      ExcludeDispatchKeys untraced{DispatchKeySet(DispatchKey::Trace)};
       Stack probe = on_meta(stack);
       (*meta)(probe);
     }

@@ -1,0 +1,142 @@
+#include "kiln/decomp/batch_norm.h"
+
+#include "kiln/core/type_promotion.h"
+#include "kiln/kernels/register.h"
+#include "kiln/ops/api.h"
+
+namespace kiln::decomp {
+namespace {
+
+void check_input(const Tensor& input, std::string_view op) {
+  KILN_CHECK(input.dim() >= 2, "{}: expected an input with at least 2 dims (N, C, ...), got {}", op, input.describe());
+  KILN_CHECK_TYPE(is_floating(input.dtype()), "{}: expected a floating point input, got {}", op, input.describe());
+}
+
+void check_channels(const std::optional<Tensor>& t, int64_t channels, std::string_view op, std::string_view arg) {
+  if (!t) return;
+  KILN_CHECK(t->dim() == 1 && t->sizes()[0] == channels, "{}: expected {} of size [{}] (one per channel), got {}", op,
+             arg, channels, t->sizes());
+}
+
+// [C] -> [1, C, 1, ...] for an input of `ndim` dims.
+Tensor per_channel(const Tensor& t, int64_t ndim) {
+  std::vector<int64_t> shape(static_cast<size_t>(ndim), 1);
+  shape[1] = t.sizes()[0];
+  return view(t, shape);
+}
+
+std::vector<int64_t> reduced_dims(int64_t ndim) {
+  std::vector<int64_t> dims{0};
+  for (int64_t d = 2; d < ndim; ++d) dims.push_back(d);
+  return dims;
+}
+
+DType compute_dtype(const Tensor& input) { return is_reduced_float(input.dtype()) ? DType::Float32 : input.dtype(); }
+
+Tensor as_compute(const Tensor& t, DType compute) { return t.dtype() == compute ? t : to(t, compute); }
+
+// (x - mean) * rstd * weight + bias, with per-channel [C] statistics.
+Tensor normalize(const Tensor& x, const Tensor& mean, const Tensor& rstd, const std::optional<Tensor>& weight,
+                 const std::optional<Tensor>& bias, DType compute) {
+  int64_t nd = x.dim();
+  Tensor centered = sub(x, per_channel(mean, nd));
+  Tensor out = mul(centered, per_channel(rstd, nd));
+  if (weight) out = mul(out, per_channel(as_compute(*weight, compute), nd));
+  if (bias) out = add(out, per_channel(as_compute(*bias, compute), nd));
+  return out;
+}
+
+std::tuple<Tensor, Tensor, Tensor> legit(const Tensor& input, const std::optional<Tensor>& weight,
+                                         const std::optional<Tensor>& bias, const Tensor& running_mean,
+                                         const Tensor& running_var, bool training, double momentum, double eps) {
+  check_input(input, "_native_batch_norm_legit");
+  int64_t channels = input.sizes()[1];
+  check_channels(running_mean, channels, "_native_batch_norm_legit", "running_mean");
+  check_channels(running_var, channels, "_native_batch_norm_legit", "running_var");
+  if (!training) return batch_norm_no_training(input, weight, bias, running_mean, running_var, momentum, eps);
+  auto result = batch_norm_no_stats(input, weight, bias, true, momentum, eps);
+  // The running statistics move toward the batch's (the variance unbiased), in place.
+  DType compute = compute_dtype(input);
+  Tensor x = as_compute(input, compute);
+  auto dims = reduced_dims(input.dim());
+  Tensor unbiased = var(x, IntArrayRef(dims), Scalar(1), false);
+  Tensor mean = std::get<1>(result);
+  Tensor new_mean = add(mul(as_compute(running_mean, compute), Scalar(1 - momentum)), mul(mean, Scalar(momentum)));
+  Tensor new_var = add(mul(as_compute(running_var, compute), Scalar(1 - momentum)), mul(unbiased, Scalar(momentum)));
+  Tensor mean_out = running_mean, var_out = running_var;  // handles to the caller's tensors
+  copy_(mean_out, new_mean);
+  copy_(var_out, new_var);
+  return result;
+}
+
+Tensor batch_norm(const Tensor& input, const std::optional<Tensor>& weight, const std::optional<Tensor>& bias,
+                  const std::optional<Tensor>& running_mean, const std::optional<Tensor>& running_var, bool training,
+                  double momentum, double eps, bool /*cudnn_enabled*/) {
+  KILN_CHECK(running_mean.has_value() == running_var.has_value(),
+             "batch_norm: running_mean and running_var must both be given or both be None");
+  if (!running_mean) {
+    KILN_CHECK(training, "batch_norm: running_mean and running_var are required when not training");
+    return std::get<0>(kiln::detail::call<std::tuple<Tensor, Tensor, Tensor>>(KILN_OP("aten::_native_batch_norm_legit.no_stats"),
+                                                                input, weight, bias, training, momentum, eps));
+  }
+  if (!training) {
+    return std::get<0>(kiln::detail::call<std::tuple<Tensor, Tensor, Tensor>>(
+        KILN_OP("aten::_native_batch_norm_legit_no_training"), input, weight, bias, *running_mean, *running_var,
+        momentum, eps));
+  }
+  return std::get<0>(kiln::detail::call<std::tuple<Tensor, Tensor, Tensor>>(KILN_OP("aten::_native_batch_norm_legit"), input, weight,
+                                                              bias, *running_mean, *running_var, training, momentum,
+                                                              eps));
+}
+
+template <auto Fn>
+void def_meta_and_cpu(Registry& r, std::string_view op) {
+  kernels::def_kernel<Fn>(r, op, DispatchKey::Meta);
+  kernels::def_kernel<Fn>(r, op, DispatchKey::CPU);
+}
+
+const KernelRegistrar kRegister([](Registry& r) {
+  def_meta_and_cpu<&batch_norm_no_training>(r, "aten::_native_batch_norm_legit_no_training");
+  def_meta_and_cpu<&batch_norm_no_stats>(r, "aten::_native_batch_norm_legit.no_stats");
+  def_meta_and_cpu<&legit>(r, "aten::_native_batch_norm_legit");
+  r.set_compound_kernel("aten::batch_norm", kiln::detail::boxed<&batch_norm>());
+});
+
+}  // namespace
+
+std::tuple<Tensor, Tensor, Tensor> batch_norm_no_training(const Tensor& input, const std::optional<Tensor>& weight,
+                                                         const std::optional<Tensor>& bias,
+                                                         const Tensor& running_mean, const Tensor& running_var,
+                                                         double /*momentum*/, double eps) {
+  check_input(input, "_native_batch_norm_legit_no_training");
+  int64_t channels = input.sizes()[1];
+  check_channels(running_mean, channels, "_native_batch_norm_legit_no_training", "running_mean");
+  check_channels(running_var, channels, "_native_batch_norm_legit_no_training", "running_var");
+  check_channels(weight, channels, "_native_batch_norm_legit_no_training", "weight");
+  check_channels(bias, channels, "_native_batch_norm_legit_no_training", "bias");
+  DType compute = compute_dtype(input);
+  Tensor x = as_compute(input, compute);
+  Tensor rstd = rsqrt(add(as_compute(running_var, compute), Scalar(eps)));
+  Tensor out = normalize(x, as_compute(running_mean, compute), rstd, weight, bias, compute);
+  Tensor none = empty({0}, TensorOptions(input.dtype()).device(input.device()));
+  Tensor none_too = empty({0}, TensorOptions(input.dtype()).device(input.device()));
+  return {as_compute(out, input.dtype()), none, none_too};
+}
+
+std::tuple<Tensor, Tensor, Tensor> batch_norm_no_stats(const Tensor& input, const std::optional<Tensor>& weight,
+                                                      const std::optional<Tensor>& bias, bool /*training*/,
+                                                      double /*momentum*/, double eps) {
+  check_input(input, "_native_batch_norm_legit");
+  int64_t channels = input.sizes()[1];
+  check_channels(weight, channels, "_native_batch_norm_legit", "weight");
+  check_channels(bias, channels, "_native_batch_norm_legit", "bias");
+  DType compute = compute_dtype(input);
+  Tensor x = as_compute(input, compute);
+  auto dims = reduced_dims(input.dim());
+  auto [variance, mean] = var_mean(x, IntArrayRef(dims), Scalar(0), false);
+  Tensor rstd = rsqrt(add(variance, Scalar(eps)));
+  Tensor out = normalize(x, mean, rstd, weight, bias, compute);
+  return {as_compute(out, input.dtype()), mean, rstd};
+}
+
+}  // namespace kiln::decomp
