@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "harness.h"
+#include "kiln/ops/custom_op.h"
 
 namespace kiln::testing {
 namespace {
@@ -267,7 +268,7 @@ TEST(NnLayers, ScaledDotProductAttentionMatchesTheDefinition) {
             std::string::npos);
 }
 
-TEST(NnLayers, GatherPicksAlongADim) {
+TEST(NnLayers, GatherAndScatterAlongADim) {
   Tensor x = arange(12, DType::Float32).view({3, 4});
   Tensor index = from_vector<int64_t>({3, 0, 1, 1, 2, 3}).view({3, 2});
   EXPECT_TRUE(close(gather(x, 1, index), {3, 0, 5, 5, 10, 11}, Tolerance{0, 0}));
@@ -278,6 +279,15 @@ TEST(NnLayers, GatherPicksAlongADim) {
   EXPECT_NE(error_of([&] { gather(x, 1, from_vector<int64_t>({4}).view({1, 1})); }).find("out of bounds"),
             std::string::npos);
   EXPECT_NE(error_of([&] { gather(x, 1, from_vector<int32_t>({1}).view({1, 1})); }).find("expected dtype int64"),
+            std::string::npos);
+  // scatter writes src[i][j] to out[i][index[i][j]] (dim 1); everything else keeps self's values.
+  OpHandle scatter = Registry::global().get("aten::scatter.src");
+  Tensor src = from_vector<float>({-1, -2, -3, -4, -5, -6}).view({3, 2});
+  Tensor out = call<Tensor>(scatter, x, int64_t{1}, index, src);
+  EXPECT_TRUE(close(out, {-2, 1, 2, -1, 4, -4, 6, 7, 8, 9, -5, -6}, Tolerance{0, 0}));
+  Tensor column = call<Tensor>(scatter, x.t(), int64_t{0}, rows, from_vector<float>({10, 20, 30}).view({1, 3}));
+  EXPECT_TRUE(close(column, {0, 20, 8, 1, 5, 30, 10, 6, 10, 3, 7, 11}, Tolerance{0, 0}));
+  EXPECT_NE(error_of([&] { call<Tensor>(scatter, x, int64_t{1}, index, src.to(DType::Float64)); }).find("same dtype"),
             std::string::npos);
 }
 

@@ -115,6 +115,31 @@ void Tracer::refresh_view(const Tensor& v) {
   views[v.impl()].version = versions[info.root.impl()];
 }
 
+// Any other view (diagonal, as_strided, ...): which elements of `parent` it covers is found by
+// applying the same view to the row-major positions of `parent`; src is scattered there.
+Tensor scatter_through_positions(Tracer& t, const Tracer::ViewStep& step, const Tensor& parent, const Tensor& src) {
+  auto& r = Registry::global();
+  if (step.op->name() == "aten::as_strided") {
+    KILN_CHECK_KIND(parent.is_contiguous() && parent.storage_offset() == 0, ErrorKind::NotImplemented,
+                    "trace: functionalizing a write through as_strided of a non-contiguous or offset tensor ({}) is "
+                    "not supported yet", parent.describe());
+  }
+  auto call = [&](const char* op, Stack args) {
+    record(t, r.get(op), args, t.below_trace);
+    return args.at(0).to_tensor();
+  };
+  std::vector<int64_t> flat{-1};
+  Tensor positions = call("aten::arange.start_step", {Value(int64_t{0}), Value(parent.numel()), Value(int64_t{1}),
+                                                       Value(DType::Int64), Value(), Value(t.device), Value()});
+  positions = call("aten::view", {Value(positions), Value(parent.sizes().vec())});
+  Tensor covered = record_call(t, step.op, positions, step.args);
+  Tensor covered_flat = call("aten::reshape", {Value(covered), Value(flat)});
+  Tensor src_flat = call("aten::reshape", {Value(src), Value(flat)});
+  Tensor parent_flat = call("aten::reshape", {Value(parent), Value(flat)});
+  Tensor updated = call("aten::scatter.src", {Value(parent_flat), Value(int64_t{0}), Value(covered_flat), Value(src_flat)});
+  return call("aten::view", {Value(updated), Value(parent.sizes().vec())});
+}
+
 // What writing `src` into the result of view step `step` of `parent` makes of `parent`.
 Tensor scatter_back(Tracer& t, const Tracer::ViewStep& step, const Tensor& parent, const Tensor& src) {
   const std::string& name = step.op->name();
@@ -136,8 +161,9 @@ Tensor scatter_back(Tracer& t, const Tracer::ViewStep& step, const Tensor& paren
     for (size_t i = 0; i < dims.size(); ++i) inverse[static_cast<size_t>(wrap_dim(dims[i], parent.dim(), "permute"))] = static_cast<int64_t>(i);
     return record_call(t, Registry::global().get("aten::permute"), src, {Value(inverse)});
   }
-  KILN_FAIL(ErrorKind::NotImplemented, "trace: functionalizing a mutation through a {} view is not supported yet",
-            name);
+  KILN_CHECK(name != "aten::expand", "trace: an in-place write through an expanded view writes some elements more than "
+             "once (unsupported, as in PyTorch); clone the expanded tensor first");
+  return scatter_through_positions(t, step, parent, src);
 }
 
 // The functional op an in-place op stands for (add_.Tensor -> add.Tensor, zero_ -> fill.Scalar).

@@ -191,6 +191,32 @@ TEST(Functionalize, MutatingAStridedSliceAtThePrimsLevel) {
   expect_functionalized_like_eager(fn, {arange(15, DType::Float64).view({3, 5})}, "aten::slice_scatter");
 }
 
+TEST(Functionalize, WritesThroughDiagonalAndAsStridedViews) {
+  auto fn = [](const std::vector<Tensor>& in) {
+    Tensor d = in[0].t().diagonal(1);  // a diagonal of a transposed input
+    d.mul_(full({1}, -1.0, DType::Float64));
+    Tensor window = as_strided(in[1], {2, 2}, {3, 1}, 1);
+    window.add_(full({1}, 10.0, DType::Float64));
+    return std::vector<Tensor>{add(in[0], Scalar(0)), window};
+  };
+  expect_functionalized_like_eager(fn, {arange(12, DType::Float64).view({3, 4}), arange(9, DType::Float64)},
+                                   "aten::scatter.src");
+}
+
+TEST(Functionalize, WritingThroughAnExpandedViewIsRefused) {
+  auto fn = [](const std::vector<Tensor>& in) {
+    Tensor wide = in[0].expand({3, 4});
+    wide.add_(ones({3, 4}, DType::Float64));
+    return std::vector<Tensor>{wide};
+  };
+  try {
+    trace(fn, std::vector<Tensor>{zeros({4}, DType::Float64)}, Level::Core);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("expanded view"), std::string::npos) << e.what();
+  }
+}
+
 TEST(PrimsLevel, RecordsOnlyPrimsWithExplicitPromotion) {
   auto fn = [](const std::vector<Tensor>& in) { return std::vector<Tensor>{add(in[0], in[1])}; };
   std::vector<Tensor> inputs = {zeros({2, 3}, DType::Int32), zeros({3}, DType::Float32)};
@@ -214,6 +240,34 @@ TEST(PrimsLevel, AnOpWithoutPrimsDecompositionIsNamed) {
     FAIL() << "expected an error";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("aten::cumsum"), std::string::npos) << e.what();
+  }
+}
+
+// Losses and attention trace at every level and interpret to the eager result (gather stays
+// whole at the prims level, as the GEMMs do).
+TEST(PrimsLevel, LossesAndAttentionAtEveryLevel) {
+  auto fn = [](const std::vector<Tensor>& in) {
+    Tensor target = in[1];
+    Tensor loss = cross_entropy(in[0], target, std::nullopt, Reduction::Mean, -100, 0.1);
+    Tensor attended = scaled_dot_product_attention(in[2], in[3], in[4], std::nullopt, 0.0, true);
+    return std::vector<Tensor>{loss, attended};
+  };
+  manual_seed(7);
+  std::vector<Tensor> inputs = {randn({6, 5}, DType::Float64), from_vector<int64_t>({4, 0, -100, 2, 2, 1}),
+                                randn({2, 3, 4, 8}, DType::Float64), randn({2, 3, 5, 8}, DType::Float64),
+                                randn({2, 3, 5, 8}, DType::Float64)};
+  auto want = fn(inputs);
+  for (auto [level, ir] : {std::pair{Level::ATen, graph::IrLevel::ATen}, std::pair{Level::Core, graph::IrLevel::Core},
+                           std::pair{Level::Prims, graph::IrLevel::Prims}}) {
+    SCOPED_TRACE(std::string(level_name(level)));
+    graph::Graph g = trace(fn, inputs, level);
+    graph::verify_level(g, ir);
+    auto got = graph::interpret(g, inputs);
+    ASSERT_EQ(got.size(), 2u);
+    for (size_t i = 0; i < 2; ++i) {
+      double scale = want[i].abs().amax().item<double>();
+      EXPECT_LT(sub(got[i], want[i]).abs().amax().item<double>(), 1e-12 * scale) << graph::print(g);
+    }
   }
 }
 

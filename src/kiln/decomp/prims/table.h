@@ -1,7 +1,7 @@
 // Core ATen -> Prims: the decompositions a trace at the prims level runs for Core ATen ops (and
 // for leaf ops whose fused kernels have a decomposition, see leaf.h), so that the graph holds only
 // prims — plus the few ops no prim expresses, which backends run as library calls (GEMM,
-// convolution, gathers, arg-reductions).
+// convolution, gather/scatter, arg-reductions).
 #pragma once
 
 #include <map>
@@ -14,7 +14,7 @@ using DecompositionMap = std::map<OpHandle, BoxedKernel>;
 
 // Every Core ATen -> Prims decomposition, keyed by op.
 const DecompositionMap& prims_decompositions();
-// True for ops that stay whole at the prims level (mm, bmm, convolution, gather, argmax...).
+// True for ops that stay whole at the prims level (mm, bmm, convolution, gather, scatter, argmax...).
 bool stays_at_prims_level(OpHandle op);
 
 namespace decomp {

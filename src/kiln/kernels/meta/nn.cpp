@@ -91,4 +91,22 @@ TensorSpec gather(const Tensor& self, int64_t dim, const Tensor& index, bool /*s
   return contiguous_spec(index.sizes(), self.dtype());
 }
 
+TensorSpec scatter(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
+  KILN_CHECK_TYPE(index.dtype() == DType::Int64, "scatter: expected dtype int64 for index, got {}",
+                  dtype_name(index.dtype()));
+  KILN_CHECK_TYPE(src.dtype() == self.dtype(), "scatter: expected self ({}) and src ({}) to have the same dtype",
+                  dtype_name(self.dtype()), dtype_name(src.dtype()));
+  int64_t nd = std::max<int64_t>(self.dim(), 1);
+  int64_t d = wrap_dim(dim, nd, "scatter");
+  KILN_CHECK(std::max<int64_t>(index.dim(), 1) == nd && std::max<int64_t>(src.dim(), 1) == nd,
+             "scatter: index {} and src {} must have as many dims as self {}", index.sizes(), src.sizes(),
+             self.sizes());
+  for (int64_t i = 0; i < index.dim(); ++i) {
+    KILN_CHECK(index.sizes()[i] <= src.sizes()[i] && (i == d || index.sizes()[i] <= self.sizes()[i]),
+               "scatter: index {} must fit src {} in every dim and self {} in every dim but {}", index.sizes(),
+               src.sizes(), self.sizes(), d);
+  }
+  return contiguous_spec(self.sizes(), self.dtype());
+}
+
 }  // namespace kiln::meta

@@ -1,4 +1,4 @@
-// Meta functions of convolution and gather: output shape and dtype, and the argument checks
+// Meta functions of convolution, gather and scatter: output shape and dtype, and the argument checks
 // PyTorch makes (named op, argument and sizes).
 #pragma once
 
@@ -21,5 +21,6 @@ TensorSpec convolution(const Tensor& input, const Tensor& weight, const std::opt
                        IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, bool transposed,
                        IntArrayRef output_padding, int64_t groups);
 TensorSpec gather(const Tensor& self, int64_t dim, const Tensor& index, bool sparse_grad);
+TensorSpec scatter(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src);
 
 }  // namespace kiln::meta

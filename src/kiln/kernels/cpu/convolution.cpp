@@ -1,4 +1,4 @@
-// CPU convolution and gather. Convolution lowers each batch element to a GEMM: im2col gathers
+// CPU convolution. It lowers each batch element to a GEMM: im2col gathers
 // the receptive fields into a [groups, C/groups * kernel, outputs] matrix, and one batched matrix
 // product (oneDNN for float32) applies every group's filters; float16/bfloat16 compute in
 // float32. Any number of spatial dims from 1 to 3, with stride, padding, dilation and groups.
@@ -89,41 +89,8 @@ void convolution_impl(const Tensor& input, const Tensor& weight, const std::opti
   copy_into(out, result.view(out.sizes()));
 }
 
-template <class T>
-void gather_typed(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& out) {
-  // Walk the index in row-major order; the source offset replaces the gather dim's coordinate.
-  int64_t nd = index.dim();
-  const T* src = self.data_ptr<T>();
-  const int64_t* idx = index.data_ptr<int64_t>();
-  T* dst = out.data_ptr<T>();
-  int64_t size = self.dim() == 0 ? 1 : self.sizes()[dim];
-  std::vector<int64_t> coord(static_cast<size_t>(nd), 0);
-  for (int64_t linear = 0; linear < out.numel(); ++linear) {
-    int64_t index_offset = index.storage_offset(), src_offset = self.storage_offset();
-    for (int64_t d = 0; d < nd; ++d) {
-      index_offset += coord[static_cast<size_t>(d)] * index.strides()[d];
-      if (d != dim) src_offset += coord[static_cast<size_t>(d)] * self.strides()[d];
-    }
-    int64_t i = idx[index_offset - index.storage_offset()];
-    KILN_CHECK_INDEX(i >= 0 && i < size, "gather: index {} is out of bounds for dimension {} with size {}", i, dim,
-                     size);
-    if (self.dim() > 0) src_offset += i * self.strides()[dim];
-    dst[linear] = src[src_offset - self.storage_offset()];
-    for (int64_t d = nd - 1; d >= 0; --d) {
-      if (++coord[static_cast<size_t>(d)] < index.sizes()[d]) break;
-      coord[static_cast<size_t>(d)] = 0;
-    }
-  }
-}
-
-void gather_impl(const Tensor& self, int64_t dim, const Tensor& index, bool /*sparse_grad*/, const Tensor& out) {
-  int64_t d = wrap_dim(dim, std::max<int64_t>(self.dim(), 1), "gather");
-  visit_dtype(self.dtype(), [&]<class T>() { gather_typed<T>(self, d, index, out); });
-}
-
 const KernelRegistrar kRegister([](Registry& r) {
   kernels::def_structured<&meta::convolution, &convolution_impl>(r, "aten::convolution");
-  kernels::def_structured<&meta::gather, &gather_impl>(r, "aten::gather");
 });
 
 }  // namespace

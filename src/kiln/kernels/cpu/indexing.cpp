@@ -1,0 +1,67 @@
+// CPU gather and scatter along one dim: both walk the index tensor in row-major order; the
+// element at an index coordinate pairs with the coordinate whose `dim` entry is the index value.
+#include <vector>
+
+#include "kiln/kernels/cpu/convert.h"
+#include "kiln/kernels/meta/nn.h"
+#include "kiln/kernels/register.h"
+
+namespace kiln::cpu {
+namespace {
+
+// Calls f(index value, offset of the coordinate in `along` with dim replaced by the value, offset
+// of the coordinate itself in `at`) for every coordinate of `index`. Offsets are in elements from
+// each tensor's data pointer; index values are checked against along's size at dim.
+template <class F>
+void walk_index(const Tensor& index, int64_t dim, const Tensor& along, const Tensor& at, std::string_view op,
+                const F& f) {
+  int64_t nd = index.dim();
+  const int64_t* idx = index.data_ptr<int64_t>();
+  int64_t size = along.dim() == 0 ? 1 : along.sizes()[dim];
+  std::vector<int64_t> coord(static_cast<size_t>(nd), 0);
+  for (int64_t linear = 0; linear < index.numel(); ++linear) {
+    int64_t index_offset = 0, along_offset = 0, at_offset = 0;
+    for (int64_t d = 0; d < nd; ++d) {
+      int64_t c = coord[static_cast<size_t>(d)];
+      index_offset += c * index.strides()[d];
+      if (d != dim && along.dim() > 0) along_offset += c * along.strides()[d];
+      if (at.dim() > 0) at_offset += c * at.strides()[d];
+    }
+    int64_t i = idx[index_offset];
+    KILN_CHECK_INDEX(i >= 0 && i < size, "{}: index {} is out of bounds for dimension {} with size {}", op, i, dim,
+                     size);
+    if (along.dim() > 0) along_offset += i * along.strides()[dim];
+    f(along_offset, at_offset);
+    for (int64_t d = nd - 1; d >= 0; --d) {
+      if (++coord[static_cast<size_t>(d)] < index.sizes()[d]) break;
+      coord[static_cast<size_t>(d)] = 0;
+    }
+  }
+}
+
+void gather_impl(const Tensor& self, int64_t dim, const Tensor& index, bool /*sparse_grad*/, const Tensor& out) {
+  int64_t d = wrap_dim(dim, std::max<int64_t>(self.dim(), 1), "gather");
+  visit_dtype(self.dtype(), [&]<class T>() {
+    const T* src = self.data_ptr<T>();
+    T* dst = out.data_ptr<T>();
+    walk_index(index, d, self, out, "gather", [&](int64_t from, int64_t to) { dst[to] = src[from]; });
+  });
+}
+
+void scatter_impl(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, const Tensor& out) {
+  int64_t d = wrap_dim(dim, std::max<int64_t>(self.dim(), 1), "scatter");
+  copy_into(out, self);
+  visit_dtype(self.dtype(), [&]<class T>() {
+    const T* from = src.data_ptr<T>();
+    T* dst = out.data_ptr<T>();
+    walk_index(index, d, out, src, "scatter", [&](int64_t to, int64_t at) { dst[to] = from[at]; });
+  });
+}
+
+const KernelRegistrar kRegister([](Registry& r) {
+  kernels::def_structured<&meta::gather, &gather_impl>(r, "aten::gather");
+  kernels::def_structured<&meta::scatter, &scatter_impl>(r, "aten::scatter.src");
+});
+
+}  // namespace
+}  // namespace kiln::cpu
