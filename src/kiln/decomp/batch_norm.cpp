@@ -46,27 +46,45 @@ Tensor normalize(const Tensor& x, const Tensor& mean, const Tensor& rstd, const 
   return out;
 }
 
-std::tuple<Tensor, Tensor, Tensor> legit(const Tensor& input, const std::optional<Tensor>& weight,
-                                         const std::optional<Tensor>& bias, const Tensor& running_mean,
-                                         const Tensor& running_var, bool training, double momentum, double eps) {
+// The functional form of _native_batch_norm_legit: the running statistics it would update in
+// place come back as two more results (what functionalization records).
+std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> legit_functional(
+    const Tensor& input, const std::optional<Tensor>& weight, const std::optional<Tensor>& bias,
+    const Tensor& running_mean, const Tensor& running_var, bool training, double momentum, double eps) {
   check_input(input, "_native_batch_norm_legit");
   int64_t channels = input.sizes()[1];
   check_channels(running_mean, channels, "_native_batch_norm_legit", "running_mean");
   check_channels(running_var, channels, "_native_batch_norm_legit", "running_var");
-  if (!training) return batch_norm_no_training(input, weight, bias, running_mean, running_var, momentum, eps);
-  auto result = batch_norm_no_stats(input, weight, bias, true, momentum, eps);
-  // The running statistics move toward the batch's (the variance unbiased), in place.
+  // The Core ATen ops, called through the dispatcher so that traces record them.
+  using Three = std::tuple<Tensor, Tensor, Tensor>;
+  if (!training) {
+    auto [out, mean, rstd] = kiln::detail::call<Three>(KILN_OP("aten::_native_batch_norm_legit_no_training"), input,
+                                                       weight, bias, running_mean, running_var, momentum, eps);
+    return {out, mean, rstd, clone(running_mean), clone(running_var)};
+  }
+  auto [out, mean, rstd] =
+      kiln::detail::call<Three>(KILN_OP("aten::_native_batch_norm_legit.no_stats"), input, weight, bias, true, momentum, eps);
+  // The running statistics move toward the batch's (the variance unbiased).
   DType compute = compute_dtype(input);
   Tensor x = as_compute(input, compute);
   auto dims = reduced_dims(input.dim());
   Tensor unbiased = var(x, IntArrayRef(dims), Scalar(1), false);
-  Tensor mean = std::get<1>(result);
-  Tensor new_mean = add(mul(as_compute(running_mean, compute), Scalar(1 - momentum)), mul(mean, Scalar(momentum)));
-  Tensor new_var = add(mul(as_compute(running_var, compute), Scalar(1 - momentum)), mul(unbiased, Scalar(momentum)));
+  Tensor kept_mean = mul(as_compute(running_mean, compute), Scalar(1 - momentum));
+  Tensor new_mean = add(kept_mean, mul(mean, Scalar(momentum)));
+  Tensor kept_var = mul(as_compute(running_var, compute), Scalar(1 - momentum));
+  Tensor new_var = add(kept_var, mul(unbiased, Scalar(momentum)));
+  return {out, mean, rstd, as_compute(new_mean, running_mean.dtype()), as_compute(new_var, running_var.dtype())};
+}
+
+std::tuple<Tensor, Tensor, Tensor> legit(const Tensor& input, const std::optional<Tensor>& weight,
+                                         const std::optional<Tensor>& bias, const Tensor& running_mean,
+                                         const Tensor& running_var, bool training, double momentum, double eps) {
+  auto [out, mean, rstd, new_mean, new_var] =
+      legit_functional(input, weight, bias, running_mean, running_var, training, momentum, eps);
   Tensor mean_out = running_mean, var_out = running_var;  // handles to the caller's tensors
   copy_(mean_out, new_mean);
   copy_(var_out, new_var);
-  return result;
+  return {out, mean, rstd};
 }
 
 Tensor batch_norm(const Tensor& input, const std::optional<Tensor>& weight, const std::optional<Tensor>& bias,
@@ -99,6 +117,7 @@ const KernelRegistrar kRegister([](Registry& r) {
   def_meta_and_cpu<&batch_norm_no_training>(r, "aten::_native_batch_norm_legit_no_training");
   def_meta_and_cpu<&batch_norm_no_stats>(r, "aten::_native_batch_norm_legit.no_stats");
   def_meta_and_cpu<&legit>(r, "aten::_native_batch_norm_legit");
+  r.set_compound_kernel("aten::_native_batch_norm_legit_functional", kiln::detail::boxed<&legit_functional>());
   r.set_compound_kernel("aten::batch_norm", kiln::detail::boxed<&batch_norm>());
 });
 

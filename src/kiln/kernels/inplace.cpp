@@ -1,7 +1,8 @@
-// In-place variants (add_, relu_, ...): run the functional op, check that its result fits self
-// (same shape, a dtype self can hold), and copy it into self. One generic kernel, registered for
-// every op tagged `inplace` that has no kernel of its own; the functional op is found by name
-// (add_.Tensor -> add.Tensor). Ops without a functional form (resize_) are left alone.
+// In-place variants (add_, relu_, ...) and out= variants (atan2.out): run the functional op, check
+// that its result fits the written tensor (same shape, a dtype it can hold), and copy it there.
+// One generic kernel, registered for every such op that has no kernel of its own; the functional
+// op is found by name (add_.Tensor -> add.Tensor) or by arguments (atan2.out -> atan2). Ops
+// without a functional form (resize_) are left alone.
 #include "kiln/core/type_promotion.h"
 #include "kiln/kernels/cpu/convert.h"
 #include "kiln/kernels/register.h"
@@ -9,8 +10,8 @@
 namespace kiln::kernels {
 namespace {
 
-void run_inplace(OpHandle op, OpHandle functional, Stack& stack) {
-  Tensor self = stack.at(0).to_tensor();
+// Writes the functional op's result into `target`.
+void run_into(OpHandle op, OpHandle functional, Stack& stack, Tensor self) {
   call_op(functional, stack);
   const Tensor& result = stack.at(0).to_tensor();
   KILN_CHECK(result.sizes().equals(self.sizes()),
@@ -24,6 +25,14 @@ void run_inplace(OpHandle op, OpHandle functional, Stack& stack) {
   stack.emplace_back(self);
 }
 
+void run_inplace(OpHandle op, OpHandle functional, Stack& stack) { run_into(op, functional, stack, stack.at(0).to_tensor()); }
+
+void run_out(OpHandle op, OpHandle functional, Stack& stack) {
+  Tensor out = stack.back().to_tensor();
+  stack.pop_back();
+  run_into(op, functional, stack, out);
+}
+
 const KernelRegistrar kRegister([](Registry& r) {
   for (OpHandle op : r.ops()) {
     if (!op->has_tag(OpTag::Inplace) || op->kernel(DispatchKey::CPU) || op->provenance() != Provenance::Native) continue;
@@ -31,6 +40,13 @@ const KernelRegistrar kRegister([](Registry& r) {
     if (!functional) continue;  // resize_ has no functional form
     for (DispatchKey k : {DispatchKey::CPU, DispatchKey::Meta}) {
       r.set_kernel(op->name(), k, [op, functional](Stack& s) { run_inplace(op, functional, s); });
+    }
+  }
+  for (OpHandle op : r.ops()) {
+    OpHandle functional = r.functional_of_out_variant(op);
+    if (!functional || op->kernel(DispatchKey::CPU) || op->provenance() != Provenance::Native) continue;
+    for (DispatchKey k : {DispatchKey::CPU, DispatchKey::Meta}) {
+      r.set_kernel(op->name(), k, [op, functional](Stack& s) { run_out(op, functional, s); });
     }
   }
 });

@@ -145,6 +145,26 @@ OpHandle Registry::functional_variant(OpHandle inplace) const {
   return find(name);
 }
 
+bool Registry::is_out_variant(OpHandle op) {
+  const auto& args = op->schema().arguments;
+  return !args.empty() && args.back().name == "out" && args.back().alias && args.back().alias->is_write;
+}
+
+OpHandle Registry::functional_of_out_variant(OpHandle op) const {
+  if (!is_out_variant(op)) return nullptr;
+  const Schema& s = op->schema();
+  for (OpHandle candidate : ops()) {
+    const Schema& c = candidate->schema();
+    if (c.ns != s.ns || c.name != s.name || c.is_mutable() || c.arguments.size() + 1 != s.arguments.size()) continue;
+    bool same = true;
+    for (size_t i = 0; i < c.arguments.size() && same; ++i) {
+      same = c.arguments[i].name == s.arguments[i].name && c.arguments[i].type == s.arguments[i].type;
+    }
+    if (same) return candidate;
+  }
+  return nullptr;
+}
+
 std::vector<OpHandle> Registry::ops() const {
   std::shared_lock lock(mu_);
   std::vector<OpHandle> out;

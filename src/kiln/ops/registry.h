@@ -90,6 +90,11 @@ class Registry {
   OpHandle get(std::string_view name) const;
   // The functional op an in-place op stands for (add_.Tensor -> add.Tensor), or nullptr.
   OpHandle functional_variant(OpHandle inplace) const;
+  // The functional op an out= op stands for: same name, no mutable argument, the out= op's
+  // arguments without the trailing `out` (atan2.out -> atan2), or nullptr.
+  OpHandle functional_of_out_variant(OpHandle op) const;
+  // True for an op whose last argument is a written `out` tensor.
+  static bool is_out_variant(OpHandle op);
   // All ops in declaration order.
   std::vector<OpHandle> ops() const;
 

@@ -25,6 +25,7 @@ struct Type {
   bool element_optional = false;  // Tensor?[]
   std::string to_string() const;
   bool is_tensor_like() const { return base == BaseType::Tensor; }
+  bool operator==(const Type&) const = default;
 };
 
 struct AliasInfo {

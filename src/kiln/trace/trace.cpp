@@ -178,38 +178,69 @@ OpHandle functional_variant(OpHandle op, Stack& stack) {
   return f;
 }
 
-// Core level: an op that writes its first argument is recorded as its functional form; the new
-// value replaces the old one, and a view's new value is scattered back into its root.
-void functionalize(Tracer& t, OpHandle op, Stack& stack) {
-  const auto& first = op->schema().arguments.at(0);
-  KILN_CHECK(first.alias && first.alias->is_write && op->schema().name.ends_with("_"),
-             "trace: functionalizing {} (which writes an argument other than the first) is not supported yet",
-             op->name());
-  Tensor self = stack.at(0).to_tensor();
-  OpHandle functional = functional_variant(op, stack);
-  record(t, functional, stack, t.below_trace);
-  Tensor result = stack.at(0).to_tensor();
-  KILN_CHECK(result.sizes().equals(self.sizes()), "{}: output with shape {} doesn't match the broadcast shape {}",
-             op->name(), self.sizes(), result.sizes());
-  if (result.dtype() != self.dtype()) {
-    result = record_call(t, Registry::global().get("aten::_to_copy"), result,
-                         {Value(self.dtype()), Value(), Value(), Value(), Value(false), Value()});
+// Gives `target` (a traced input, a tensor made in the trace, or a view of one) the new value
+// `value`: the op `op` wrote it. A view's new value is scattered back into its root, so the root
+// and every view of it read the write.
+void assign(Tracer& t, const Tensor& target, Tensor value, OpHandle op) {
+  KILN_CHECK(value.sizes().equals(target.sizes()), "{}: output with shape {} doesn't match the broadcast shape {}",
+             op->name(), target.sizes(), value.sizes());
+  if (value.dtype() != target.dtype()) {
+    value = record_call(t, Registry::global().get("aten::_to_copy"), value,
+                        {Value(target.dtype()), Value(), Value(), Value(), Value(false), Value()});
   }
-  auto view = t.views.find(self.impl());
+  auto view = t.views.find(target.impl());
   if (view == t.views.end()) {
-    t.values[self.impl()] = t.values.at(result.impl());
-    ++t.versions[self.impl()];
-  } else {
-    Tracer::ViewInfo info = view->second;
-    Tensor updated = result;
-    for (size_t i = info.chain.size(); i-- > 0;) updated = scatter_back(t, info.chain[i], replay(t, info, i), updated);
-    t.values[info.root.impl()] = t.values.at(updated.impl());
-    uint64_t version = ++t.versions[info.root.impl()];
-    t.values[self.impl()] = t.values.at(result.impl());
-    t.views[self.impl()].version = version;
+    t.values[target.impl()] = t.values.at(value.impl());
+    ++t.versions[target.impl()];
+    return;
   }
-  stack.clear();
-  stack.emplace_back(self);
+  Tracer::ViewInfo info = view->second;
+  Tensor updated = value;
+  for (size_t i = info.chain.size(); i-- > 0;) updated = scatter_back(t, info.chain[i], replay(t, info, i), updated);
+  t.values[info.root.impl()] = t.values.at(updated.impl());
+  uint64_t version = ++t.versions[info.root.impl()];
+  t.values[target.impl()] = t.values.at(value.impl());
+  t.views[target.impl()].version = version;
+}
+
+// Core level: an op that writes arguments is recorded as its functional form, and the written
+// arguments get the new values:
+//   in-place (abs_, add_.Tensor): the functional op's result becomes self;
+//   out= (atan2.out): the functional op's result becomes `out`;
+//   _native_batch_norm_legit: its functional form also returns the updated running statistics.
+void functionalize(Tracer& t, OpHandle op, Stack& stack) {
+  const Schema& s = op->schema();
+  auto& r = Registry::global();
+  if (s.name.ends_with("_") && s.arguments.at(0).alias && s.arguments[0].alias->is_write) {
+    Tensor self = stack.at(0).to_tensor();
+    OpHandle functional = functional_variant(op, stack);
+    record(t, functional, stack, t.below_trace);
+    assign(t, self, stack.at(0).to_tensor(), op);
+    stack.clear();
+    stack.emplace_back(self);
+    return;
+  }
+  if (Registry::is_out_variant(op)) {
+    OpHandle functional = r.functional_of_out_variant(op);
+    KILN_CHECK_KIND(functional != nullptr, ErrorKind::NotImplemented, "trace: {} has no functional form", op->name());
+    Tensor out = stack.back().to_tensor();
+    stack.pop_back();
+    record(t, functional, stack, t.below_trace);
+    assign(t, out, stack.at(0).to_tensor(), op);
+    stack.clear();
+    stack.emplace_back(out);
+    return;
+  }
+  if (op->name() == "aten::_native_batch_norm_legit") {
+    Tensor running_mean = stack.at(3).to_tensor(), running_var = stack.at(4).to_tensor();
+    record(t, r.get("aten::_native_batch_norm_legit_functional"), stack, t.below_trace);
+    assign(t, running_mean, stack.at(3).to_tensor(), op);
+    assign(t, running_var, stack.at(4).to_tensor(), op);
+    stack.resize(3);
+    return;
+  }
+  KILN_FAIL(ErrorKind::NotImplemented, "trace: functionalizing {} (which writes {}) is not supported yet", op->name(),
+            s.text);
 }
 
 // Core level: remembers how a view was made, so mutations through it can be written back.
