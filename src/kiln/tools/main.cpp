@@ -20,8 +20,8 @@ commands:
   demo    a guided tour of kiln's tensor API: tensors, broadcasting, type promotion,
           views, a small MLP, meta tensors, and what errors look like
   explain MODEL
-          a built-in model (mlp, ln_gelu_mlp, attention) traced at each IR level: its graph,
-          op counts per level, and what each compound op decomposed into
+          a built-in model (mlp, ln_gelu_mlp, attention, convnet) traced at the aten, core
+          and prims levels: its graph, op counts per level, and what each op decomposed into
   help    this text (also -h, --help)
 
 environment:
