@@ -63,19 +63,11 @@ Tensor expand(const Tensor& self, IntArrayRef size, bool /*implicit*/) {
 }
 
 Tensor slice(const Tensor& self, int64_t dim, std::optional<int64_t> start, std::optional<int64_t> end, int64_t step) {
-  KILN_CHECK(self.dim() > 0, "slice: cannot be applied to a 0-dim tensor");
-  int64_t d = wrap_dim(dim, self.dim(), "slice");
-  KILN_CHECK(step > 0, "slice: step must be positive, got {}", step);
-  int64_t n = self.sizes()[d];
-  int64_t s = start.value_or(0), e = end.value_or(n);
-  if (s < 0) s += n;
-  if (e < 0) e += n;
-  s = std::clamp<int64_t>(s, 0, n);
-  e = std::clamp<int64_t>(e, s, n);
+  meta::SliceBounds b = meta::slice_bounds(self.sizes(), dim, start, end, step);
   Shape sizes = self.sizes().shape(), strides = self.strides().shape();
-  sizes[d] = (e - s + step - 1) / step;
-  strides[d] *= step;
-  return self.view_with(sizes, strides, self.storage_offset() + s * self.strides()[d]);
+  sizes[b.dim] = b.length();
+  strides[b.dim] *= step;
+  return self.view_with(sizes, strides, self.storage_offset() + b.start * self.strides()[b.dim]);
 }
 
 Tensor select(const Tensor& self, int64_t dim, int64_t index) {

@@ -346,15 +346,6 @@ const KernelRegistrar kRegister([](Registry& r) {
 
 }  // namespace
 
-std::string_view level_name(Level l) {
-  switch (l) {
-    case Level::ATen: return "aten";
-    case Level::Core: return "core";
-    case Level::Prims: return "prims";
-  }
-  return "?";
-}
-
 graph::Graph trace(const TracedFn& fn, std::span<const Tensor> example_inputs, Level level) {
   return trace(fn, example_inputs, TraceOptions{.level = level, .names = {}, .table = nullptr, .decompositions = nullptr});
 }

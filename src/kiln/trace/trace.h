@@ -19,11 +19,13 @@
 
 #include "kiln/decomp/table.h"
 #include "kiln/graph/graph.h"
+#include "kiln/graph/verify_level.h"
 
 namespace kiln::trace {
 
-enum class Level { ATen, Core, Prims };
-std::string_view level_name(Level l);
+// The IR levels a trace records at: the graph verifier's levels.
+using Level = graph::IrLevel;
+inline std::string_view level_name(Level l) { return graph::ir_level_name(l); }
 
 using TracedFn = std::function<std::vector<Tensor>(const std::vector<Tensor>& inputs)>;
 

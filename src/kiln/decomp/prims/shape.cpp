@@ -115,23 +115,7 @@ Tensor squeeze_dims(const Tensor& self, IntArrayRef dims) {
   return squeeze_where(self, wrapped);
 }
 
-struct SliceBounds {
-  int64_t dim, start, end, step;
-};
-
-SliceBounds slice_bounds(const Tensor& self, int64_t dim, std::optional<int64_t> start, std::optional<int64_t> end,
-                         int64_t step) {
-  KILN_CHECK(self.dim() > 0, "slice: cannot be applied to a 0-dim tensor");
-  int64_t d = wrap_dim(dim, self.dim(), "slice");
-  KILN_CHECK(step > 0, "slice: step must be positive, got {}", step);
-  int64_t n = self.sizes()[d];
-  int64_t s = start.value_or(0), e = end.value_or(n);
-  if (s < 0) s += n;
-  if (e < 0) e += n;
-  s = std::clamp<int64_t>(s, 0, n);
-  e = std::clamp<int64_t>(e, s, n);
-  return {d, s, e, step};
-}
+using meta::SliceBounds;
 
 Tensor slice_prim(const Tensor& self, const SliceBounds& b) {
   std::vector<int64_t> start(static_cast<size_t>(self.dim()), 0), limit = self.sizes().vec(),
@@ -145,7 +129,7 @@ Tensor slice_prim(const Tensor& self, const SliceBounds& b) {
 }
 
 Tensor slice(const Tensor& self, int64_t dim, std::optional<int64_t> start, std::optional<int64_t> end, int64_t step) {
-  return slice_prim(self, slice_bounds(self, dim, start, end, step));
+  return slice_prim(self, meta::slice_bounds(self.sizes(), dim, start, end, step));
 }
 
 Tensor select(const Tensor& self, int64_t dim, int64_t index) {
@@ -220,7 +204,7 @@ Tensor cat(std::span<const Tensor> tensors, int64_t dim) {
 // slices src spread out so each element sits at its slot, chosen by a mask (where).
 Tensor slice_scatter(const Tensor& self, const Tensor& src, int64_t dim, std::optional<int64_t> start,
                      std::optional<int64_t> end, int64_t step) {
-  SliceBounds b = slice_bounds(self, dim, start, end, step);
+  SliceBounds b = meta::slice_bounds(self.sizes(), dim, start, end, step);
   Tensor expected = slice_prim(self, b);
   KILN_CHECK(src.sizes().equals(expected.sizes()),
              "slice_scatter: expected src to have a size equal to the slice of self; src size = {}, slice size = {}",

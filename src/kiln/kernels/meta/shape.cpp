@@ -1,5 +1,7 @@
 #include "kiln/kernels/meta/shape.h"
 
+#include <algorithm>
+
 namespace kiln::meta {
 
 Shape infer_size(IntArrayRef shape, int64_t numel, std::string_view op) {
@@ -56,6 +58,21 @@ std::optional<Shape> view_strides(IntArrayRef sizes, IntArrayRef strides, IntArr
   }
   if (view_d != -1) return std::nullopt;
   return out;
+}
+
+SliceBounds slice_bounds(IntArrayRef sizes, int64_t dim, std::optional<int64_t> start, std::optional<int64_t> end,
+                         int64_t step) {
+  auto ndim = static_cast<int64_t>(sizes.size());
+  KILN_CHECK(ndim > 0, "slice: cannot be applied to a 0-dim tensor");
+  int64_t d = wrap_dim(dim, ndim, "slice");
+  KILN_CHECK(step > 0, "slice: step must be positive, got {}", step);
+  int64_t n = sizes[static_cast<size_t>(d)];
+  int64_t s = start.value_or(0), e = end.value_or(n);
+  if (s < 0) s += n;
+  if (e < 0) e += n;
+  s = std::clamp<int64_t>(s, 0, n);
+  e = std::clamp<int64_t>(e, s, n);
+  return {d, s, e, step};
 }
 
 }  // namespace kiln::meta

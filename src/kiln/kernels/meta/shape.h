@@ -11,6 +11,14 @@ namespace kiln::meta {
 
 // Replaces a single -1 in `shape` with the size that makes numel match; throws when impossible.
 Shape infer_size(IntArrayRef shape, int64_t numel, std::string_view op);
+// slice(dim, start, end, step) with Python's rules: dim wrapped, negative bounds counted from the
+// end, bounds clamped into [0, size], end >= start; throws for a 0-d tensor or a step <= 0.
+struct SliceBounds {
+  int64_t dim, start, end, step;
+  int64_t length() const { return (end - start + step - 1) / step; }
+};
+SliceBounds slice_bounds(IntArrayRef sizes, int64_t dim, std::optional<int64_t> start, std::optional<int64_t> end,
+                         int64_t step);
 // Strides for viewing (sizes, strides) as `new_sizes` without copying, or nullopt when some
 // new dimension would span two non-contiguous chunks of memory.
 std::optional<Shape> view_strides(IntArrayRef sizes, IntArrayRef strides, IntArrayRef new_sizes);
