@@ -37,6 +37,7 @@ struct Tracer {
   // Decompositions in progress (innermost last) and finished ones, when the caller asked.
   std::vector<size_t> open;  // indices into *decompositions, which may grow meanwhile
   std::vector<Decomposition>* decompositions = nullptr;
+  bool keep_ops_without_prims = false;
 
   // Tells the innermost decomposition in progress that `op` appeared inside it.
   void note_recorded(OpHandle op) {
@@ -271,6 +272,7 @@ const BoxedKernel* prims_decomposition(const Tracer& t, OpHandle op) {
   auto it = table.find(op);
   if (it != table.end()) return &it->second;
   if (op->kind() == OpKind::Compound && op->compound_kernel()) return op->compound_kernel();
+  if (t.keep_ops_without_prims) return nullptr;
   KILN_FAIL(ErrorKind::NotImplemented, "trace (prims level): {} has no decomposition into prims yet", op->name());
 }
 
@@ -347,7 +349,7 @@ const KernelRegistrar kRegister([](Registry& r) {
 }  // namespace
 
 graph::Graph trace(const TracedFn& fn, std::span<const Tensor> example_inputs, Level level) {
-  return trace(fn, example_inputs, TraceOptions{.level = level, .names = {}, .table = nullptr, .decompositions = nullptr});
+  return trace(fn, example_inputs, TraceOptions{.level = level, .names = {}, .table = nullptr, .decompositions = nullptr, .keep_ops_without_prims = false});
 }
 
 graph::Graph trace(const TracedFn& fn, std::span<const Tensor> example_inputs, const TraceOptions& options) {
@@ -360,6 +362,7 @@ graph::Graph trace(const TracedFn& fn, std::span<const Tensor> example_inputs, c
   tracer.level = options.level;
   tracer.table = options.table ? options.table : &kDefaultTable;
   tracer.decompositions = options.decompositions;
+  tracer.keep_ops_without_prims = options.keep_ops_without_prims;
   if (!example_inputs.empty()) tracer.device = example_inputs[0].device();
   std::vector<Tensor> inputs;
   for (size_t i = 0; i < example_inputs.size(); ++i) {

@@ -45,6 +45,9 @@ struct TraceOptions {
   const DecompositionTable* table = nullptr;
   // When set, receives one entry per op the trace decomposed.
   std::vector<Decomposition>* decompositions = nullptr;
+  // At the prims level, record an op with no prims decomposition as it is (a compiler runs it as an
+  // extern call) instead of failing.
+  bool keep_ops_without_prims = false;
 };
 
 // Traces `fn` on meta copies of `example_inputs` (same dtypes, sizes and strides).

@@ -1,0 +1,123 @@
+#include "kiln/api/compile.h"
+
+#include <mutex>
+
+#include "kiln/graph/interpreter.h"
+#include "kiln/graph/printer.h"
+#include "kiln/runtime/executable.h"
+#include "kiln/support/log.h"
+
+namespace kiln {
+namespace {
+
+struct Backends {
+  std::mutex mu;
+  std::map<std::string, Backend> by_name;
+};
+
+Backends& backends() {
+  static Backends* b = [] {
+    auto* r = new Backends();
+    r->by_name["eager"] = Backend{trace::Level::Core, [](graph::Graph g, const std::vector<Tensor>&) {
+                                    auto shared = std::make_shared<graph::Graph>(std::move(g));
+                                    return CompiledCallable([shared](const std::vector<Tensor>& in) {
+                                      return graph::interpret(*shared, in);
+                                    });
+                                  }};
+    r->by_name["inductor"] = Backend{trace::Level::Prims, [](graph::Graph g, const std::vector<Tensor>&) {
+                                       auto exe = runtime::compile_graph(g);
+                                       KILN_LOG("memory", "{}", exe->memory_plan().str());
+                                       return CompiledCallable([exe](const std::vector<Tensor>& in) {
+                                         return exe->run(in);
+                                       });
+                                     }};
+    return r;
+  }();
+  return *b;
+}
+
+std::vector<InputSignature> signature_of(const std::vector<Tensor>& inputs) {
+  std::vector<InputSignature> s;
+  for (const auto& t : inputs) s.push_back({t.dtype(), t.sizes().shape(), t.strides().shape(), t.device()});
+  return s;
+}
+
+// Why `now` does not match `before`: the first difference.
+std::string difference(const std::vector<InputSignature>& before, const std::vector<InputSignature>& now) {
+  if (before.size() != now.size()) return fmt::format("{} inputs instead of {}", now.size(), before.size());
+  for (size_t i = 0; i < now.size(); ++i) {
+    const auto& a = before[i];
+    const auto& b = now[i];
+    if (a.dtype != b.dtype) return fmt::format("input {} dtype {} -> {}", i, dtype_name(a.dtype), dtype_name(b.dtype));
+    if (a.sizes != b.sizes) return fmt::format("input {} sizes {} -> {}", i, a.sizes, b.sizes);
+    if (a.strides != b.strides) return fmt::format("input {} strides {} -> {}", i, a.strides, b.strides);
+    if (a.device != b.device) return fmt::format("input {} device {} -> {}", i, a.device, b.device);
+  }
+  return "no difference";
+}
+
+}  // namespace
+
+void register_backend(const std::string& name, Backend backend) {
+  KILN_CHECK(backend.compile != nullptr, "register_backend: backend {} has no compile function", name);
+  auto& b = backends();
+  std::lock_guard lock(b.mu);
+  b.by_name[name] = std::move(backend);
+}
+
+struct CompiledFunction::State {
+  trace::TracedFn fn;
+  Backend backend;
+  std::string backend_name;
+  std::mutex mu;
+  std::vector<std::pair<std::vector<InputSignature>, CompiledCallable>> compiled;
+};
+
+CompiledFunction::CompiledFunction(trace::TracedFn fn, CompileOptions options) : state_(std::make_shared<State>()) {
+  KILN_CHECK(fn != nullptr, "compile: no function given");
+  auto& b = backends();
+  std::lock_guard lock(b.mu);
+  auto it = b.by_name.find(options.backend);
+  if (it == b.by_name.end()) {
+    std::vector<std::string> names;
+    for (const auto& [name, unused] : b.by_name) names.push_back(name);
+    KILN_FAIL(ErrorKind::Value, "compile: unknown backend '{}' (registered: {})", options.backend, fmt::join(names, ", "));
+  }
+  state_->fn = std::move(fn);
+  state_->backend = it->second;
+  state_->backend_name = options.backend;
+}
+
+std::vector<Tensor> CompiledFunction::operator()(const std::vector<Tensor>& inputs) {
+  auto sig = signature_of(inputs);
+  CompiledCallable callable;
+  {
+    std::lock_guard lock(state_->mu);
+    for (const auto& [s, c] : state_->compiled) {
+      if (s == sig) callable = c;
+    }
+    if (!callable) {
+      if (!state_->compiled.empty()) {
+        KILN_LOG("recompiles", "recompiling ({} backend): {}", state_->backend_name,
+                 difference(state_->compiled.back().first, sig));
+      }
+      trace::TraceOptions options;
+      options.level = state_->backend.level;
+      options.keep_ops_without_prims = true;
+      graph::Graph g = trace::trace(state_->fn, inputs, options);
+      KILN_LOG("graph", "traced at the {} level:\n{}", trace::level_name(options.level), graph::print(g));
+      callable = state_->backend.compile(std::move(g), inputs);
+      state_->compiled.emplace_back(sig, callable);
+    }
+  }
+  return callable(inputs);
+}
+
+size_t CompiledFunction::compiled_signatures() const {
+  std::lock_guard lock(state_->mu);
+  return state_->compiled.size();
+}
+
+CompiledFunction compile(trace::TracedFn fn, CompileOptions options) { return CompiledFunction(std::move(fn), std::move(options)); }
+
+}  // namespace kiln

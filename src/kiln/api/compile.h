@@ -1,0 +1,60 @@
+// kiln::compile: the compiler as a function wrapper.
+//   auto f = kiln::compile(fn);          // fn: std::vector<Tensor>(const std::vector<Tensor>&)
+//   auto y = f({x, w});                  // traces and compiles on the first call
+// Compiled code is cached per input signature (dtype, sizes, strides, device of every input); each
+// call checks the signature (the guard) and a new one compiles again (KILN_LOG=recompiles says
+// why). Backends are chosen by name and users can add their own:
+//   "inductor" (default): traces at the prims level, fuses, generates C++, compiles and caches it;
+//   "eager": traces at the core level and interprets the graph with the eager kernels.
+// KILN_LOG=graph prints the traced graphs, output_code the generated source, fusion the fusion
+// decisions, schedule the kernels, loop_ir the lowered program.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kiln/trace/trace.h"
+
+namespace kiln {
+
+using CompiledCallable = std::function<std::vector<Tensor>(const std::vector<Tensor>&)>;
+
+struct Backend {
+  trace::Level level = trace::Level::Prims;  // the IR level the backend takes graphs at
+  // Turns a traced graph (example inputs given for shape-specialized backends) into a callable.
+  std::function<CompiledCallable(graph::Graph graph, const std::vector<Tensor>& example_inputs)> compile;
+};
+
+// Adds (or replaces) a backend under `name`.
+void register_backend(const std::string& name, Backend backend);
+
+struct CompileOptions {
+  std::string backend = "inductor";
+};
+
+// What a guard compares: one entry per input.
+struct InputSignature {
+  DType dtype;
+  Shape sizes, strides;
+  Device device;
+  bool operator==(const InputSignature&) const = default;
+};
+
+class CompiledFunction {
+ public:
+  CompiledFunction(trace::TracedFn fn, CompileOptions options);
+  std::vector<Tensor> operator()(const std::vector<Tensor>& inputs);
+  // How many input signatures have been compiled so far.
+  size_t compiled_signatures() const;
+
+ private:
+  struct State;
+  std::shared_ptr<State> state_;
+};
+
+CompiledFunction compile(trace::TracedFn fn, CompileOptions options = {});
+
+}  // namespace kiln

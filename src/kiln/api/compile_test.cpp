@@ -1,0 +1,125 @@
+// kiln::compile end to end: compiled results equal eager ones, fused kernels are counted, guards
+// recompile on a new signature, backends are chosen by name.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "kiln/api/compile.h"
+#include "kiln/compiler/lower/lower.h"
+#include "kiln/compiler/schedule/fuse.h"
+#include "kiln/ops/api.h"
+#include "kiln/runtime/executable.h"
+
+namespace kiln {
+namespace {
+
+double max_error(const Tensor& a, const Tensor& b) {
+  return sub(a.to(DType::Float64), b.to(DType::Float64)).abs().amax().item<double>();
+}
+
+// The kernels a function compiles to at the prims level.
+compiler::Schedule schedule_of(const trace::TracedFn& fn, const std::vector<Tensor>& inputs) {
+  trace::TraceOptions options;
+  options.level = trace::Level::Prims;
+  options.keep_ops_without_prims = true;
+  graph::Graph g = trace::trace(fn, inputs, options);
+  loopir::Program p = compiler::lower(g);
+  return compiler::schedule(p);
+}
+
+size_t extern_count(const compiler::Schedule& s) { return s.items.size() - s.kernel_count(); }
+
+std::vector<Tensor> pointwise_chain(const std::vector<Tensor>& in) {
+  Tensor y = gelu(add(mul(in[0], in[1]), in[2]));
+  return {mul(y, sigmoid(in[0]))};
+}
+
+TEST(Compile, PointwiseChainIsOneKernelAndMatchesEager) {
+  manual_seed(0);
+  std::vector<Tensor> in = {randn({64, 256}), randn({256}), randn({256})};
+  EXPECT_EQ(schedule_of(pointwise_chain, in).kernel_count(), 1u);
+  auto f = compile(pointwise_chain);
+  auto want = pointwise_chain(in);
+  auto got = f(in);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].sizes().vec(), want[0].sizes().vec());
+  EXPECT_LT(max_error(got[0], want[0]), 1e-5);
+}
+
+TEST(Compile, NormalizationsAreOneKernelEach) {
+  manual_seed(1);
+  Tensor x = randn({32, 200}), w = randn({200}), b = randn({200});
+  auto softmax_fn = [](const std::vector<Tensor>& in) { return std::vector<Tensor>{softmax(in[0], -1)}; };
+  auto layer_norm_fn = [](const std::vector<Tensor>& in) {
+    return std::vector<Tensor>{layer_norm(in[0], {200}, in[1], in[2])};
+  };
+  auto rms_fn = [](const std::vector<Tensor>& in) {
+    Tensor ms = mean(pow(in[0], Scalar(2)), IntArrayRef{-1}, true);
+    Tensor scaled = mul(in[0], rsqrt(add(ms, Scalar(1e-6))));
+    return std::vector<Tensor>{mul(scaled, in[1])};
+  };
+  struct Case {
+    const char* name;
+    trace::TracedFn fn;
+    std::vector<Tensor> in;
+  };
+  for (const Case& c : {Case{"softmax", softmax_fn, {x}}, Case{"layer_norm", layer_norm_fn, {x, w, b}},
+                        Case{"rmsnorm", rms_fn, {x, w}}}) {
+    SCOPED_TRACE(c.name);
+    EXPECT_EQ(schedule_of(c.fn, c.in).kernel_count(), 1u);
+    auto got = compile(c.fn)(c.in);
+    auto want = c.fn(c.in);
+    EXPECT_LT(max_error(got[0], want[0]), 1e-5);
+  }
+}
+
+TEST(Compile, MlpIsGemmsPlusFusedEpilogues) {
+  manual_seed(2);
+  std::vector<Tensor> in = {randn({16, 32}), randn({64, 32}), randn({64}), randn({8, 64}), randn({8})};
+  auto mlp = [](const std::vector<Tensor>& in) {
+    Tensor h = gelu(linear(in[0], in[1], in[2]));
+    return std::vector<Tensor>{linear(h, in[3], in[4])};
+  };
+  auto s = schedule_of(mlp, in);
+  EXPECT_EQ(extern_count(s), 2u);  // the two GEMMs
+  EXPECT_EQ(s.kernel_count(), 2u);  // bias + gelu; bias
+  auto got = compile(mlp)(in);
+  EXPECT_LT(max_error(got[0], mlp(in)[0]), 1e-4);
+}
+
+TEST(Compile, GuardsRecompileOnANewSignature) {
+  auto f = compile(pointwise_chain);
+  manual_seed(3);
+  std::vector<Tensor> small = {randn({4, 8}), randn({8}), randn({8})};
+  std::vector<Tensor> large = {randn({6, 8}), randn({8}), randn({8})};
+  f(small);
+  f(small);
+  EXPECT_EQ(f.compiled_signatures(), 1u);
+  auto got = f(large);
+  EXPECT_EQ(f.compiled_signatures(), 2u);
+  EXPECT_LT(max_error(got[0], pointwise_chain(large)[0]), 1e-5);
+  std::vector<Tensor> transposed = {randn({8, 4}).t(), randn({8}), randn({8})};
+  EXPECT_LT(max_error(f(transposed)[0], pointwise_chain(transposed)[0]), 1e-5);
+  EXPECT_EQ(f.compiled_signatures(), 3u);
+}
+
+TEST(Compile, BackendsAreChosenByName) {
+  manual_seed(4);
+  std::vector<Tensor> in = {randn({4, 8}), randn({8}), randn({8})};
+  auto eager = compile(pointwise_chain, {.backend = "eager"});
+  EXPECT_LT(max_error(eager(in)[0], pointwise_chain(in)[0]), 1e-6);
+  int calls = 0;
+  register_backend("counting", Backend{trace::Level::Core, [&calls](graph::Graph g, const std::vector<Tensor>&) {
+                                         ++calls;
+                                         auto shared = std::make_shared<graph::Graph>(std::move(g));
+                                         return CompiledCallable([](const std::vector<Tensor>& x) { return x; });
+                                       }});
+  auto mine = compile(pointwise_chain, {.backend = "counting"});
+  mine(in);
+  EXPECT_EQ(calls, 1);
+  EXPECT_THROW(compile(pointwise_chain, {.backend = "nope"}), Error);
+}
+
+}  // namespace
+}  // namespace kiln

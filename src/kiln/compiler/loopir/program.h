@@ -1,0 +1,83 @@
+// A lowered program: buffers, loop nodes (one element computation over an iteration space,
+// optionally reduced) and extern calls (library or eager kernels), in execution order. The
+// scheduler groups loop nodes into kernels; the code generator writes one C++ function per kernel.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "kiln/compiler/loopir/scalar.h"
+#include "kiln/ops/registry.h"
+#include "kiln/ops/tensor.h"
+
+namespace kiln::loopir {
+
+enum class BufferRole : uint8_t {
+  Input,         // a graph input: bound to the caller's tensor
+  Computed,      // written by a loop node (contiguous)
+  ExternResult,  // produced by an extern call at run time
+};
+
+struct Buffer {
+  int id = 0;
+  std::string name;
+  DType dtype = DType::Float32;
+  Shape sizes;  // for Computed: the logical sizes, stored contiguously
+  BufferRole role = BufferRole::Computed;
+  int64_t numel() const;
+};
+
+enum class ReduceKind : uint8_t { None, Sum, Max, Min, Prod };
+std::string_view reduce_kind_name(ReduceKind k);
+
+// out[i0, ..., in-1] = value over the index variables i0.. (and, for a reduction, the reduction
+// of value over r0.. ranging over reduction_sizes, times `scale`). Stored contiguously.
+struct LoopNode {
+  int id = 0;
+  std::string origin;  // the graph nodes it computes, e.g. "exp"
+  int out = -1;
+  Shape sizes;
+  Shape reduction_sizes;
+  ReduceKind reduce = ReduceKind::None;
+  double scale = 1.0;
+  ScalarExpr value = ScalarExpr::constant(0, DType::Float32);
+  // The buffers `value` loads.
+  std::vector<int> reads() const;
+};
+
+// A tensor argument of an extern call: a strided view of a buffer.
+struct BufferView {
+  int buffer = -1;
+  Shape sizes, strides;
+  int64_t offset = 0;
+};
+using ExternArg = std::variant<Value, BufferView, std::vector<BufferView>>;
+
+struct ExternCall {
+  int id = 0;
+  OpHandle op = nullptr;
+  std::vector<ExternArg> args;
+  std::vector<int> outs;  // one ExternResult buffer per tensor result
+};
+
+using Step = std::variant<LoopNode, ExternCall>;
+
+struct Program {
+  std::vector<Buffer> buffers;
+  std::vector<Step> steps;
+  std::vector<int> inputs;            // buffer per graph input, in order
+  std::vector<BufferView> outputs;    // what the graph returns
+  int add_buffer(DType dtype, Shape sizes, BufferRole role, std::string name);
+  // One line per step: "buf3 = sum over [r0 < 64] of exp(...)".
+  std::string str() const;
+};
+
+// Loop variable names: i0.. for the iteration space, r0.. for reduced dims.
+Expr index_var(size_t k);
+Expr reduction_var(size_t k);
+// The contiguous (row-major) flat index of `idx` in `sizes`.
+Expr flat_index(const std::vector<Expr>& idx, IntArrayRef sizes);
+
+}  // namespace kiln::loopir

@@ -1,0 +1,83 @@
+// Scalar expressions of the loop IR: what one element of a loop body computes. Leaves are loads
+// (a buffer at an index expression), constants, index values and locals (a value an earlier stage
+// of the same kernel computed for this row); inner nodes apply the elementwise prims' operations
+// by name ("exp", "add", "where", "convert_element_type"). Immutable and hash-consed like Expr.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "kiln/compiler/loopir/expr.h"
+#include "kiln/core/dtype.h"
+
+namespace kiln::loopir {
+
+enum class ScalarKind : uint8_t { Load, Constant, Index, Local, Op };
+
+struct ScalarNode;
+
+class ScalarExpr {
+ public:
+  static ScalarExpr load(int buffer, Expr index, DType dtype);
+  static ScalarExpr constant(double value, DType dtype);
+  static ScalarExpr index(Expr e, DType dtype);
+  // The value `name` (a reduction result or row element) of the kernel being generated.
+  static ScalarExpr local(const std::string& name, DType dtype);
+  // An operation: unary/binary prims by name, "where" (pred, a, b), "convert_element_type".
+  static ScalarExpr op(const std::string& name, std::vector<ScalarExpr> operands, DType dtype);
+
+  ScalarKind kind() const;
+  DType dtype() const;
+  int buffer() const;                 // Load
+  const Expr& index() const;          // Load, Index
+  double constant() const;            // Constant
+  const std::string& name() const;    // Op, Local
+  const std::vector<ScalarExpr>& operands() const;
+  bool operator==(const ScalarExpr& o) const { return node_ == o.node_; }
+  bool operator!=(const ScalarExpr& o) const { return node_ != o.node_; }
+
+  // Replaces index variables in every index expression.
+  ScalarExpr substitute(const std::map<std::string, Expr>& replacements) const;
+  // Rewrites every load with `fn(buffer, index, dtype)`.
+  template <class F>
+  ScalarExpr map_loads(const F& fn) const;
+  // Number of operation nodes (a cost estimate for recomputation).
+  int op_count() const;
+  // "exp(sub(load(buf0, 8*i0 + i1), local(amax0)))"
+  std::string str() const;
+
+  const ScalarNode* node() const { return node_; }
+
+ private:
+  explicit ScalarExpr(const ScalarNode* n) : node_(n) {}
+  static ScalarExpr intern(ScalarKind kind, DType dtype, int buffer, Expr index, double constant, std::string name,
+                           std::vector<ScalarExpr> operands);
+  const ScalarNode* node_;
+};
+
+struct ScalarNode {
+  ScalarKind kind;
+  DType dtype;
+  int buffer = -1;
+  Expr index;
+  double constant = 0;
+  std::string name;
+  std::vector<ScalarExpr> operands;
+  std::string text;
+};
+
+template <class F>
+ScalarExpr ScalarExpr::map_loads(const F& fn) const {
+  switch (kind()) {
+    case ScalarKind::Load: return fn(buffer(), index(), dtype());
+    case ScalarKind::Op: {
+      std::vector<ScalarExpr> ops;
+      for (const auto& o : operands()) ops.push_back(o.map_loads(fn));
+      return op(name(), std::move(ops), dtype());
+    }
+    default: return *this;
+  }
+}
+
+}  // namespace kiln::loopir

@@ -1,0 +1,380 @@
+#include "kiln/compiler/lower/lower.h"
+
+#include <map>
+#include <set>
+
+#include "kiln/core/tensor_base.h"
+
+namespace kiln::compiler {
+namespace {
+
+using loopir::BufferRole;
+using loopir::BufferView;
+using loopir::Expr;
+using loopir::ScalarExpr;
+
+// A lowered tensor value: a strided view of a buffer, or a computation over i0..in-1.
+struct Lowered {
+  DType dtype = DType::Float32;
+  Shape sizes;
+  bool strided = false;
+  BufferView view;                                           // strided
+  ScalarExpr value = ScalarExpr::constant(0, DType::Float32);  // computed
+
+  ScalarExpr at(const std::vector<Expr>& idx) const {
+    if (strided) {
+      Expr e = Expr::constant(view.offset);
+      for (size_t k = 0; k < idx.size(); ++k) e = e + idx[k] * view.strides[k];
+      return ScalarExpr::load(view.buffer, e, dtype);
+    }
+    std::map<std::string, Expr> m;
+    for (size_t k = 0; k < idx.size(); ++k) m.emplace(loopir::index_var(k).name(), idx[k]);
+    return value.substitute(m);
+  }
+};
+
+std::vector<Expr> index_vars(size_t n) {
+  std::vector<Expr> v;
+  for (size_t k = 0; k < n; ++k) v.push_back(loopir::index_var(k));
+  return v;
+}
+
+Lowered computed(ScalarExpr value, DType dtype, Shape sizes) {
+  Lowered l;
+  l.dtype = dtype;
+  l.sizes = std::move(sizes);
+  l.value = value;
+  return l;
+}
+
+Lowered strided(int buffer, DType dtype, Shape sizes, Shape strides, int64_t offset) {
+  Lowered l;
+  l.dtype = dtype;
+  l.sizes = sizes;
+  l.strided = true;
+  l.view = BufferView{buffer, std::move(sizes), std::move(strides), offset};
+  return l;
+}
+
+// The index of `sizes`-shaped `idx` seen through a row-major reshape to `into` sizes.
+std::vector<Expr> reindex(const std::vector<Expr>& idx, IntArrayRef sizes, IntArrayRef into) {
+  Expr flat = loopir::flat_index(idx, sizes);
+  std::vector<Expr> out(into.size());
+  int64_t suffix = 1;
+  for (size_t k = into.size(); k-- > 0;) {
+    out[k] = mod(floordiv(flat, suffix), into[k]);
+    suffix *= into[k];
+  }
+  return out;
+}
+
+const std::set<std::string> kElementwise = {
+    "abs", "acos", "acosh", "asin", "asinh", "atan", "atanh", "cos", "cosh", "bitwise_not", "ceil", "erf", "exp",
+    "expm1", "floor", "log", "log1p", "log2", "log10", "reciprocal", "neg", "round", "rsqrt", "sign", "sin", "sinh",
+    "sqrt", "tan", "tanh", "trunc", "add", "atan2", "bitwise_and", "bitwise_or", "bitwise_xor", "div", "eq", "fmod",
+    "ge", "gt", "le", "lt", "maximum", "minimum", "mul", "ne", "pow", "remainder", "sub", "where"};
+
+class Lowerer {
+ public:
+  explicit Lowerer(const graph::Graph& g) : g_(g) {
+    for (const auto& n : g.nodes()) graph::for_each_ref(*n, [&](graph::ValueRef r) { ++uses_[key(r)]; });
+  }
+
+  loopir::Program run() {
+    for (const auto& n : g_.nodes()) {
+      switch (n->kind()) {
+        case graph::NodeKind::Placeholder: {
+          const auto& m = n->meta()[0];
+          int b = p_.add_buffer(m.dtype, m.sizes, BufferRole::Input, n->name());
+          p_.inputs.push_back(b);
+          values_[key({n.get(), 0})] = strided(b, m.dtype, m.sizes, m.strides, 0);
+          break;
+        }
+        case graph::NodeKind::Call: lower_call(*n); break;
+        case graph::NodeKind::Output:
+          for (const auto& a : n->args()) {
+            for (const auto& r : std::get<std::vector<graph::ValueRef>>(a)) p_.outputs.push_back(realize(get(r), "output"));
+          }
+          break;
+        case graph::NodeKind::GetAttr:
+          KILN_FAIL(ErrorKind::NotImplemented, "compile: get_attr node %{} (graph constants) is not lowered yet",
+                    n->name());
+      }
+    }
+    return std::move(p_);
+  }
+
+ private:
+  using Key = std::pair<const graph::Node*, int>;
+  static Key key(graph::ValueRef r) { return {r.node, r.index}; }
+  const Lowered& get(graph::ValueRef r) { return values_.at(key(r)); }
+
+  // A buffer view holding `v` (a new contiguous buffer computed by a loop node when v is computed).
+  BufferView realize(const Lowered& v, const std::string& origin) {
+    if (v.strided) return v.view;
+    int b = p_.add_buffer(v.dtype, v.sizes, BufferRole::Computed, "");
+    loopir::LoopNode node;
+    node.id = static_cast<int>(p_.steps.size());
+    node.origin = origin;
+    node.out = b;
+    node.sizes = v.sizes;
+    node.value = v.value;
+    p_.steps.emplace_back(std::move(node));
+    return BufferView{b, v.sizes, contiguous_strides(v.sizes), 0};
+  }
+
+  void define(const graph::Node& n, Lowered v) {
+    // Values read more than once are computed once (the scheduler may keep them in a kernel).
+    if (!v.strided && uses_[key({const_cast<graph::Node*>(&n), 0})] >= 2 && v.value.op_count() >= 1) {
+      BufferView view = realize(v, n.name());
+      v = strided(view.buffer, v.dtype, view.sizes, view.strides, 0);
+    }
+    values_[key({const_cast<graph::Node*>(&n), 0})] = std::move(v);
+  }
+
+  const Lowered& tensor_arg(const graph::Node& n, size_t i) {
+    return get(std::get<graph::ValueRef>(n.args().at(i)));
+  }
+  const Value& const_arg(const graph::Node& n, size_t i) { return std::get<Value>(n.args().at(i)); }
+
+  void lower_call(const graph::Node& n) {
+    const Schema& s = n.op()->schema();
+    const graph::TensorMeta& out = n.meta().at(0);
+    if (s.ns == "prims" && lower_prim(n, s.name, out)) return;
+    lower_extern(n);
+  }
+
+  bool lower_prim(const graph::Node& n, const std::string& name, const graph::TensorMeta& out) {
+    auto idx = index_vars(out.sizes.size());
+    if (kElementwise.contains(name) || name == "convert_element_type" || name == "clone") {
+      std::vector<ScalarExpr> operands;
+      for (size_t i = 0; i < n.args().size(); ++i) {
+        if (std::holds_alternative<graph::ValueRef>(n.args()[i])) operands.push_back(tensor_arg(n, i).at(idx));
+      }
+      ScalarExpr v = name == "clone" ? operands[0] : ScalarExpr::op(name, operands, out.dtype);
+      define(n, computed(v, out.dtype, out.sizes));
+      return true;
+    }
+    if (name == "fill" || name == "full" || name == "scalar_tensor" || name == "empty_strided") {
+      double value = 0;
+      if (name == "fill" || name == "full") value = const_arg(n, 1).to_scalar().to<double>();
+      if (name == "scalar_tensor") value = const_arg(n, 0).to_scalar().to<double>();
+      define(n, computed(ScalarExpr::constant(value, out.dtype), out.dtype, out.sizes));
+      return true;
+    }
+    if (name == "iota") {
+      int64_t start = const_arg(n, 1).to_int(), step = const_arg(n, 2).to_int();
+      define(n, computed(ScalarExpr::index(idx[0] * step + start, out.dtype), out.dtype, out.sizes));
+      return true;
+    }
+    if (name == "sum" || name == "prod" || name == "amax" || name == "amin") return lower_reduction(n, name, out), true;
+    if (name == "var") return lower_var(n, out), true;
+    if (name == "cat") return lower_cat(n, out), true;
+    if (name == "reshape" || name == "collapse") {
+      const Lowered& a = tensor_arg(n, 0);
+      define(n, computed(a.at(reindex(idx, out.sizes, a.sizes)), out.dtype, out.sizes));
+      return true;
+    }
+    return lower_view(n, name, out, idx);
+  }
+
+  // View prims: strided views stay views of their buffer; computed values are re-indexed.
+  bool lower_view(const graph::Node& n, const std::string& name, const graph::TensorMeta& out,
+                  const std::vector<Expr>& idx) {
+    const Lowered& a = tensor_arg(n, 0);
+    std::vector<Expr> from(a.sizes.size(), Expr::constant(0));  // a's index for output index idx
+    if (name == "view_of") {
+      from = idx;
+    } else if (name == "broadcast_in_dim") {
+      const auto& dims = const_arg(n, 2).to_int_list();
+      for (size_t k = 0; k < dims.size(); ++k) from[k] = a.sizes[k] == 1 ? Expr::constant(0) : idx[static_cast<size_t>(dims[k])];
+    } else if (name == "transpose") {
+      const auto& perm = const_arg(n, 1).to_int_list();
+      for (size_t j = 0; j < perm.size(); ++j) from[static_cast<size_t>(perm[j])] = idx[j];
+    } else if (name == "squeeze") {
+      const auto& dims = const_arg(n, 1).to_int_list();
+      std::set<int64_t> squeezed(dims.begin(), dims.end());
+      for (size_t k = 0, j = 0; k < from.size(); ++k) from[k] = squeezed.contains(static_cast<int64_t>(k)) ? Expr::constant(0) : idx[j++];
+    } else if (name == "slice") {
+      const auto& start = const_arg(n, 1).to_int_list();
+      const Value& steps = const_arg(n, 3);
+      for (size_t k = 0; k < from.size(); ++k) {
+        int64_t step = steps.is_none() ? 1 : steps.to_int_list()[k];
+        from[k] = idx[k] * step + start[k];
+      }
+    } else if (name == "split_dim" || name == "collapse_view") {
+      from = reindex(idx, out.sizes, a.sizes);
+    } else {
+      return false;  // as_strided and anything new: extern
+    }
+    if (!a.strided) {
+      define(n, computed(a.at(from), out.dtype, out.sizes));
+      return true;
+    }
+    // A strided view: the element at idx is at offset + sum(stride * from), which is affine in idx
+    // for these views; read the new strides off the coefficients.
+    Expr e = Expr::constant(a.view.offset);
+    for (size_t k = 0; k < from.size(); ++k) e = e + from[k] * a.view.strides[k];
+    loopir::Ranges ranges;
+    for (size_t k = 0; k < idx.size(); ++k) ranges[idx[k].name()] = {0, std::max<int64_t>(out.sizes[k] - 1, 0)};
+    e = loopir::simplify(e, ranges);
+    std::map<std::string, int64_t> zero;
+    for (const auto& v : idx) zero[v.name()] = 0;
+    int64_t offset = e.evaluate(zero);
+    Shape strides(idx.size(), 0);
+    bool affine = true;
+    for (size_t k = 0; k < idx.size(); ++k) {
+      auto env = zero;
+      env[idx[k].name()] = 1;
+      strides[k] = e.evaluate(env) - offset;
+      if (out.sizes[k] > 2) {
+        env[idx[k].name()] = 2;
+        affine = affine && e.evaluate(env) - offset == 2 * strides[k];
+      }
+    }
+    for (const auto& v : e.variables()) affine = affine && ranges.contains(v);
+    if (affine && e.kind() != loopir::ExprKind::FloorDiv && e.kind() != loopir::ExprKind::Mod) {
+      values_[key({const_cast<graph::Node*>(&n), 0})] = strided(a.view.buffer, out.dtype, out.sizes, strides, offset);
+    } else {
+      define(n, computed(a.at(from), out.dtype, out.sizes));
+    }
+    return true;
+  }
+
+  struct Split {
+    std::vector<Expr> from;  // input index: i vars for kept dims, r vars for reduced ones
+    Shape kept, reduced;
+  };
+  static Split split_dims(const Lowered& a, const Value& dims_arg) {
+    std::set<int64_t> reduced;
+    if (dims_arg.is_none()) {
+      for (size_t k = 0; k < a.sizes.size(); ++k) reduced.insert(static_cast<int64_t>(k));
+    } else {
+      for (int64_t d : dims_arg.to_int_list()) reduced.insert(d);
+    }
+    Split s;
+    for (size_t k = 0; k < a.sizes.size(); ++k) {
+      if (reduced.contains(static_cast<int64_t>(k))) {
+        s.from.push_back(loopir::reduction_var(s.reduced.size()));
+        s.reduced.push_back(a.sizes[k]);
+      } else {
+        s.from.push_back(loopir::index_var(s.kept.size()));
+        s.kept.push_back(a.sizes[k]);
+      }
+    }
+    return s;
+  }
+
+  int add_reduction(const std::string& origin, DType dtype, const Split& s, loopir::ReduceKind kind, ScalarExpr v,
+                    double scale) {
+    int b = p_.add_buffer(dtype, s.kept, BufferRole::Computed, "");
+    loopir::LoopNode node;
+    node.id = static_cast<int>(p_.steps.size());
+    node.origin = origin;
+    node.out = b;
+    node.sizes = s.kept;
+    node.reduction_sizes = s.reduced;
+    node.reduce = kind;
+    node.scale = scale;
+    node.value = v;
+    p_.steps.emplace_back(std::move(node));
+    return b;
+  }
+
+  void lower_reduction(const graph::Node& n, const std::string& name, const graph::TensorMeta& out) {
+    const Lowered& a = tensor_arg(n, 0);
+    Split s = split_dims(a, const_arg(n, 1));
+    ScalarExpr v = a.at(s.from);
+    if (v.dtype() != out.dtype) v = ScalarExpr::op("convert_element_type", {v}, out.dtype);
+    if (s.reduced.empty()) return define(n, computed(v, out.dtype, out.sizes));
+    using K = loopir::ReduceKind;
+    K kind = name == "sum" ? K::Sum : name == "prod" ? K::Prod : name == "amax" ? K::Max : K::Min;
+    int b = add_reduction(n.name(), out.dtype, s, kind, v, 1.0);
+    values_[key({const_cast<graph::Node*>(&n), 0})] =
+        strided(b, out.dtype, out.sizes, contiguous_strides(out.sizes), 0);
+  }
+
+  // var = sum((x - mean)^2) / (n - correction), with the mean computed first (two passes over
+  // each row; the scheduler puts both in one kernel).
+  void lower_var(const graph::Node& n, const graph::TensorMeta& out) {
+    const Lowered& a = tensor_arg(n, 0);
+    Split s = split_dims(a, const_arg(n, 1));
+    double correction = const_arg(n, 2).is_none() ? 1.0 : const_arg(n, 2).to_double();
+    int64_t count = 1;
+    for (int64_t r : s.reduced) count *= r;
+    ScalarExpr x = a.at(s.from);
+    int mean = add_reduction(n.name() + "_mean", out.dtype, s, loopir::ReduceKind::Sum, x, 1.0 / double(count));
+    std::vector<Expr> kept;
+    for (size_t k = 0; k < s.kept.size(); ++k) kept.push_back(loopir::index_var(k));
+    ScalarExpr m = ScalarExpr::load(mean, loopir::flat_index(kept, s.kept), out.dtype);
+    ScalarExpr d = ScalarExpr::op("sub", {x, m}, out.dtype);
+    ScalarExpr sq = ScalarExpr::op("mul", {d, d}, out.dtype);
+    int b = add_reduction(n.name(), out.dtype, s, loopir::ReduceKind::Sum, sq, 1.0 / (double(count) - correction));
+    values_[key({const_cast<graph::Node*>(&n), 0})] =
+        strided(b, out.dtype, out.sizes, contiguous_strides(out.sizes), 0);
+  }
+
+  // cat: each output element comes from the part whose range along dim holds its index.
+  void lower_cat(const graph::Node& n, const graph::TensorMeta& out) {
+    const auto& parts = std::get<std::vector<graph::ValueRef>>(n.args()[0]);
+    auto dim = static_cast<size_t>(const_arg(n, 1).to_int());
+    auto idx = index_vars(out.sizes.size());
+    std::vector<std::pair<int64_t, ScalarExpr>> pieces;  // (end along dim, value)
+    int64_t start = 0;
+    for (const auto& r : parts) {
+      const Lowered& part = get(r);
+      auto at = idx;
+      at[dim] = idx[dim] - Expr::constant(start);
+      start += part.sizes[dim];
+      pieces.emplace_back(start, part.at(at));
+    }
+    ScalarExpr v = pieces.back().second;
+    for (size_t i = pieces.size() - 1; i-- > 0;) {
+      ScalarExpr position = ScalarExpr::index(idx[dim], DType::Int64);
+      ScalarExpr inside = ScalarExpr::op("lt", {position, ScalarExpr::constant(double(pieces[i].first), DType::Int64)},
+                                         DType::Bool);
+      v = ScalarExpr::op("where", {inside, pieces[i].second, v}, out.dtype);
+    }
+    define(n, computed(v, out.dtype, out.sizes));
+  }
+
+  // Anything without a lowering runs its eager kernel on buffer views.
+  void lower_extern(const graph::Node& n) {
+    loopir::ExternCall call;
+    call.op = n.op();
+    for (const auto& a : n.args()) {
+      if (const auto* r = std::get_if<graph::ValueRef>(&a)) {
+        call.args.emplace_back(realize(get(*r), n.name()));
+      } else if (const auto* l = std::get_if<std::vector<graph::ValueRef>>(&a)) {
+        std::vector<BufferView> views;
+        for (const auto& x : *l) {
+          KILN_CHECK_KIND(x.node != nullptr, ErrorKind::NotImplemented,
+                          "compile: node %{} passes None inside a tensor list", n.name());
+          views.push_back(realize(get(x), n.name()));
+        }
+        call.args.emplace_back(std::move(views));
+      } else {
+        call.args.emplace_back(std::get<Value>(a));
+      }
+    }
+    call.id = static_cast<int>(p_.steps.size());
+    for (size_t i = 0; i < n.meta().size(); ++i) {
+      const auto& m = n.meta()[i];
+      int b = p_.add_buffer(m.dtype, m.sizes, BufferRole::ExternResult, "");
+      call.outs.push_back(b);
+      values_[key({const_cast<graph::Node*>(&n), static_cast<int>(i)})] = strided(b, m.dtype, m.sizes, m.strides, 0);
+    }
+    p_.steps.emplace_back(std::move(call));
+  }
+
+  const graph::Graph& g_;
+  loopir::Program p_;
+  std::map<Key, Lowered> values_;
+  std::map<Key, int> uses_;
+};
+
+}  // namespace
+
+loopir::Program lower(const graph::Graph& g) { return Lowerer(g).run(); }
+
+}  // namespace kiln::compiler

@@ -1,0 +1,213 @@
+#include "kiln/compiler/schedule/fuse.h"
+
+#include <map>
+
+#include <fmt/format.h>
+
+#include "kiln/support/log.h"
+
+namespace kiln::compiler {
+namespace {
+
+using loopir::Expr;
+using loopir::LoopNode;
+using loopir::BufferView;
+using loopir::ScalarExpr;
+
+int64_t product(IntArrayRef s) {
+  int64_t p = 1;
+  for (int64_t x : s) p *= x;
+  return p;
+}
+
+// Number of trailing dims of `sizes` whose product is `cols` (-1 if none).
+int trailing_dims(IntArrayRef sizes, int64_t cols) {
+  int64_t p = 1;
+  for (size_t k = sizes.size(); k-- > 0;) {
+    if (p == cols) return static_cast<int>(sizes.size() - 1 - k);
+    p *= sizes[k];
+  }
+  return p == cols ? static_cast<int>(sizes.size()) : -1;
+}
+
+// The rows x cols a node would form a kernel with on its own.
+std::pair<int64_t, int64_t> natural_shape(const LoopNode& n) {
+  if (n.reduce != loopir::ReduceKind::None) return {product(n.sizes), product(n.reduction_sizes)};
+  if (n.sizes.empty()) return {1, 1};
+  return {product(n.sizes) / std::max<int64_t>(n.sizes.back(), 1), n.sizes.back()};
+}
+
+// The flat index of the row / the element a node is computing, as its loads would spell them.
+Expr row_index(const LoopNode& n, int64_t cols) {
+  std::vector<Expr> idx;
+  size_t lead = n.sizes.size();
+  if (n.reduce == loopir::ReduceKind::None) lead -= static_cast<size_t>(trailing_dims(n.sizes, cols));
+  Shape lead_sizes(n.sizes.begin(), n.sizes.begin() + static_cast<int64_t>(lead));
+  for (size_t k = 0; k < lead; ++k) idx.push_back(loopir::index_var(k));
+  return loopir::flat_index(idx, lead_sizes);
+}
+Expr element_index(const LoopNode& n) {
+  std::vector<Expr> idx;
+  Shape sizes = n.sizes;
+  for (size_t k = 0; k < n.sizes.size(); ++k) idx.push_back(loopir::index_var(k));
+  if (n.reduce != loopir::ReduceKind::None) {
+    for (size_t k = 0; k < n.reduction_sizes.size(); ++k) {
+      idx.push_back(loopir::reduction_var(k));
+      sizes.push_back(n.reduction_sizes[k]);
+    }
+  }
+  return loopir::flat_index(idx, sizes);
+}
+
+void collect_loads(const ScalarExpr& e, std::vector<ScalarExpr>& out) {
+  if (e.kind() == loopir::ScalarKind::Load) out.push_back(e);
+  for (const auto& o : e.operands()) collect_loads(o, out);
+}
+
+loopir::Ranges ranges_of(const LoopNode& n) {
+  loopir::Ranges r;
+  for (size_t k = 0; k < n.sizes.size(); ++k) r[loopir::index_var(k).name()] = {0, std::max<int64_t>(n.sizes[k] - 1, 0)};
+  for (size_t k = 0; k < n.reduction_sizes.size(); ++k) {
+    r[loopir::reduction_var(k).name()] = {0, std::max<int64_t>(n.reduction_sizes[k] - 1, 0)};
+  }
+  return r;
+}
+
+}  // namespace
+
+bool node_fits(const LoopNode& n, int64_t rows, int64_t cols) {
+  if (n.reduce != loopir::ReduceKind::None) return product(n.sizes) == rows && product(n.reduction_sizes) == cols;
+  return product(n.sizes) == rows * cols && trailing_dims(n.sizes, cols) >= 0;
+}
+
+size_t Schedule::kernel_count() const {
+  size_t n = 0;
+  for (const auto& item : items) n += std::holds_alternative<Kernel>(item);
+  return n;
+}
+
+std::string Schedule::str(const loopir::Program& p) const {
+  std::string s;
+  for (const auto& item : items) {
+    if (const auto* k = std::get_if<Kernel>(&item)) {
+      std::vector<std::string> nodes;
+      for (int i : k->nodes) {
+        const auto& n = std::get<LoopNode>(p.steps[static_cast<size_t>(i)]);
+        nodes.push_back(fmt::format("buf{}{}", n.out, k->local.contains(n.out) ? " (kept in kernel)" : ""));
+      }
+      s += fmt::format("{}: {} rows x {} cols: {}\n", k->name, k->rows, k->cols, fmt::join(nodes, ", "));
+    } else {
+      const auto& call = std::get<loopir::ExternCall>(p.steps[static_cast<size_t>(std::get<int>(item))]);
+      s += fmt::format("extern {}\n", call.op->name());
+    }
+  }
+  return s;
+}
+
+Schedule schedule(const loopir::Program& p) {
+  Schedule sched;
+  std::map<int, int> producer;  // buffer -> step index that writes it
+  for (size_t i = 0; i < p.steps.size(); ++i) {
+    if (const auto* n = std::get_if<LoopNode>(&p.steps[i])) producer[n->out] = static_cast<int>(i);
+  }
+  Kernel* open = nullptr;
+  std::set<int> in_open;  // buffers written by the open kernel
+  auto close = [&] {
+    open = nullptr;
+    in_open.clear();
+  };
+  // Why `n` cannot join the open kernel, or "" when it can.
+  auto refusal = [&](const LoopNode& n) -> std::string {
+    if (!node_fits(n, open->rows, open->cols)) {
+      return fmt::format("its iteration space ({}{}) is not {} rows x {} cols", n.sizes,
+                         n.reduction_sizes.empty() ? "" : fmt::format(" reducing {}", n.reduction_sizes), open->rows,
+                         open->cols);
+    }
+    std::vector<ScalarExpr> loads;
+    collect_loads(n.value, loads);
+    loopir::Ranges ranges = ranges_of(n);
+    for (const auto& l : loads) {
+      if (!in_open.contains(l.buffer())) continue;
+      const auto& src = std::get<LoopNode>(p.steps[static_cast<size_t>(producer.at(l.buffer()))]);
+      // A reduction result is read per row; a pointwise result per element.
+      bool per_row = src.reduce != loopir::ReduceKind::None;
+      Expr want = per_row ? row_index(n, open->cols) : element_index(n);
+      if (!per_row && n.reduce == loopir::ReduceKind::None && trailing_dims(src.sizes, open->cols) < 0) {
+        return fmt::format("buf{} has another row shape", l.buffer());
+      }
+      if (loopir::simplify(l.index(), ranges) != loopir::simplify(want, ranges)) {
+        return fmt::format("it reads buf{} at {}, not at the {} it is computing", l.buffer(), l.index().str(),
+                           per_row ? "row" : "element");
+      }
+    }
+    return "";
+  };
+  for (size_t i = 0; i < p.steps.size(); ++i) {
+    const auto* n = std::get_if<LoopNode>(&p.steps[i]);
+    if (!n) {
+      if (open) KILN_LOG("fusion", "{}: closed before extern {}", open->name, std::get<loopir::ExternCall>(p.steps[i]).op->name());
+      close();
+      sched.items.emplace_back(static_cast<int>(i));
+      continue;
+    }
+    if (open) {
+      std::string why = refusal(*n);
+      if (why.empty()) {
+        KILN_LOG("fusion", "{}: fuse buf{} ({}): same {} rows x {} cols, reads the kernel's buffers only where it "
+                 "computes", open->name, n->out, n->origin, open->rows, open->cols);
+        open->nodes.push_back(static_cast<int>(i));
+        open->name += "_" + n->origin;
+        in_open.insert(n->out);
+        continue;
+      }
+      KILN_LOG("fusion", "{}: buf{} ({}) starts a new kernel: {}", open->name, n->out, n->origin, why);
+    }
+    auto [rows, cols] = natural_shape(*n);
+    Kernel k;
+    k.name = fmt::format("kernel{}_{}", sched.kernel_count(), n->origin);
+    k.nodes.push_back(static_cast<int>(i));
+    k.rows = rows;
+    k.cols = cols;
+    sched.items.emplace_back(std::move(k));
+    open = &std::get<Kernel>(sched.items.back());
+    in_open = {n->out};
+  }
+  // Buffers nobody outside their kernel reads stay in it.
+  std::map<int, int> kernel_of;  // buffer -> item
+  std::map<int, std::set<int>> readers;
+  for (size_t it = 0; it < sched.items.size(); ++it) {
+    if (const auto* k = std::get_if<Kernel>(&sched.items[it])) {
+      for (int i : k->nodes) {
+        const auto& n = std::get<LoopNode>(p.steps[static_cast<size_t>(i)]);
+        kernel_of[n.out] = static_cast<int>(it);
+        for (int b : n.reads()) readers[b].insert(static_cast<int>(it));
+      }
+    } else {
+      const auto& call = std::get<loopir::ExternCall>(p.steps[static_cast<size_t>(std::get<int>(sched.items[it]))]);
+      for (const auto& a : call.args) {
+        if (const auto* v = std::get_if<BufferView>(&a)) readers[v->buffer].insert(static_cast<int>(it));
+        if (const auto* l = std::get_if<std::vector<BufferView>>(&a)) {
+          for (const auto& v : *l) readers[v.buffer].insert(static_cast<int>(it));
+        }
+      }
+    }
+  }
+  std::set<int> outputs;
+  for (const auto& o : p.outputs) outputs.insert(o.buffer);
+  for (auto& item : sched.items) {
+    auto* k = std::get_if<Kernel>(&item);
+    if (!k || k->nodes.size() < 2) continue;
+    int self = static_cast<int>(&item - sched.items.data());
+    for (int i : k->nodes) {
+      int b = std::get<LoopNode>(p.steps[static_cast<size_t>(i)]).out;
+      const auto& r = readers[b];
+      if (!outputs.contains(b) && r.size() == 1 && *r.begin() == self) {
+        k->local.insert(b);
+        KILN_LOG("fusion", "{}: buf{} stays inside the kernel (no later reader)", k->name, b);
+      }
+    }
+  }
+  return sched;
+}
+
+}  // namespace kiln::compiler

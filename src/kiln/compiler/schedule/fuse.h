@@ -1,0 +1,40 @@
+// The scheduler: groups loop nodes into kernels. A kernel is a loop over `rows` (run in parallel)
+// whose body runs each of its nodes over `cols` in turn: a reduction node reduces a row, a
+// pointwise node computes a row's elements. Nodes fuse when they have the same rows and cols and
+// each reads what earlier nodes of the kernel wrote only at the element (or row) it is computing —
+// so softmax, layer_norm and RMSNorm become one kernel each, and pointwise chains one loop. Groups
+// follow program order, so fusion never forms a cycle. Buffers that no later step and no output
+// reads stay inside their kernel (a value per row, or a row kept in cache) and are never allocated.
+// Every decision is logged with its reason on KILN_LOG=fusion.
+#pragma once
+
+#include <set>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "kiln/compiler/loopir/program.h"
+
+namespace kiln::compiler {
+
+struct Kernel {
+  std::string name;          // after what it computes: "kernel2_amax_exp_sum_div"
+  std::vector<int> nodes;    // indices of LoopNode steps, in order
+  int64_t rows = 1, cols = 1;
+  std::set<int> local;       // buffers that live only inside this kernel
+};
+
+struct Schedule {
+  // Kernels and extern calls (the index of the ExternCall step) in execution order.
+  std::vector<std::variant<Kernel, int>> items;
+  size_t kernel_count() const;
+  std::string str(const loopir::Program& p) const;
+};
+
+Schedule schedule(const loopir::Program& p);
+
+// How a loop node maps onto rows x cols: reductions reduce the cols of each output row; a
+// pointwise node's trailing dims whose sizes multiply to `cols` are the cols.
+bool node_fits(const loopir::LoopNode& n, int64_t rows, int64_t cols);
+
+}  // namespace kiln::compiler
