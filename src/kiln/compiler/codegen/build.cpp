@@ -97,8 +97,9 @@ std::string cache_dir() {
 
 std::string compiler_command() {
   const char* cxx = std::getenv("CXX");
+  const char* include = std::getenv("KILN_INCLUDE_DIR");  // where kiln's headers are, if moved
   return fmt::format("{} -std=c++20 -O3 -march={} -fopenmp -fPIC -shared -fno-math-errno -fno-trapping-math -I{}",
-                     cxx ? cxx : "c++", KILN_CODEGEN_ARCH, KILN_SOURCE_DIR "/src");
+                     cxx && *cxx ? cxx : "c++", KILN_CODEGEN_ARCH, include && *include ? include : KILN_SOURCE_DIR "/src");
 }
 
 std::shared_ptr<Library> compile_cpp(const std::string& source) {

@@ -2,7 +2,8 @@
 // of the source, the compiler flags and the compiler's identity; it is written under a temporary
 // name and renamed into place (atomic), built under a per-key file lock (several processes
 // compiling the same code wait for one build), and rebuilt when the cached file does not load.
-// The cache lives in $KILN_CACHE_DIR, else $XDG_CACHE_HOME/kiln, else ~/.cache/kiln.
+// The cache lives in $KILN_CACHE_DIR, else $XDG_CACHE_HOME/kiln, else ~/.cache/kiln. $CXX picks the
+// compiler (default c++); $KILN_INCLUDE_DIR points at kiln's headers when the source tree moved.
 #pragma once
 
 #include <memory>
