@@ -48,11 +48,13 @@ template <class T> inline T k_pow(T a, T b) {
   if constexpr (std::is_floating_point_v<T>) {
     return std::pow(a, b);
   } else {
-    T result = 1;
-    for (T e = b; e > 0; e >>= 1, a *= a) {
-      if (e & 1) result *= a;
+    if (b < 0) return a == 1 ? T(1) : (a == -1 ? T(b % 2 == 0 ? 1 : -1) : T(0));
+    using U = std::make_unsigned_t<decltype(a * a)>;  // products wrap around, as eager's
+    U result = 1, base = static_cast<U>(a);
+    for (T e = b; e > 0; e >>= 1, base = static_cast<U>(base * base)) {
+      if (e & 1) result = static_cast<U>(result * base);
     }
-    return b < 0 ? T(0) : result;
+    return static_cast<T>(result);
   }
 }
 inline float k_exp(float x) { return kiln::cpu::vec::exp(x); }

@@ -159,13 +159,15 @@ struct Pow {
         if (base == -1) return (exp % 2 == 0) ? 1 : -1;
         return 0;
       }
-      M result = 1;
-      M b = base;
+      // Products wrap around (two's complement) as PyTorch's do: multiply as unsigned.
+      using U = std::make_unsigned_t<decltype(M() * M())>;
+      U result = 1;
+      U b = static_cast<U>(base);
       for (auto e = exp; e > 0; e >>= 1) {
-        if (e & 1) result = M(result * b);
-        b = M(b * b);
+        if (e & 1) result = static_cast<U>(result * b);
+        b = static_cast<U>(b * b);
       }
-      return result;
+      return static_cast<M>(result);
     }
   }
 };
