@@ -6,6 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "kiln/compiler/codegen/cpp.h"
+#include "kiln/compiler/lower/lower.h"
+#include "kiln/compiler/memplan/plan.h"
 #include "kiln/graph/printer.h"
 #include "kiln/graph/verify_level.h"
 #include "kiln/tools/commands.h"
@@ -84,7 +87,8 @@ int explain_command(const std::vector<std::string>& args) {
                                     trace::TraceOptions{.level = trace::Level::Prims,
                                                         .names = model->input_names,
                                                         .table = nullptr,
-                                                        .decompositions = &to_prims});
+                                                        .decompositions = &to_prims,
+                                                        .keep_ops_without_prims = false});
   graph::verify_level(prims, graph::IrLevel::Prims);
   std::printf("\n== prims: prims only, promotion and broadcasting explicit; GEMMs and convolutions stay whole (%s)\n%s",
               op_counts(prims).c_str(), graph::print(prims).c_str());
@@ -93,6 +97,17 @@ int explain_command(const std::vector<std::string>& args) {
     return Registry::global().get(d.op)->kind() == OpKind::Compound;
   });
   print_decompositions("core -> prims", to_prims);
+
+  // What kiln::compile makes of the prims graph: kernels, memory, and the C++ it generates.
+  loopir::Program program = compiler::lower(prims);
+  compiler::Schedule schedule = compiler::schedule(program);
+  compiler::MemoryPlan plan = compiler::plan_memory(program, schedule);
+  compiler::GeneratedSource source = compiler::generate_cpp(program, schedule);
+  std::printf("\n== compiled: %zu fused kernels, %zu extern calls\n%s%s\n", schedule.kernel_count(),
+              schedule.items.size() - schedule.kernel_count(), schedule.str(program).c_str(), plan.str().c_str());
+  // The generated kernels (the shared prelude of helpers is left out).
+  size_t first = source.code.find("\nextern \"C\"");
+  std::printf("\n== generated C++\n%s", first == std::string::npos ? "" : source.code.substr(first + 1).c_str());
   return 0;
 }
 

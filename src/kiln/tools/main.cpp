@@ -21,7 +21,8 @@ commands:
           views, a small MLP, meta tensors, and what errors look like
   explain MODEL
           a built-in model (mlp, ln_gelu_mlp, attention, convnet) traced at the aten, core
-          and prims levels: its graph, op counts per level, and what each op decomposed into
+          and prims levels: its graph, op counts per level, what each op decomposed into,
+          then the fused kernels kiln::compile makes, its memory plan and the generated C++
   help    this text (also -h, --help)
 
 environment:

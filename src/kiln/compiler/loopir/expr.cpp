@@ -1,6 +1,8 @@
 #include "kiln/compiler/loopir/expr.h"
 
 #include <algorithm>
+#include <numeric>
+#include <optional>
 #include <memory>
 #include <mutex>
 #include <unordered_map>
@@ -365,6 +367,46 @@ Bounds bounds_of(const Expr& e, const Ranges& ranges) {
   return {};
 }
 
+namespace {
+
+// x = stride * coarse + fine with 0 <= fine < stride, where stride divides `divisor` (> 1):
+// then x // divisor = coarse // (divisor / stride) and x % divisor = (coarse % (divisor / stride))
+// * stride + fine. Strides tried: the common factors of the divisor and the coefficients.
+struct StrideSplit {
+  int64_t stride;
+  Expr coarse, fine;
+};
+
+std::optional<StrideSplit> split_by_stride(const Expr& x, int64_t divisor, const Ranges& ranges) {
+  Terms t;
+  collect(x, 1, t);
+  std::vector<int64_t> strides;
+  for (const auto& [atom, c] : t.coef) {
+    int64_t g = std::gcd(c < 0 ? -c : c, divisor);
+    if (g > 1) strides.push_back(g);
+  }
+  std::sort(strides.rbegin(), strides.rend());
+  for (int64_t stride : strides) {
+    Terms coarse, fine;
+    for (const auto& [atom, c] : t.coef) {
+      if (c % stride == 0) {
+        coarse.coef[atom] += c / stride;
+      } else {
+        fine.coef[atom] += c;
+      }
+    }
+    coarse.constant = floor_div(t.constant, stride);
+    fine.constant = floor_mod(t.constant, stride);
+    Expr f = make_sum(fine);
+    Bounds b = bounds_of(f, ranges);
+    if (!b.known || b.lo < 0 || b.hi >= stride || coarse.coef.empty()) continue;
+    return StrideSplit{stride, make_sum(coarse), f};
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 Expr simplify(const Expr& e, const Ranges& ranges) {
   switch (e.kind()) {
     case ExprKind::Const:
@@ -381,6 +423,9 @@ Expr simplify(const Expr& e, const Ranges& ranges) {
       if (b.known && floor_div(b.lo, e.value()) == floor_div(b.hi, e.value())) {
         return Expr::constant(floor_div(b.lo, e.value()));
       }
+      if (auto split = split_by_stride(x, e.value(), ranges)) {
+        return simplify(floordiv(split->coarse, e.value() / split->stride), ranges);
+      }
       Expr q = floordiv(x, e.value());
       return q == e ? q : simplify(q, ranges);
     }
@@ -389,6 +434,9 @@ Expr simplify(const Expr& e, const Ranges& ranges) {
       Bounds b = bounds_of(x, ranges);
       if (b.known && floor_div(b.lo, e.value()) == floor_div(b.hi, e.value())) {
         return x - Expr::constant(floor_div(b.lo, e.value()) * e.value());
+      }
+      if (auto split = split_by_stride(x, e.value(), ranges)) {
+        return simplify(mod(split->coarse, e.value() / split->stride) * split->stride + split->fine, ranges);
       }
       Expr r = mod(x, e.value());
       return r == e ? r : simplify(r, ranges);

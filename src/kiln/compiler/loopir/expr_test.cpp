@@ -40,6 +40,13 @@ TEST(Expr, RangesSimplifyDivisionAndModulo) {
   // A view of [6, 8] as [48] and back is the identity.
   Expr flat = i * 8 + j;
   EXPECT_EQ(simplify(floordiv(flat, 8) * 8 + mod(flat, 8), r), flat);
+  // A batch split into heads: (64*i + 8*k + m) // 128 is i // 2 when 8*k + m < 64.
+  Expr k = v("k"), m = v("m");
+  Ranges heads{{"i", {0, 3}}, {"k", {0, 7}}, {"m", {0, 7}}};
+  Expr flat3 = i * 64 + k * 8 + m;
+  EXPECT_EQ(simplify(floordiv(flat3, 128), heads), floordiv(i, 2));
+  EXPECT_EQ(simplify(mod(flat3, 128), heads), mod(i, 2) * 64 + k * 8 + m);
+  EXPECT_EQ(simplify(floordiv(flat3, 128) * 128 + mod(flat3, 128), heads), flat3);
   Bounds b = bounds_of(i * 8 + j, r);
   EXPECT_EQ(b.lo, 0);
   EXPECT_EQ(b.hi, 47);

@@ -20,6 +20,7 @@ struct Lowered {
   bool strided = false;
   BufferView view;                                           // strided
   ScalarExpr value = ScalarExpr::constant(0, DType::Float32);  // computed
+  std::string origin;                                        // the graph node that computed it
 
   ScalarExpr at(const std::vector<Expr>& idx) const {
     if (strided) {
@@ -110,8 +111,9 @@ class Lowerer {
   const Lowered& get(graph::ValueRef r) { return values_.at(key(r)); }
 
   // A buffer view holding `v` (a new contiguous buffer computed by a loop node when v is computed).
-  BufferView realize(const Lowered& v, const std::string& origin) {
+  BufferView realize(const Lowered& v, const std::string& fallback_origin) {
     if (v.strided) return v.view;
+    const std::string& origin = v.origin.empty() ? fallback_origin : v.origin;
     int b = p_.add_buffer(v.dtype, v.sizes, BufferRole::Computed, "");
     loopir::LoopNode node;
     node.id = static_cast<int>(p_.steps.size());
@@ -124,6 +126,7 @@ class Lowerer {
   }
 
   void define(const graph::Node& n, Lowered v) {
+    if (!v.strided) v.origin = n.name();
     // Values read more than once are computed once (the scheduler may keep them in a kernel).
     if (!v.strided && uses_[key({const_cast<graph::Node*>(&n), 0})] >= 2 && v.value.op_count() >= 1) {
       BufferView view = realize(v, n.name());
