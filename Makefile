@@ -32,6 +32,7 @@ test-asan: setup
 bench: build
 	@scripts/setup.sh bench
 	@/usr/bin/python3 bench/run_eager.py --build $(BUILD) --output bench/results/eager_cpu.md
+	@/usr/bin/python3 bench/run_compiled.py --build $(BUILD) --out bench/results/compiled_cpu.md
 
 format:
 	@git ls-files '*.h' '*.cpp' | xargs clang-format -i
