@@ -1,5 +1,6 @@
 #include "kiln/runtime/executable.h"
 
+#include "kiln/compiler/loopir/verify.h"
 #include "kiln/compiler/lower/lower.h"
 #include "kiln/ops/api.h"
 #include "kiln/ops/dispatcher.h"
@@ -77,6 +78,7 @@ std::vector<Tensor> Executable::run(std::span<const Tensor> inputs) const {
 
 std::shared_ptr<Executable> compile_graph(const graph::Graph& g) {
   loopir::Program program = compiler::lower(g);
+  loopir::verify(program);
   KILN_LOG("loop_ir", "lowered:\n{}", program.str());
   compiler::Schedule schedule = compiler::schedule(program);
   KILN_LOG("schedule", "{}", schedule.str(program));

@@ -7,6 +7,7 @@
 #include "kiln/core/type_promotion.h"
 #include "kiln/kernels/cpu/binary_loop.h"
 #include "kiln/kernels/cpu/convert.h"
+#include "kiln/kernels/cpu/wrapping.h"
 #include "kiln/kernels/meta/pointwise.h"
 #include "kiln/kernels/register.h"
 
@@ -47,7 +48,7 @@ void add_impl(const Tensor& self, const Tensor& other, const Scalar& alpha, cons
     // Floats fuse the multiply-add (one rounding, as PyTorch's vectorized fmadd does), so the
     // result does not depend on whether the compiler contracts it.
     if constexpr (kIsFloat<M>) return [a](M x, M y) -> M { return std::fma(a, y, x); };
-    else return [a](M x, M y) -> M { return x + a * y; };
+    else return [a](M x, M y) -> M { return wrapping_add(x, wrapping_mul(a, y)); };
   });
 }
 void add_scalar_impl(const Tensor& self, const Scalar& other, const Scalar& alpha, const Tensor& out) {
@@ -57,7 +58,7 @@ void sub_impl(const Tensor& self, const Tensor& other, const Scalar& alpha, cons
   run_binary(self, other, out, out.dtype(), [&]<class M>() {
     M a = alpha.to<M>();
     if constexpr (kIsFloat<M>) return [a](M x, M y) -> M { return std::fma(-a, y, x); };
-    else return [a](M x, M y) -> M { return x - a * y; };
+    else return [a](M x, M y) -> M { return wrapping_add(x, wrapping_mul(M(-a), y)); };
   });
 }
 void sub_scalar_impl(const Tensor& self, const Scalar& other, const Scalar& alpha, const Tensor& out) {
@@ -68,7 +69,7 @@ void sub_scalar_impl(const Tensor& self, const Scalar& other, const Scalar& alph
 struct Mul {
   template <class M> M operator()(M x, M y) const {
     if constexpr (std::is_same_v<M, bool>) return x && y;
-    else return x * y;
+    else return wrapping_mul(x, y);
   }
 };
 struct TrueDiv {
@@ -159,15 +160,13 @@ struct Pow {
         if (base == -1) return (exp % 2 == 0) ? 1 : -1;
         return 0;
       }
-      // Products wrap around (two's complement) as PyTorch's do: multiply as unsigned.
-      using U = std::make_unsigned_t<decltype(M() * M())>;
-      U result = 1;
-      U b = static_cast<U>(base);
+      M result = 1;
+      M b = base;
       for (auto e = exp; e > 0; e >>= 1) {
-        if (e & 1) result = static_cast<U>(result * b);
-        b = static_cast<U>(b * b);
+        if (e & 1) result = wrapping_mul(result, b);
+        b = wrapping_mul(b, b);
       }
-      return static_cast<M>(result);
+      return result;
     }
   }
 };

@@ -2,6 +2,7 @@
 #include <cmath>
 #include <limits>
 
+#include "kiln/kernels/cpu/wrapping.h"
 #include "kiln/kernels/cpu/accumulate.h"
 #include "kiln/kernels/cpu/convert.h"
 #include "kiln/kernels/cpu/reduce_engine.h"
@@ -44,8 +45,8 @@ struct ProdReducer {
   using Acc = opmath_t<T>;
   using Out = T;
   Acc identity() const { return Acc(1); }
-  void add(Acc& a, Acc x, int64_t) const { a = Acc(a * x); }
-  void merge(Acc& a, const Acc& b) const { a = Acc(a * b); }
+  void add(Acc& a, Acc x, int64_t) const { a = wrapping_mul(a, x); }
+  void merge(Acc& a, const Acc& b) const { a = wrapping_mul(a, b); }
   void store(Out* dst, const Acc& a, int64_t) const { *dst = Out(a); }
 };
 

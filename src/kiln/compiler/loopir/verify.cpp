@@ -1,0 +1,69 @@
+#include "kiln/compiler/loopir/verify.h"
+
+#include <vector>
+
+#include "kiln/support/error.h"
+
+namespace kiln::loopir {
+namespace {
+
+void check_loads(const ScalarExpr& e, const Program& p, const std::vector<bool>& ready, const Ranges& ranges,
+                 const LoopNode& n) {
+  if (e.kind() == ScalarKind::Load) {
+    auto b = static_cast<size_t>(e.buffer());
+    KILN_CHECK(b < p.buffers.size(), "loop IR: node buf{} loads unknown buffer {}", n.out, e.buffer());
+    KILN_CHECK(ready[b], "loop IR: node buf{} ({}) reads buf{} before anything writes it", n.out, n.origin, b);
+    const Buffer& buf = p.buffers[b];
+    if (buf.role == BufferRole::Computed) {
+      Bounds bounds = bounds_of(e.index(), ranges);
+      KILN_CHECK(bounds.known && bounds.lo >= 0 && bounds.hi < std::max<int64_t>(buf.numel(), 1),
+                 "loop IR: node buf{} ({}) reads buf{} at {}, which reaches [{}, {}] outside its {} elements", n.out,
+                 n.origin, b, e.index().str(), bounds.lo, bounds.hi, buf.numel());
+    }
+  }
+  for (const auto& o : e.operands()) check_loads(o, p, ready, ranges, n);
+}
+
+void check_view(const BufferView& v, const Program& p, const std::vector<bool>& ready, const char* what) {
+  auto b = static_cast<size_t>(v.buffer);
+  KILN_CHECK(b < p.buffers.size() && ready[b], "loop IR: {} uses buf{} before anything writes it", what, v.buffer);
+}
+
+}  // namespace
+
+void verify(const Program& p) {
+  std::vector<bool> ready(p.buffers.size(), false);
+  for (int b : p.inputs) ready.at(static_cast<size_t>(b)) = true;
+  for (const Step& step : p.steps) {
+    if (const auto* n = std::get_if<LoopNode>(&step)) {
+      auto out = static_cast<size_t>(n->out);
+      KILN_CHECK(out < p.buffers.size(), "loop IR: a node writes unknown buffer {}", n->out);
+      const Buffer& buf = p.buffers[out];
+      KILN_CHECK(buf.role == BufferRole::Computed && buf.sizes == n->sizes,
+                 "loop IR: node {} computes {} elements of shape {} into buf{} of shape {}", n->origin,
+                 n->sizes.size(), n->sizes, n->out, buf.sizes);
+      KILN_CHECK((n->reduce == ReduceKind::None) == n->reduction_sizes.empty(),
+                 "loop IR: node buf{} ({}) has reduction sizes {} but reduce kind {}", n->out, n->origin,
+                 n->reduction_sizes, reduce_kind_name(n->reduce));
+      Ranges ranges;
+      for (size_t k = 0; k < n->sizes.size(); ++k) ranges[index_var(k).name()] = {0, n->sizes[k] - 1};
+      for (size_t k = 0; k < n->reduction_sizes.size(); ++k) {
+        ranges[reduction_var(k).name()] = {0, n->reduction_sizes[k] - 1};
+      }
+      check_loads(n->value, p, ready, ranges, *n);
+      ready[out] = true;
+      continue;
+    }
+    const auto& call = std::get<ExternCall>(step);
+    for (const auto& a : call.args) {
+      if (const auto* v = std::get_if<BufferView>(&a)) check_view(*v, p, ready, call.op->name().c_str());
+      if (const auto* l = std::get_if<std::vector<BufferView>>(&a)) {
+        for (const auto& v : *l) check_view(v, p, ready, call.op->name().c_str());
+      }
+    }
+    for (int o : call.outs) ready.at(static_cast<size_t>(o)) = true;
+  }
+  for (const auto& o : p.outputs) check_view(o, p, ready, "the output");
+}
+
+}  // namespace kiln::loopir
