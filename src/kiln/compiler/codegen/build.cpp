@@ -98,7 +98,8 @@ std::string cache_dir() {
 std::string compiler_command() {
   const char* cxx = std::getenv("CXX");
   const char* include = std::getenv("KILN_INCLUDE_DIR");  // where kiln's headers are, if moved
-  return fmt::format("{} -std=c++20 -O3 -march={} -fopenmp -fPIC -shared -fno-math-errno -fno-trapping-math -I{}",
+  return fmt::format("{} -std=c++20 -O3 -march={} -mprefer-vector-width=512 -fopenmp -fPIC -shared -fno-math-errno "
+                     "-fno-trapping-math -I{}",
                      cxx && *cxx ? cxx : "c++", KILN_CODEGEN_ARCH, include && *include ? include : KILN_SOURCE_DIR "/src");
 }
 

@@ -234,9 +234,89 @@ std::string reduce_init(ReduceKind k, DType d) {
   return "";
 }
 
-std::string simd_clause(ReduceKind k, const std::string& acc, bool track_nan) {
-  const char* op = k == ReduceKind::Sum ? "+" : k == ReduceKind::Prod ? "*" : k == ReduceKind::Max ? "max" : "min";
-  return fmt::format("#pragma omp simd reduction({}:{}){}", op, acc, track_nan ? fmt::format(" reduction(|:nan_{})", acc) : "");
+// A node's value with its loop variables in terms of row and col, indices simplified.
+ScalarExpr row_col_value(const LoopNode& n, const Kernel& k, const loopir::Ranges& ranges) {
+  return n.value.substitute(node_vars(n, k.cols)).map_loads([&](int b, const Expr& index, DType d) {
+    return ScalarExpr::load(b, loopir::simplify(index, ranges), d);
+  });
+}
+
+// Does `e` read the result of a reduction in `pending` (computed in the same pass)?
+bool reads_any(const ScalarExpr& e, const std::set<int>& pending) {
+  if (e.kind() == ScalarKind::Load && pending.contains(e.buffer())) return true;
+  for (const auto& o : e.operands()) {
+    if (reads_any(o, pending)) return true;
+  }
+  return false;
+}
+
+// Nodes of a kernel, split into passes over the row: consecutive nodes share one col loop unless
+// a node reads a reduction finished in the same pass (softmax: amax | exp+sum | div).
+std::vector<std::vector<int>> passes_of(const loopir::Program& p, const Kernel& k) {
+  std::vector<std::vector<int>> passes;
+  std::set<int> pending;
+  for (int i : k.nodes) {
+    const auto& n = std::get<LoopNode>(p.steps[static_cast<size_t>(i)]);
+    if (passes.empty() || reads_any(n.value, pending)) {
+      passes.emplace_back();
+      pending.clear();
+    }
+    passes.back().push_back(i);
+    if (n.reduce != ReduceKind::None) pending.insert(n.out);
+  }
+  return passes;
+}
+
+void write_pass(const loopir::Program& p, const Kernel& k, const std::vector<int>& pass, const loopir::Ranges& ranges,
+                std::map<int, std::string>& locals, std::string& out) {
+  std::string body, clauses, finish;
+  BodyWriter w(locals, body, "        ");
+  std::vector<std::string> comments;
+  for (int i : pass) {
+    const auto& n = std::get<LoopNode>(p.steps[static_cast<size_t>(i)]);
+    const auto& buf = p.buffers[static_cast<size_t>(n.out)];
+    comments.push_back(fmt::format("buf{}: {}", n.out, n.origin));
+    std::string v = w.emit(row_col_value(n, k, ranges));
+    bool local = k.local.contains(n.out);
+    std::string t = compute_type(buf.dtype);
+    if (n.reduce == ReduceKind::None) {
+      body += local ? fmt::format("        row_buf{}[col] = {};\n", n.out, v)
+                    : fmt::format("        buf{}[row * {} + col] = static_cast<{}>({});\n", n.out, k.cols,
+                                  storage_type(buf.dtype), v);
+      locals[n.out] = v;  // later nodes of this pass read the element just computed
+      continue;
+    }
+    std::string acc = fmt::format("acc{}", n.out);
+    bool track_nan = is_floating(buf.dtype) && (n.reduce == ReduceKind::Max || n.reduce == ReduceKind::Min);
+    out += fmt::format("      {} {} = {};\n", t, acc, reduce_init(n.reduce, buf.dtype));
+    const char* op = n.reduce == ReduceKind::Sum ? "+" : n.reduce == ReduceKind::Prod ? "*"
+                     : n.reduce == ReduceKind::Max ? "max" : "min";
+    clauses += fmt::format(" reduction({}:{})", op, acc);
+    body += fmt::format("        {}\n", reduce_combine(n.reduce, acc, v));
+    std::string result = n.scale == 1.0 ? acc : fmt::format("({} * {})", acc, literal(n.scale, buf.dtype));
+    if (track_nan) {
+      // An int flag (a bool |-reduction defeats vectorization): any NaN makes the result NaN.
+      out += fmt::format("      int nan_{} = 0;\n", acc);
+      clauses += fmt::format(" reduction(|:nan_{})", acc);
+      body += fmt::format("        nan_{0} |= {1} != {1};\n", acc, v);
+      result = fmt::format("(nan_{} ? std::numeric_limits<{}>::quiet_NaN() : {})", acc, t, result);
+    }
+    finish += fmt::format("      const {} v{} = {};\n", t, n.out, result);
+    if (!local) finish += fmt::format("      buf{}[row] = static_cast<{}>(v{});\n", n.out, storage_type(buf.dtype), n.out);
+    locals[n.out] = fmt::format("v{}", n.out);
+  }
+  out += fmt::format("      // {}\n#pragma omp simd{}\n", fmt::join(comments, ", "), clauses);
+  out += fmt::format("      for (int64_t col = 0; col < {}; ++col) {{\n{}      }}\n{}", k.cols, body, finish);
+  // Later passes read a kept row from its row buffer, anything else from memory.
+  for (int i : pass) {
+    const auto& n = std::get<LoopNode>(p.steps[static_cast<size_t>(i)]);
+    if (n.reduce != ReduceKind::None) continue;
+    if (k.local.contains(n.out)) {
+      locals[n.out] = fmt::format("row_buf{}[col]", n.out);
+    } else {
+      locals.erase(n.out);
+    }
+  }
 }
 
 void write_kernel(const loopir::Program& p, const Kernel& k, GeneratedKernel& gk, std::string& out) {
@@ -254,59 +334,18 @@ void write_kernel(const loopir::Program& p, const Kernel& k, GeneratedKernel& gk
     out += fmt::format("  auto* __restrict buf{} = static_cast<{}*>(args[{}]);\n", b,
                        storage_type(p.buffers[static_cast<size_t>(b)].dtype), arg++);
   }
-  bool rows_parallel = k.rows > 1;
-  out += fmt::format("#pragma omp parallel{}\n  {{\n", rows_parallel ? fmt::format(" if({} > 1)", k.rows) : " if(0)");
-  // Rows a kernel keeps (pointwise values read again by later nodes of the same row).
-  std::map<int, std::string> locals;
+  out += fmt::format("#pragma omp parallel if({})\n  {{\n", k.rows > 1 ? "true" : "false");
   for (int i : k.nodes) {
     const auto& n = std::get<LoopNode>(p.steps[static_cast<size_t>(i)]);
     if (!k.local.contains(n.out) || n.reduce != ReduceKind::None) continue;
-    out += fmt::format("    std::unique_ptr<{0}[]> row_buf{1}(new {0}[{2}]);\n", compute_type(p.buffers[static_cast<size_t>(n.out)].dtype),
-                       n.out, k.cols);
+    out += fmt::format("    std::unique_ptr<{0}[]> row_buf{1}(new {0}[{2}]);  // one row of buf{1}, per thread\n",
+                       compute_type(p.buffers[static_cast<size_t>(n.out)].dtype), n.out, k.cols);
   }
   out += "#pragma omp for schedule(static)\n";
   out += fmt::format("    for (int64_t row = 0; row < {}; ++row) {{\n", k.rows);
   loopir::Ranges ranges{{"row", {0, std::max<int64_t>(k.rows - 1, 0)}}, {"col", {0, std::max<int64_t>(k.cols - 1, 0)}}};
-  for (int i : k.nodes) {
-    const auto& n = std::get<LoopNode>(p.steps[static_cast<size_t>(i)]);
-    const auto& buf = p.buffers[static_cast<size_t>(n.out)];
-    auto vars = node_vars(n, k.cols);
-    ScalarExpr value = n.value.substitute(vars).map_loads([&](int b, const Expr& index, DType d) {
-      return ScalarExpr::load(b, loopir::simplify(index, ranges), d);
-    });
-    bool local = k.local.contains(n.out);
-    std::string body;
-    BodyWriter w(locals, body, "        ");
-    out += fmt::format("      // buf{}: {}\n", n.out, n.origin);
-    if (n.reduce != ReduceKind::None) {
-      std::string acc = fmt::format("acc{}", n.out);
-      bool track_nan = is_floating(buf.dtype) && (n.reduce == ReduceKind::Max || n.reduce == ReduceKind::Min);
-      out += fmt::format("      {} {} = {};\n", compute_type(buf.dtype), acc, reduce_init(n.reduce, buf.dtype));
-      if (track_nan) out += fmt::format("      bool nan_{} = false;\n", acc);
-      std::string v = w.emit(value);
-      out += "      " + simd_clause(n.reduce, acc, track_nan) + "\n";
-      out += fmt::format("      for (int64_t col = 0; col < {}; ++col) {{\n{}", k.cols, body);
-      out += fmt::format("        {}\n", reduce_combine(n.reduce, acc, v));
-      if (track_nan) out += fmt::format("        nan_{0} |= {1} != {1};\n", acc, v);
-      out += "      }\n";
-      std::string result = n.scale == 1.0 ? acc : fmt::format("({} * {})", acc, literal(n.scale, buf.dtype));
-      if (track_nan) result = fmt::format("(nan_{} ? std::numeric_limits<{}>::quiet_NaN() : {})", acc, compute_type(buf.dtype), result);
-      out += fmt::format("      const {} v{} = {};\n", compute_type(buf.dtype), n.out, result);
-      if (!local) out += fmt::format("      buf{}[row] = static_cast<{}>(v{});\n", n.out, storage_type(buf.dtype), n.out);
-      locals[n.out] = fmt::format("v{}", n.out);
-      continue;
-    }
-    std::string v = w.emit(value);
-    out += "#pragma omp simd\n";
-    out += fmt::format("      for (int64_t col = 0; col < {}; ++col) {{\n{}", k.cols, body);
-    if (local) {
-      out += fmt::format("        row_buf{}[col] = {};\n", n.out, v);
-    } else {
-      out += fmt::format("        buf{}[row * {} + col] = static_cast<{}>({});\n", n.out, k.cols, storage_type(buf.dtype), v);
-    }
-    out += "      }\n";
-    if (local) locals[n.out] = fmt::format("row_buf{}[col]", n.out);
-  }
+  std::map<int, std::string> locals;
+  for (const auto& pass : passes_of(p, k)) write_pass(p, k, pass, ranges, locals, out);
   out += "    }\n  }\n}\n";
 }
 
