@@ -88,6 +88,32 @@ TEST(Compile, MlpIsGemmsPlusFusedEpilogues) {
   EXPECT_LT(max_error(got[0], mlp(in)[0]), 1e-4);
 }
 
+TEST(Compile, MemoryPlanReusesSlotsAndWritesInPlace) {
+  // e = exp(x) is read by a column sum (another kernel) and then, element by element, by the
+  // kernel computing y, which may write y over e; y is summed by a fourth kernel.
+  auto fn = [](const std::vector<Tensor>& in) {
+    Tensor e = exp(in[0]);
+    Tensor s = sum(e, IntArrayRef{0}, true);
+    Tensor y = add(mul(e, Scalar(2)), s);
+    Tensor total = sum(y, IntArrayRef{0});
+    return std::vector<Tensor>{total, amax(y, {0})};
+  };
+  manual_seed(5);
+  std::vector<Tensor> in = {randn({64, 48})};
+  trace::TraceOptions options;
+  options.level = trace::Level::Prims;
+  graph::Graph g = trace::trace(fn, in, options);
+  auto exe = runtime::compile_graph(g);
+  EXPECT_EQ(exe->schedule().kernel_count(), 4u);
+  EXPECT_EQ(exe->memory_plan().in_place, 1) << exe->memory_plan().str();
+  EXPECT_EQ(exe->memory_plan().slot_bytes.size(), 2u) << exe->memory_plan().str();
+  auto got = exe->run(in);
+  auto want = fn(in);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_LT(max_error(got[i], want[i]) / want[i].abs().amax().item<double>(), 1e-6);
+  }
+}
+
 TEST(Compile, GuardsRecompileOnANewSignature) {
   auto f = compile(pointwise_chain);
   manual_seed(3);

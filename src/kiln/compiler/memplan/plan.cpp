@@ -8,8 +8,53 @@ namespace kiln::compiler {
 
 std::string MemoryPlan::str() const {
   return fmt::format("memory plan: {} intermediate bytes in {} slots (one buffer each would take {}); {} buffers kept "
-                     "inside kernels", planned_bytes, slot_bytes.size(), unplanned_bytes, kept_in_kernels);
+                     "inside kernels; {} written in place", planned_bytes, slot_bytes.size(), unplanned_bytes,
+                     kept_in_kernels, in_place);
 }
+
+namespace {
+
+bool loads_of_empty(const loopir::LoopNode& n, int buffer);
+
+void loads_of(const loopir::ScalarExpr& e, int buffer, std::vector<loopir::Expr>& out) {
+  if (e.kind() == loopir::ScalarKind::Load && e.buffer() == buffer) out.push_back(e.index());
+  for (const auto& o : e.operands()) loads_of(o, buffer, out);
+}
+
+// True when `writer` (a pointwise node of kernel k) may store into the memory of `dead`, a buffer
+// this kernel reads for the last time: the writer is the only node of the kernel that reads it,
+// and reads it only at the element it is writing, so every element is read before it is replaced.
+bool can_write_in_place(const loopir::Program& p, const Kernel& k, const loopir::LoopNode& writer, int dead) {
+  if (writer.reduce != loopir::ReduceKind::None) return false;
+  const auto& d = p.buffers[static_cast<size_t>(dead)];
+  const auto& b = p.buffers[static_cast<size_t>(writer.out)];
+  if (d.sizes != b.sizes || element_size(d.dtype) != element_size(b.dtype)) return false;
+  for (int i : k.nodes) {
+    const auto& n = std::get<loopir::LoopNode>(p.steps[static_cast<size_t>(i)]);
+    if (&n != &writer && !loads_of_empty(n, dead)) return false;
+  }
+  std::vector<loopir::Expr> indices;
+  loads_of(writer.value, dead, indices);
+  std::vector<loopir::Expr> idx;
+  loopir::Ranges ranges;
+  for (size_t k2 = 0; k2 < writer.sizes.size(); ++k2) {
+    idx.push_back(loopir::index_var(k2));
+    ranges[idx.back().name()] = {0, std::max<int64_t>(writer.sizes[k2] - 1, 0)};
+  }
+  loopir::Expr element = loopir::simplify(loopir::flat_index(idx, writer.sizes), ranges);
+  for (const auto& index : indices) {
+    if (loopir::simplify(index, ranges) != element) return false;
+  }
+  return !indices.empty();
+}
+
+bool loads_of_empty(const loopir::LoopNode& n, int buffer) {
+  std::vector<loopir::Expr> indices;
+  loads_of(n.value, buffer, indices);
+  return indices.empty();
+}
+
+}  // namespace
 
 MemoryPlan plan_memory(const loopir::Program& p, const Schedule& s) {
   MemoryPlan plan;
@@ -61,9 +106,32 @@ MemoryPlan plan_memory(const loopir::Program& p, const Schedule& s) {
       if (plan.output[b]) continue;
       int64_t bytes = buf.numel() * static_cast<int64_t>(element_size(buf.dtype));
       plan.unplanned_bytes += bytes;
+      // In place: take the slot of a buffer this kernel reads for the last time, element by element.
+      int slot = -1;
+      if (const auto* k = std::get_if<Kernel>(&s.items[t])) {
+        const loopir::LoopNode* writer = nullptr;
+        for (int i : k->nodes) {
+          const auto& n = std::get<loopir::LoopNode>(p.steps[static_cast<size_t>(i)]);
+          if (n.out == static_cast<int>(b)) writer = &n;
+        }
+        for (auto it = live.begin(); writer && it != live.end(); ++it) {
+          if (it->first != ti) continue;
+          int dead = -1;
+          for (size_t a = 0; a < nb; ++a) {
+            if (plan.slot[a] == it->second && last[a] == ti) dead = static_cast<int>(a);
+          }
+          if (dead >= 0 && can_write_in_place(p, *k, *writer, dead)) {
+            slot = it->second;
+            live.erase(it);
+            ++plan.in_place;
+            break;
+          }
+        }
+      }
       auto fit = free_slots.lower_bound(bytes);
-      int slot;
-      if (fit != free_slots.end()) {
+      if (slot >= 0) {
+        // reusing the dead buffer's slot
+      } else if (fit != free_slots.end()) {
         slot = fit->second;
         free_slots.erase(fit);
       } else {

@@ -1,6 +1,7 @@
 // Memory planning: each intermediate buffer a kernel writes (and a later step reads) lives from
 // the step that writes it to the last step that reads it; buffers whose lives do not overlap share
-// a slot (best fit by size). Buffers kept inside a kernel get no memory at all; outputs are fresh
+// a slot (best fit by size). A kernel that reads a buffer for the last time, each element only where
+// it writes the same element of its output, writes in place over it. Buffers kept inside a kernel get no memory at all; outputs are fresh
 // tensors the caller owns; inputs and extern results bring their own.
 #pragma once
 
@@ -18,6 +19,7 @@ struct MemoryPlan {
   int64_t planned_bytes = 0;         // sum of the slots: the intermediates' peak
   int64_t unplanned_bytes = 0;       // what one allocation per intermediate would take
   int kept_in_kernels = 0;           // buffers that never touch memory
+  int in_place = 0;                  // buffers written over a buffer their kernel reads for the last time
   std::string str() const;
 };
 
