@@ -3,9 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <set>
 #include <filesystem>
 
 #include "kiln/api/compile.h"
+#include "kiln/compiler/codegen/build.h"
+#include "kiln/compiler/codegen/cpp.h"
 #include "kiln/compiler/lower/lower.h"
 #include "kiln/compiler/schedule/fuse.h"
 #include "kiln/ops/api.h"
@@ -112,6 +115,77 @@ TEST(Compile, MemoryPlanReusesSlotsAndWritesInPlace) {
   for (size_t i = 0; i < 2; ++i) {
     EXPECT_LT(max_error(got[i], want[i]) / want[i].abs().amax().item<double>(), 1e-6);
   }
+}
+
+// Every `omp simd` loop the code generator writes is one the C++ compiler vectorizes.
+TEST(Compile, GeneratedInnerLoopsVectorize) {
+  manual_seed(7);
+  auto fn = [](const std::vector<Tensor>& in) {
+    Tensor s = softmax(in[0], -1);
+    Tensor chain = mul(gelu(add(mul(in[0], in[1]), in[1])), sigmoid(in[0]));
+    Tensor ln = layer_norm(in[2], {64}, std::nullopt, std::nullopt);
+    return std::vector<Tensor>{s, chain, sum(in[0], IntArrayRef{0}), amax(in[0], {1}), ln};
+  };
+  std::vector<Tensor> in = {randn({128, 64}), randn({64}), randn({32, 64}).to(DType::BFloat16)};
+  trace::TraceOptions options;
+  options.level = trace::Level::Prims;
+  loopir::Program p = compiler::lower(trace::trace(fn, in, options));
+  compiler::Schedule s = compiler::schedule(p);
+  std::string code = compiler::generate_cpp(p, s).code;
+  std::string report = compiler::vectorization_report(code);
+  if (report.empty()) GTEST_SKIP() << "the C++ compiler gives no vectorization report";
+  // Lines the compiler reported inside a vectorized loop.
+  std::set<size_t> vectorized_lines;
+  for (size_t r = report.find(".cpp:"); r != std::string::npos; r = report.find(".cpp:", r + 1)) {
+    size_t eol = report.find('\n', r);
+    if (report.substr(r, eol - r).find("optimized: loop vectorized") != std::string::npos) {
+      vectorized_lines.insert(std::stoul(report.substr(r + 5)));
+    }
+  }
+  std::vector<std::string> lines;
+  for (size_t at = 0; at < code.size();) {
+    size_t end = code.find('\n', at);
+    if (end == std::string::npos) end = code.size();
+    lines.push_back(code.substr(at, end - at));
+    at = end + 1;
+  }
+  int loops = 0;
+  for (size_t i = 0; i + 1 < lines.size(); ++i) {
+    if (!lines[i].starts_with("#pragma omp simd")) continue;
+    ++loops;
+    // The loop runs from the `for` line to the closing brace at the same indentation.
+    std::string indent = lines[i + 1].substr(0, lines[i + 1].find_first_not_of(' '));
+    size_t last = i + 2;
+    while (last < lines.size() && lines[last] != indent + "}") ++last;
+    bool vectorized = false;
+    for (size_t l = i + 2; l <= last + 1 && !vectorized; ++l) vectorized = vectorized_lines.contains(l);
+    EXPECT_TRUE(vectorized) << "the loop at line " << i + 2 << " of the generated code:\n" << code;
+  }
+  EXPECT_GE(loops, 8);
+}
+
+// The loop IR prints and parses back: every node of several lowered programs round-trips.
+TEST(Compile, LoopIrTextRoundTrips) {
+  manual_seed(6);
+  auto fn = [](const std::vector<Tensor>& in) {
+    Tensor ln = layer_norm(in[0], {40}, in[1], in[1]);
+    Tensor both = cat(std::vector<Tensor>{softmax(in[0], -1), where(gt(in[0], Scalar(0)), ln, in[0])}, 0);
+    return std::vector<Tensor>{both, amax(in[0].t(), {1}), in[0].to(DType::Float16)};
+  };
+  std::vector<Tensor> in = {randn({12, 40}), randn({40})};
+  trace::TraceOptions options;
+  options.level = trace::Level::Prims;
+  loopir::Program p = compiler::lower(trace::trace(fn, in, options));
+  int nodes = 0;
+  for (const auto& step : p.steps) {
+    if (const auto* n = std::get_if<loopir::LoopNode>(&step)) {
+      EXPECT_EQ(loopir::parse_scalar(n->value.str()), n->value) << n->value.str();
+      ++nodes;
+    }
+  }
+  EXPECT_GE(nodes, 5);
+  EXPECT_THROW(loopir::parse_scalar("exp(load(buf0, i0):float32"), Error);
+  EXPECT_THROW(loopir::parse_scalar("exp(2:notatype)"), Error);
 }
 
 TEST(Compile, GuardsRecompileOnANewSignature) {

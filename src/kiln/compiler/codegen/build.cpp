@@ -103,6 +103,21 @@ std::string compiler_command() {
                      cxx && *cxx ? cxx : "c++", KILN_CODEGEN_ARCH, include && *include ? include : KILN_SOURCE_DIR "/src");
 }
 
+std::string vectorization_report(const std::string& source) {
+  std::string dir = cache_dir();
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  std::string base = fmt::format("{}/vecreport.{}", dir, getpid());
+  {
+    std::ofstream f(base + ".cpp");
+    f << source;
+  }
+  auto [status, output] = run(fmt::format("{} -fopt-info-vec-optimized -o {}.so {}.cpp", compiler_command(), base, base));
+  fs::remove(base + ".cpp", ec);
+  fs::remove(base + ".so", ec);
+  return status == 0 ? output : std::string();
+}
+
 std::shared_ptr<Library> compile_cpp(const std::string& source) {
   std::string command = compiler_command();
   std::string key = stable_hash(source + "\n" + command + "\n" + compiler_identity());

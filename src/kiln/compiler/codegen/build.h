@@ -34,6 +34,10 @@ class Library {
 // compiler's messages when it does not compile.
 std::shared_ptr<Library> compile_cpp(const std::string& source);
 
+// g++'s report of the loops it vectorized in `source` (-fopt-info-vec-optimized), for checking that
+// generated inner loops vectorize; empty when the compiler gives no such report.
+std::string vectorization_report(const std::string& source);
+
 std::string cache_dir();
 // The compiler command and flags (without file names), part of the cache key.
 std::string compiler_command();

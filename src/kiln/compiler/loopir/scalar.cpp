@@ -45,10 +45,10 @@ Table& table() {
 
 std::string print(const ScalarNode& n) {
   switch (n.kind) {
-    case ScalarKind::Load: return fmt::format("load(buf{}, {})", n.buffer, n.index.str());
+    case ScalarKind::Load: return fmt::format("load(buf{}, {}):{}", n.buffer, n.index.str(), dtype_name(n.dtype));
     case ScalarKind::Constant: return fmt::format("{}:{}", n.constant, dtype_name(n.dtype));
-    case ScalarKind::Index: return fmt::format("index({})", n.index.str());
-    case ScalarKind::Local: return fmt::format("local({})", n.name);
+    case ScalarKind::Index: return fmt::format("index({}):{}", n.index.str(), dtype_name(n.dtype));
+    case ScalarKind::Local: return fmt::format("local({}):{}", n.name, dtype_name(n.dtype));
     case ScalarKind::Op: {
       std::vector<std::string> parts;
       for (const auto& o : n.operands) parts.push_back(o.str());

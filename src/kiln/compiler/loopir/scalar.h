@@ -44,7 +44,9 @@ class ScalarExpr {
   ScalarExpr map_loads(const F& fn) const;
   // Number of operation nodes (a cost estimate for recomputation).
   int op_count() const;
-  // "exp(sub(load(buf0, 8*i0 + i1), local(amax0)))"
+  // "exp(sub(load(buf0, 8*i0 + i1):float32, local(v1):float32))": leaves carry their dtype,
+  // operations infer theirs (comparisons bool, where its values', to_<dtype> its target, others
+  // their first operand's). parse_scalar reads it back.
   std::string str() const;
 
   const ScalarNode* node() const { return node_; }
@@ -66,6 +68,9 @@ struct ScalarNode {
   std::vector<ScalarExpr> operands;
   std::string text;
 };
+
+// Reads ScalarExpr::str()'s form; throws kiln::Error naming the column on malformed text.
+ScalarExpr parse_scalar(const std::string& text);
 
 template <class F>
 ScalarExpr ScalarExpr::map_loads(const F& fn) const {
