@@ -11,24 +11,16 @@ import argparse
 import json
 import math
 import os
-import platform
 import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_common import cpu_model  # noqa: E402
 
 MEMORY_BOUND = {"pointwise_chain": (2, 4), "softmax": (2, 4), "layernorm": (2, 4), "rmsnorm_bf16": (2, 2),
                 "reductions": (1, 4)}
 SHAPES = {"pointwise_chain": (8192, 8192), "softmax": (16384, 4096), "layernorm": (16384, 4096),
           "rmsnorm_bf16": (16384, 4096), "reductions": (8192, 8192)}
-
-
-def cpu_model():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.machine()
 
 
 def json_lines(text):

@@ -9,24 +9,15 @@ Bytes per op are what the op must move: each input read once and each output wri
 import argparse
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_common import cpu_model  # noqa: E402
+
 BYTES = {"add": 3, "mul": 3, "exp": 2, "gelu": 2, "sum_dim1": 1, "amax_dim1": 1, "softmax": 2, "layer_norm": 2}
 ONE = 4096 * 4096 * 4
-
-
-def cpu_model():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.machine()
 
 
 def run_kiln(build, threads):

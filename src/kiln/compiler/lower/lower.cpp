@@ -113,16 +113,26 @@ class Lowerer {
   // A buffer view holding `v` (a new contiguous buffer computed by a loop node when v is computed).
   BufferView realize(const Lowered& v, const std::string& fallback_origin) {
     if (v.strided) return v.view;
-    const std::string& origin = v.origin.empty() ? fallback_origin : v.origin;
-    int b = p_.add_buffer(v.dtype, v.sizes, BufferRole::Computed, "");
+    int b = add_node(v.origin.empty() ? fallback_origin : v.origin, v.dtype, v.sizes, {}, loopir::ReduceKind::None,
+                     v.value, 1.0);
+    return BufferView{b, v.sizes, contiguous_strides(v.sizes), 0};
+  }
+
+  // A loop node computing a new contiguous buffer; returns the buffer.
+  int add_node(const std::string& origin, DType dtype, const Shape& sizes, const Shape& reduction_sizes,
+               loopir::ReduceKind kind, ScalarExpr value, double scale) {
+    int b = p_.add_buffer(dtype, sizes, BufferRole::Computed, "");
     loopir::LoopNode node;
     node.id = static_cast<int>(p_.steps.size());
     node.origin = origin;
     node.out = b;
-    node.sizes = v.sizes;
-    node.value = v.value;
+    node.sizes = sizes;
+    node.reduction_sizes = reduction_sizes;
+    node.reduce = kind;
+    node.scale = scale;
+    node.value = value;
     p_.steps.emplace_back(std::move(node));
-    return BufferView{b, v.sizes, contiguous_strides(v.sizes), 0};
+    return b;
   }
 
   void define(const graph::Node& n, Lowered v) {
@@ -270,18 +280,7 @@ class Lowerer {
 
   int add_reduction(const std::string& origin, DType dtype, const Split& s, loopir::ReduceKind kind, ScalarExpr v,
                     double scale) {
-    int b = p_.add_buffer(dtype, s.kept, BufferRole::Computed, "");
-    loopir::LoopNode node;
-    node.id = static_cast<int>(p_.steps.size());
-    node.origin = origin;
-    node.out = b;
-    node.sizes = s.kept;
-    node.reduction_sizes = s.reduced;
-    node.reduce = kind;
-    node.scale = scale;
-    node.value = v;
-    p_.steps.emplace_back(std::move(node));
-    return b;
+    return add_node(origin, dtype, s.kept, s.reduced, kind, v, scale);
   }
 
   void lower_reduction(const graph::Node& n, const std::string& name, const graph::TensorMeta& out) {
