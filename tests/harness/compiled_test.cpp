@@ -30,7 +30,10 @@ std::vector<Named> float_unary() {
       {"round", &kiln::round}, {"trunc", &kiln::trunc}, {"sign", &kiln::sign},   {"relu", &kiln::relu},
       {"isnan", &kiln::isnan}, {"isinf", &kiln::isinf}};
   std::vector<Named> out;
-  for (auto [name, op] : ops) out.push_back({name, [op](const std::vector<Tensor>& in) { return op(in[0]); }});
+  for (const auto& entry : ops) {
+    UnaryOp op = entry.second;
+    out.push_back({entry.first, [op](const std::vector<Tensor>& in) { return op(in[0]); }});
+  }
   out.push_back({"gelu", [](const std::vector<Tensor>& in) { return gelu(in[0]); }});
   out.push_back({"gelu_tanh", [](const std::vector<Tensor>& in) { return gelu(in[0], "tanh"); }});
   return out;
@@ -44,7 +47,10 @@ std::vector<Named> binary() {
       {"ge", &kiln::ge},           {"fmod", &kiln::fmod},       {"remainder", &kiln::remainder},
       {"pow", &kiln::pow}};
   std::vector<Named> out;
-  for (auto [name, op] : ops) out.push_back({name, [op](const std::vector<Tensor>& in) { return op(in[0], in[1]); }});
+  for (const auto& entry : ops) {
+    BinaryOp op = entry.second;
+    out.push_back({entry.first, [op](const std::vector<Tensor>& in) { return op(in[0], in[1]); }});
+  }
   out.push_back({"add", [](const std::vector<Tensor>& in) { return add(in[0], in[1], Scalar(2)); }});
   out.push_back({"sub", [](const std::vector<Tensor>& in) { return sub(in[0], in[1]); }});
   out.push_back({"div", [](const std::vector<Tensor>& in) { return div(in[0], in[1]); }});

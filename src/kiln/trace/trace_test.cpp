@@ -114,7 +114,8 @@ namespace {
 // Runs `fn` eagerly on copies of `inputs` and as functionalized core and prims graphs on other
 // copies; outputs and the inputs' final values must agree.
 void expect_functionalized_like_eager(const TracedFn& fn, const std::vector<Tensor>& inputs, const char* must_contain) {
-  for (auto [level, ir] : {std::pair{Level::Core, graph::IrLevel::Core}, std::pair{Level::Prims, graph::IrLevel::Prims}}) {
+  for (auto [traced_level, ir] : {std::pair{Level::Core, graph::IrLevel::Core}, std::pair{Level::Prims, graph::IrLevel::Prims}}) {
+    const Level level = traced_level;  // (a lambda below uses it; clang 14 cannot capture bindings)
     SCOPED_TRACE(std::string(level_name(level)));
     graph::Graph g = trace(fn, inputs, level);
     graph::verify_level(g, ir);
