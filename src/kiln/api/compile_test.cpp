@@ -188,6 +188,24 @@ TEST(Compile, LoopIrTextRoundTrips) {
   EXPECT_THROW(loopir::parse_scalar("exp(2:notatype)"), Error);
 }
 
+// Every graph compiles: ops without a lowering (argmax, as_strided of a computed value, random
+// numbers, a convolution) run as extern calls of their eager kernels between fused kernels.
+TEST(Compile, OpsWithoutALoweringRunAsExterns) {
+  manual_seed(8);
+  auto fn = [](const std::vector<Tensor>& in) {
+    Tensor y = exp(in[0]);
+    Tensor window = as_strided(y, {3, 3}, {4, 1}, 2);
+    Tensor conv = conv2d(in[1], in[2], std::nullopt, {1, 1}, {1, 1});
+    return std::vector<Tensor>{argmax(y, 1), add(window, Scalar(1)), relu(conv)};
+  };
+  std::vector<Tensor> in = {randn({6, 4}), randn({1, 2, 5, 5}), randn({3, 2, 3, 3})};
+  auto got = compile(fn)(in);
+  auto want = fn(in);
+  ASSERT_EQ(got.size(), 3u);
+  EXPECT_EQ(got[0].dtype(), DType::Int64);
+  for (size_t i = 0; i < 3; ++i) EXPECT_LT(max_error(got[i], want[i]), 1e-5) << i;
+}
+
 TEST(Compile, GuardsRecompileOnANewSignature) {
   auto f = compile(pointwise_chain);
   manual_seed(3);
