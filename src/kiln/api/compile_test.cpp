@@ -2,7 +2,9 @@
 // recompile on a new signature, backends are chosen by name.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <set>
 #include <filesystem>
 
@@ -204,6 +206,25 @@ TEST(Compile, OpsWithoutALoweringRunAsExterns) {
   ASSERT_EQ(got.size(), 3u);
   EXPECT_EQ(got[0].dtype(), DType::Int64);
   for (size_t i = 0; i < 3; ++i) EXPECT_LT(max_error(got[i], want[i]), 1e-5) << i;
+}
+
+// A kernel of one long row (a full reduction, a 1-D chain) splits the row across threads.
+TEST(Compile, SingleRowKernelsSplitTheRow) {
+  manual_seed(9);
+  auto fn = [](const std::vector<Tensor>& in) {
+    Tensor centered = sub(in[0], mean(in[0]));
+    return std::vector<Tensor>{sum(in[0]), amax(in[0], {0}), mul(exp(centered), Scalar(2))};
+  };
+  Tensor x = randn({100003});
+  std::vector<Tensor> in = {x};
+  auto got = compile(fn)(in);
+  auto want = fn(in);
+  EXPECT_LT(max_error(got[0], want[0]), 1e-2);  // a sum of 1e5 float32 values, summed in another order
+  EXPECT_EQ(max_error(got[1], want[1]), 0.0);
+  EXPECT_LT(max_error(got[2], want[2]), 1e-4);
+  Tensor with_nan = x.clone();
+  with_nan.select(0, 777).fill_(std::numeric_limits<double>::quiet_NaN());
+  EXPECT_TRUE(std::isnan(compile(fn)({with_nan})[1].item<double>()));
 }
 
 TEST(Compile, GuardsRecompileOnANewSignature) {

@@ -297,6 +297,9 @@ std::vector<std::vector<int>> passes_of(const loopir::Program& p, const Kernel& 
   return passes;
 }
 
+// A kernel of a single row longer than this runs its loops over the row on all threads.
+constexpr int64_t kSplitRowAbove = 32768;
+
 void write_pass(const loopir::Program& p, const Kernel& k, const std::vector<int>& pass, const loopir::Ranges& ranges,
                 std::map<int, std::string>& locals, std::string& out) {
   std::string body, clauses, finish;
@@ -334,7 +337,9 @@ void write_pass(const loopir::Program& p, const Kernel& k, const std::vector<int
     if (!local) finish += fmt::format("      buf{}[row] = {};\n", n.out, store_expr(buf.dtype, fmt::format("v{}", n.out)));
     locals[n.out] = fmt::format("v{}", n.out);
   }
-  out += fmt::format("      // {}\n#pragma omp simd{}\n", fmt::join(comments, ", "), clauses);
+  // One row only (a full reduction, a 1-D pointwise kernel): the threads split the row itself.
+  const char* simd = k.rows == 1 && k.cols >= kSplitRowAbove ? "parallel for simd schedule(static)" : "simd";
+  out += fmt::format("      // {}\n#pragma omp {}{}\n", fmt::join(comments, ", "), simd, clauses);
   out += fmt::format("      for (int64_t col = 0; col < {}; ++col) {{\n{}      }}\n{}", k.cols, body, finish);
   // Later passes read a kept row from its row buffer, anything else from memory.
   for (int i : pass) {
@@ -430,6 +435,7 @@ void write_kernel(const loopir::Program& p, const Kernel& k, GeneratedKernel& gk
     out += "}\n";
     return;
   }
+  // Rows in parallel; a single row keeps one thread here and splits its loops (write_pass).
   out += fmt::format("#pragma omp parallel if({})\n  {{\n", k.rows > 1 ? "true" : "false");
   for (int i : k.nodes) {
     const auto& n = std::get<LoopNode>(p.steps[static_cast<size_t>(i)]);
