@@ -2,6 +2,7 @@
 
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "kiln/core/tensor_base.h"
 
@@ -278,9 +279,16 @@ class Lowerer {
     return s;
   }
 
+  // A reduction node, or the one already computing the same reduction of the same value (layer_norm's
+  // decomposition sums its input twice: for the variance's mean and for the mean it returns).
   int add_reduction(const std::string& origin, DType dtype, const Split& s, loopir::ReduceKind kind, ScalarExpr v,
                     double scale) {
-    return add_node(origin, dtype, s.kept, s.reduced, kind, v, scale);
+    ReductionKey k{v.node(), kind, dtype, IntArrayRef(s.kept).vec(), IntArrayRef(s.reduced).vec(), scale};
+    auto it = reductions_.find(k);
+    if (it != reductions_.end()) return it->second;
+    int b = add_node(origin, dtype, s.kept, s.reduced, kind, v, scale);
+    reductions_.emplace(std::move(k), b);
+    return b;
   }
 
   void lower_reduction(const graph::Node& n, const std::string& name, const graph::TensorMeta& out) {
@@ -305,10 +313,11 @@ class Lowerer {
     int64_t count = 1;
     for (int64_t r : s.reduced) count *= r;
     ScalarExpr x = a.at(s.from);
-    int mean = add_reduction(n.name() + "_mean", out.dtype, s, loopir::ReduceKind::Sum, x, 1.0 / double(count));
+    int total = add_reduction(n.name() + "_sum", out.dtype, s, loopir::ReduceKind::Sum, x, 1.0);
     std::vector<Expr> kept;
     for (size_t k = 0; k < s.kept.size(); ++k) kept.push_back(loopir::index_var(k));
-    ScalarExpr m = ScalarExpr::load(mean, loopir::flat_index(kept, s.kept), out.dtype);
+    ScalarExpr sum = ScalarExpr::load(total, loopir::flat_index(kept, s.kept), out.dtype);
+    ScalarExpr m = ScalarExpr::op("div", {sum, ScalarExpr::constant(double(count), out.dtype)}, out.dtype);
     ScalarExpr d = ScalarExpr::op("sub", {x, m}, out.dtype);
     ScalarExpr sq = ScalarExpr::op("mul", {d, d}, out.dtype);
     int b = add_reduction(n.name(), out.dtype, s, loopir::ReduceKind::Sum, sq, 1.0 / (double(count) - correction));
@@ -372,6 +381,17 @@ class Lowerer {
   const graph::Graph& g_;
   loopir::Program p_;
   std::map<Key, Lowered> values_;
+  struct ReductionKey {
+    const loopir::ScalarNode* value;
+    loopir::ReduceKind kind;
+    DType dtype;
+    std::vector<int64_t> kept, reduced;
+    double scale;
+    auto operator<=>(const ReductionKey& o) const {
+      return std::tie(value, kind, dtype, kept, reduced, scale) <=> std::tie(o.value, o.kind, o.dtype, o.kept, o.reduced, o.scale);
+    }
+  };
+  std::map<ReductionKey, int> reductions_;
   std::map<Key, int> uses_;
 };
 
