@@ -141,6 +141,41 @@ TEST(CompiledHarness, BinaryOpsMatchEager) {
   expect_compiled_equals_eager(int_ops, {ia, ib}, "int64");
 }
 
+TEST(CompiledHarness, IntegerAndBoolOpsMatchEager) {
+  std::vector<Named> int_ops = {
+      {"abs", [](const std::vector<Tensor>& in) { return abs(in[0]); }},
+      {"neg", [](const std::vector<Tensor>& in) { return neg(in[0]); }},
+      {"sign", [](const std::vector<Tensor>& in) { return sign(in[0]); }},
+      {"bitwise_not", [](const std::vector<Tensor>& in) { return bitwise_not(in[0]); }},
+      {"bitwise_and", [](const std::vector<Tensor>& in) { return bitwise_and(in[0], in[1]); }},
+      {"bitwise_or", [](const std::vector<Tensor>& in) { return bitwise_or(in[0], in[1]); }},
+      {"bitwise_xor", [](const std::vector<Tensor>& in) { return bitwise_xor(in[0], in[1]); }},
+      {"div_trunc", [](const std::vector<Tensor>& in) { return div(in[0], in[1], "trunc"); }},
+      {"div_floor", [](const std::vector<Tensor>& in) { return div(in[0], in[1], "floor"); }},
+      {"true_div", [](const std::vector<Tensor>& in) { return div(in[0], in[1]); }},
+      {"mul_wide", [](const std::vector<Tensor>& in) { return mul(in[0], Scalar(2.5)); }},
+      {"sum", [](const std::vector<Tensor>& in) { return sum(in[0], IntArrayRef{1}); }},
+      {"amax", [](const std::vector<Tensor>& in) { return amax(in[0], {0}); }},
+      {"eq_where", [](const std::vector<Tensor>& in) { return where(eq(in[0], in[1]), in[0], neg(in[1])); }},
+      {"clamp", [](const std::vector<Tensor>& in) { return clamp(in[0], Scalar(-3), Scalar(4)); }},
+  };
+  for (DType t : {DType::Int32, DType::Int64, DType::Int16}) {
+    Maker m(79);
+    Tensor a = m.make({6, 11}, t, -30, 30), b = m.make({11}, t, 1, 9);
+    expect_compiled_equals_eager(int_ops, {a, b}, std::string(dtype_name(t)));
+  }
+  std::vector<Named> bool_ops = {
+      {"and", [](const std::vector<Tensor>& in) { return logical_and(in[0], in[1]); }},
+      {"or", [](const std::vector<Tensor>& in) { return logical_or(in[0], in[1]); }},
+      {"xor", [](const std::vector<Tensor>& in) { return logical_xor(in[0], in[1]); }},
+      {"not", [](const std::vector<Tensor>& in) { return logical_not(in[0]); }},
+      {"sum", [](const std::vector<Tensor>& in) { return sum(in[0], IntArrayRef{1}); }},
+      {"where", [](const std::vector<Tensor>& in) { return where(in[0], in[1], logical_not(in[1])); }},
+  };
+  Maker m(83);
+  expect_compiled_equals_eager(bool_ops, {m.make({5, 9}, DType::Bool), m.make({9}, DType::Bool)}, "bool");
+}
+
 TEST(CompiledHarness, ReductionsViewsAndChainsMatchEager) {
   for (DType t : {DType::Float32, DType::Float64, DType::BFloat16}) {
     Maker m(73);
