@@ -70,13 +70,8 @@ Tensor slice(const Tensor& self, int64_t dim, std::optional<int64_t> start, std:
   return self.view_with(sizes, strides, self.storage_offset() + b.start * self.strides()[b.dim]);
 }
 
-Tensor select(const Tensor& self, int64_t dim, int64_t index) {
-  KILN_CHECK_INDEX(self.dim() > 0, "select: cannot be applied to a 0-dim tensor");
-  int64_t d = wrap_dim(dim, self.dim(), "select");
-  int64_t n = self.sizes()[d];
-  KILN_CHECK_INDEX(index >= -n && index < n, "select: index {} out of range for tensor of size {} at dimension {}",
-                   index, self.sizes(), d);
-  if (index < 0) index += n;
+Tensor select(const Tensor& self, int64_t dim, int64_t at) {
+  auto [d, index] = meta::select_index(self.sizes(), dim, at, "select");
   Shape sizes = self.sizes().shape(), strides = self.strides().shape();
   sizes.erase(sizes.begin() + d);
   strides.erase(strides.begin() + d);

@@ -132,13 +132,8 @@ Tensor slice(const Tensor& self, int64_t dim, std::optional<int64_t> start, std:
   return slice_prim(self, meta::slice_bounds(self.sizes(), dim, start, end, step));
 }
 
-Tensor select(const Tensor& self, int64_t dim, int64_t index) {
-  KILN_CHECK_INDEX(self.dim() > 0, "select: cannot be applied to a 0-dim tensor");
-  int64_t d = wrap_dim(dim, self.dim(), "select");
-  int64_t n = self.sizes()[d];
-  KILN_CHECK_INDEX(index >= -n && index < n, "select: index {} out of range for tensor of size {} at dimension {}",
-                   index, self.sizes(), d);
-  if (index < 0) index += n;
+Tensor select(const Tensor& self, int64_t dim, int64_t at) {
+  auto [d, index] = meta::select_index(self.sizes(), dim, at, "select");
   Tensor row = slice_prim(self, {d, index, index + 1, 1});
   return prims::squeeze(row, {d});
 }
@@ -242,12 +237,8 @@ Tensor slice_scatter(const Tensor& self, const Tensor& src, int64_t dim, std::op
   return prims::where(mask, placed, self);
 }
 
-Tensor select_scatter(const Tensor& self, const Tensor& src, int64_t dim, int64_t index) {
-  int64_t d = wrap_dim(dim, self.dim(), "select_scatter");
-  int64_t n = self.sizes()[d];
-  KILN_CHECK_INDEX(index >= -n && index < n, "select_scatter: index {} out of range for tensor of size {} at dim {}",
-                   index, self.sizes(), d);
-  if (index < 0) index += n;
+Tensor select_scatter(const Tensor& self, const Tensor& src, int64_t dim, int64_t at) {
+  auto [d, index] = meta::select_index(self.sizes(), dim, at, "select_scatter");
   Tensor row = decomp::unsqueeze(src, d);
   return slice_scatter(self, row, d, index, index + 1, 1);
 }

@@ -75,4 +75,14 @@ SliceBounds slice_bounds(IntArrayRef sizes, int64_t dim, std::optional<int64_t> 
   return {d, s, e, step};
 }
 
+std::pair<int64_t, int64_t> select_index(IntArrayRef sizes, int64_t dim, int64_t index, std::string_view op) {
+  auto ndim = static_cast<int64_t>(sizes.size());
+  KILN_CHECK_INDEX(ndim > 0, "{}: cannot be applied to a 0-dim tensor", op);
+  int64_t d = wrap_dim(dim, ndim, op);
+  int64_t n = sizes[static_cast<size_t>(d)];
+  KILN_CHECK_INDEX(index >= -n && index < n, "{}: index {} out of range for tensor of size {} at dimension {}", op,
+                   index, sizes, d);
+  return {d, index < 0 ? index + n : index};
+}
+
 }  // namespace kiln::meta

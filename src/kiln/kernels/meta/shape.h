@@ -19,6 +19,9 @@ struct SliceBounds {
 };
 SliceBounds slice_bounds(IntArrayRef sizes, int64_t dim, std::optional<int64_t> start, std::optional<int64_t> end,
                          int64_t step);
+// select(dim, index): dim wrapped, a negative index counted from the end; throws kiln::Error (an
+// index error) for a 0-d tensor or an index out of range, naming `op`.
+std::pair<int64_t, int64_t> select_index(IntArrayRef sizes, int64_t dim, int64_t index, std::string_view op);
 // Strides for viewing (sizes, strides) as `new_sizes` without copying, or nullopt when some
 // new dimension would span two non-contiguous chunks of memory.
 std::optional<Shape> view_strides(IntArrayRef sizes, IntArrayRef strides, IntArrayRef new_sizes);
