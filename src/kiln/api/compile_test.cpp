@@ -249,9 +249,8 @@ TEST(Compile, BackendsAreChosenByName) {
   auto eager = compile(pointwise_chain, {.backend = "eager"});
   EXPECT_LT(max_error(eager(in)[0], pointwise_chain(in)[0]), 1e-6);
   int calls = 0;
-  register_backend("counting", Backend{trace::Level::Core, [&calls](graph::Graph g, const std::vector<Tensor>&) {
+  register_backend("counting", Backend{trace::Level::Core, [&calls](graph::Graph, const std::vector<Tensor>&) {
                                          ++calls;
-                                         auto shared = std::make_shared<graph::Graph>(std::move(g));
                                          return CompiledCallable([](const std::vector<Tensor>& x) { return x; });
                                        }});
   auto mine = compile(pointwise_chain, {.backend = "counting"});

@@ -3,7 +3,7 @@
 // ATen kernel of the same meaning, which on such operands neither promotes nor broadcasts.
 #include <vector>
 
-#include "kiln/kernels/prims_forward.h"
+#include "kiln/ops/registry.h"
 
 namespace kiln::kernels {
 namespace {
@@ -46,6 +46,14 @@ const ElementwisePrim kElementwise[] = {
     {"remainder", "aten::remainder.Tensor"}, {"sub", "aten::sub.Tensor", Operands::Numeric},
     {"where", "aten::where.self"},                 {"convert_element_type", "aten::_to_copy"},
 };
+
+// Runs the kernel `aten` has at `key` on `stack` (all arguments present).
+void run_aten_kernel(const Registry& r, std::string_view aten, DispatchKey key, Stack& stack) {
+  OpHandle op = r.get(aten);
+  const BoxedKernel* kernel = op->kernel(key);
+  KILN_CHECK(kernel != nullptr, "{} has no {} kernel", op->name(), dispatch_key_name(key));
+  (*kernel)(stack);
+}
 
 bool fits(Operands kind, DType d) {
   switch (kind) {
@@ -122,11 +130,5 @@ const KernelRegistrar kRegister([](Registry& r) {
 
 }  // namespace
 
-void run_aten_kernel(const Registry& r, std::string_view aten, DispatchKey key, Stack& stack) {
-  OpHandle op = r.get(aten);
-  const BoxedKernel* kernel = op->kernel(key);
-  KILN_CHECK(kernel != nullptr, "{} has no {} kernel", op->name(), dispatch_key_name(key));
-  (*kernel)(stack);
-}
 
 }  // namespace kiln::kernels

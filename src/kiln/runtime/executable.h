@@ -25,7 +25,6 @@ class Executable {
   const compiler::Schedule& schedule() const { return schedule_; }
   const compiler::GeneratedSource& source() const { return source_; }
   const compiler::MemoryPlan& memory_plan() const { return plan_; }
-  bool loaded_from_cache() const { return library_ && library_->from_cache(); }
 
  private:
   using KernelFn = void (*)(void* const*);

@@ -175,7 +175,6 @@ class BodyWriter {
       case ScalarKind::Index:
         value = fmt::format("static_cast<{}>({})", compute_type(e.dtype()), cpp_index(e.index()));
         break;
-      case ScalarKind::Local: return e.name();
       case ScalarKind::Op: {
         std::vector<std::string> args;
         for (const auto& o : e.operands()) args.push_back(emit(o));

@@ -62,6 +62,17 @@ struct ExternCall {
   std::vector<int> outs;  // one ExternResult buffer per tensor result
 };
 
+// Calls f(view) for every buffer view among an extern call's arguments.
+template <class F>
+void for_each_view(const ExternCall& call, F&& f) {
+  for (const auto& a : call.args) {
+    if (const auto* v = std::get_if<BufferView>(&a)) f(*v);
+    if (const auto* l = std::get_if<std::vector<BufferView>>(&a)) {
+      for (const auto& v : *l) f(v);
+    }
+  }
+}
+
 using Step = std::variant<LoopNode, ExternCall>;
 
 struct Program {

@@ -48,7 +48,6 @@ std::string print(const ScalarNode& n) {
     case ScalarKind::Load: return fmt::format("load(buf{}, {}):{}", n.buffer, n.index.str(), dtype_name(n.dtype));
     case ScalarKind::Constant: return fmt::format("{}:{}", n.constant, dtype_name(n.dtype));
     case ScalarKind::Index: return fmt::format("index({}):{}", n.index.str(), dtype_name(n.dtype));
-    case ScalarKind::Local: return fmt::format("local({}):{}", n.name, dtype_name(n.dtype));
     case ScalarKind::Op: {
       std::vector<std::string> parts;
       for (const auto& o : n.operands) parts.push_back(o.str());
@@ -86,9 +85,6 @@ ScalarExpr ScalarExpr::constant(double value, DType dtype) {
   return intern(ScalarKind::Constant, dtype, -1, Expr(), value, "", {});
 }
 ScalarExpr ScalarExpr::index(Expr e, DType dtype) { return intern(ScalarKind::Index, dtype, -1, e, 0, "", {}); }
-ScalarExpr ScalarExpr::local(const std::string& name, DType dtype) {
-  return intern(ScalarKind::Local, dtype, -1, Expr(), 0, name, {});
-}
 ScalarExpr ScalarExpr::op(const std::string& name, std::vector<ScalarExpr> operands, DType dtype) {
   KILN_CHECK(!operands.empty(), "loop IR: operation {} needs operands", name);
   return intern(ScalarKind::Op, dtype, -1, Expr(), 0, name, std::move(operands));

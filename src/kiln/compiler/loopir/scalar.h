@@ -1,6 +1,5 @@
 // Scalar expressions of the loop IR: what one element of a loop body computes. Leaves are loads
-// (a buffer at an index expression), constants, index values and locals (a value an earlier stage
-// of the same kernel computed for this row); inner nodes apply the elementwise prims' operations
+// (a buffer at an index expression), constants and index values; inner nodes apply the elementwise prims' operations
 // by name ("exp", "add", "where", "convert_element_type"). Immutable and hash-consed like Expr.
 #pragma once
 
@@ -13,7 +12,7 @@
 
 namespace kiln::loopir {
 
-enum class ScalarKind : uint8_t { Load, Constant, Index, Local, Op };
+enum class ScalarKind : uint8_t { Load, Constant, Index, Op };
 
 struct ScalarNode;
 
@@ -22,8 +21,6 @@ class ScalarExpr {
   static ScalarExpr load(int buffer, Expr index, DType dtype);
   static ScalarExpr constant(double value, DType dtype);
   static ScalarExpr index(Expr e, DType dtype);
-  // The value `name` (a reduction result or row element) of the kernel being generated.
-  static ScalarExpr local(const std::string& name, DType dtype);
   // An operation: unary/binary prims by name, "where" (pred, a, b), "convert_element_type".
   static ScalarExpr op(const std::string& name, std::vector<ScalarExpr> operands, DType dtype);
 
@@ -32,7 +29,7 @@ class ScalarExpr {
   int buffer() const;                 // Load
   const Expr& index() const;          // Load, Index
   double constant() const;            // Constant
-  const std::string& name() const;    // Op, Local
+  const std::string& name() const;    // Op
   const std::vector<ScalarExpr>& operands() const;
   bool operator==(const ScalarExpr& o) const { return node_ == o.node_; }
   bool operator!=(const ScalarExpr& o) const { return node_ != o.node_; }
@@ -44,7 +41,7 @@ class ScalarExpr {
   ScalarExpr map_loads(const F& fn) const;
   // Number of operation nodes (a cost estimate for recomputation).
   int op_count() const;
-  // "exp(sub(load(buf0, 8*i0 + i1):float32, local(v1):float32))": leaves carry their dtype,
+  // "exp(sub(load(buf0, 8*i0 + i1):float32, 2:float32))": leaves carry their dtype,
   // operations infer theirs (comparisons bool, where its values', to_<dtype> its target, others
   // their first operand's). parse_scalar reads it back.
   std::string str() const;

@@ -87,11 +87,6 @@ class ScalarParser {
       Expr index = index_until_close();
       return ScalarExpr::index(index, dtype());
     }
-    if (head == "local") {
-      std::string name = word();
-      expect(')');
-      return ScalarExpr::local(name, dtype());
-    }
     std::vector<ScalarExpr> operands{expr()};
     while (true) {
       skip();

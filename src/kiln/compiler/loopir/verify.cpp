@@ -55,12 +55,7 @@ void verify(const Program& p) {
       continue;
     }
     const auto& call = std::get<ExternCall>(step);
-    for (const auto& a : call.args) {
-      if (const auto* v = std::get_if<BufferView>(&a)) check_view(*v, p, ready, call.op->name().c_str());
-      if (const auto* l = std::get_if<std::vector<BufferView>>(&a)) {
-        for (const auto& v : *l) check_view(v, p, ready, call.op->name().c_str());
-      }
-    }
+    for_each_view(call, [&](const BufferView& v) { check_view(v, p, ready, call.op->name().c_str()); });
     for (int o : call.outs) ready.at(static_cast<size_t>(o)) = true;
   }
   for (const auto& o : p.outputs) check_view(o, p, ready, "the output");

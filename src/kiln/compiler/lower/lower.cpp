@@ -109,6 +109,7 @@ class Lowerer {
  private:
   using Key = std::pair<const graph::Node*, int>;
   static Key key(graph::ValueRef r) { return {r.node, r.index}; }
+  static Key key(const graph::Node& n, int result = 0) { return {&n, result}; }
   const Lowered& get(graph::ValueRef r) { return values_.at(key(r)); }
 
   // A buffer view holding `v` (a new contiguous buffer computed by a loop node when v is computed).
@@ -139,11 +140,11 @@ class Lowerer {
   void define(const graph::Node& n, Lowered v) {
     if (!v.strided) v.origin = n.name();
     // Values read more than once are computed once (the scheduler may keep them in a kernel).
-    if (!v.strided && uses_[key({const_cast<graph::Node*>(&n), 0})] >= 2 && v.value.op_count() >= 1) {
+    if (!v.strided && uses_[key(n)] >= 2 && v.value.op_count() >= 1) {
       BufferView view = realize(v, n.name());
       v = strided(view.buffer, v.dtype, view.sizes, view.strides, 0);
     }
-    values_[key({const_cast<graph::Node*>(&n), 0})] = std::move(v);
+    values_[key(n)] = std::move(v);
   }
 
   const Lowered& tensor_arg(const graph::Node& n, size_t i) {
@@ -248,7 +249,7 @@ class Lowerer {
     }
     for (const auto& v : e.variables()) affine = affine && ranges.contains(v);
     if (affine && e.kind() != loopir::ExprKind::FloorDiv && e.kind() != loopir::ExprKind::Mod) {
-      values_[key({const_cast<graph::Node*>(&n), 0})] = strided(a.view.buffer, out.dtype, out.sizes, strides, offset);
+      values_[key(n)] = strided(a.view.buffer, out.dtype, out.sizes, strides, offset);
     } else {
       define(n, computed(a.at(from), out.dtype, out.sizes));
     }
@@ -300,7 +301,7 @@ class Lowerer {
     using K = loopir::ReduceKind;
     K kind = name == "sum" ? K::Sum : name == "prod" ? K::Prod : name == "amax" ? K::Max : K::Min;
     int b = add_reduction(n.name(), out.dtype, s, kind, v, 1.0);
-    values_[key({const_cast<graph::Node*>(&n), 0})] =
+    values_[key(n)] =
         strided(b, out.dtype, out.sizes, contiguous_strides(out.sizes), 0);
   }
 
@@ -321,7 +322,7 @@ class Lowerer {
     ScalarExpr d = ScalarExpr::op("sub", {x, m}, out.dtype);
     ScalarExpr sq = ScalarExpr::op("mul", {d, d}, out.dtype);
     int b = add_reduction(n.name(), out.dtype, s, loopir::ReduceKind::Sum, sq, 1.0 / (double(count) - correction));
-    values_[key({const_cast<graph::Node*>(&n), 0})] =
+    values_[key(n)] =
         strided(b, out.dtype, out.sizes, contiguous_strides(out.sizes), 0);
   }
 
@@ -373,7 +374,7 @@ class Lowerer {
       const auto& m = n.meta()[i];
       int b = p_.add_buffer(m.dtype, m.sizes, BufferRole::ExternResult, "");
       call.outs.push_back(b);
-      values_[key({const_cast<graph::Node*>(&n), static_cast<int>(i)})] = strided(b, m.dtype, m.sizes, m.strides, 0);
+      values_[key(n, static_cast<int>(i))] = strided(b, m.dtype, m.sizes, m.strides, 0);
     }
     p_.steps.emplace_back(std::move(call));
   }

@@ -1,5 +1,6 @@
 #include "kiln/compiler/memplan/plan.h"
 
+#include <algorithm>
 #include <map>
 
 #include <fmt/format.h>
@@ -13,8 +14,6 @@ std::string MemoryPlan::str() const {
 }
 
 namespace {
-
-bool loads_of_empty(const loopir::LoopNode& n, int buffer);
 
 void loads_of(const loopir::ScalarExpr& e, int buffer, std::vector<loopir::Expr>& out) {
   if (e.kind() == loopir::ScalarKind::Load && e.buffer() == buffer) out.push_back(e.index());
@@ -31,7 +30,8 @@ bool can_write_in_place(const loopir::Program& p, const Kernel& k, const loopir:
   if (d.sizes != b.sizes || element_size(d.dtype) != element_size(b.dtype)) return false;
   for (int i : k.nodes) {
     const auto& n = std::get<loopir::LoopNode>(p.steps[static_cast<size_t>(i)]);
-    if (&n != &writer && !loads_of_empty(n, dead)) return false;
+    auto reads = n.reads();
+    if (&n != &writer && std::find(reads.begin(), reads.end(), dead) != reads.end()) return false;
   }
   std::vector<loopir::Expr> indices;
   loads_of(writer.value, dead, indices);
@@ -46,12 +46,6 @@ bool can_write_in_place(const loopir::Program& p, const Kernel& k, const loopir:
     if (loopir::simplify(index, ranges) != element) return false;
   }
   return !indices.empty();
-}
-
-bool loads_of_empty(const loopir::LoopNode& n, int buffer) {
-  std::vector<loopir::Expr> indices;
-  loads_of(n.value, buffer, indices);
-  return indices.empty();
 }
 
 }  // namespace
@@ -76,21 +70,19 @@ MemoryPlan plan_memory(const loopir::Program& p, const Schedule& s) {
       }
     } else {
       const auto& call = std::get<loopir::ExternCall>(p.steps[static_cast<size_t>(std::get<int>(s.items[t]))]);
-      for (const auto& a : call.args) {
-        if (const auto* v = std::get_if<loopir::BufferView>(&a)) read(v->buffer, ti);
-        if (const auto* l = std::get_if<std::vector<loopir::BufferView>>(&a)) {
-          for (const auto& v : *l) read(v.buffer, ti);
-        }
-      }
+      loopir::for_each_view(call, [&](const loopir::BufferView& v) { read(v.buffer, ti); });
     }
   }
   std::multimap<int64_t, int> free_slots;  // bytes -> slot
-  std::vector<std::pair<int, int>> live;    // (last use, slot)
+  struct Live {
+    int last_use, slot, buffer;
+  };
+  std::vector<Live> live;
   for (size_t t = 0; t < s.items.size(); ++t) {
     int ti = static_cast<int>(t);
     for (auto it = live.begin(); it != live.end();) {
-      if (it->first < ti) {
-        free_slots.emplace(plan.slot_bytes[static_cast<size_t>(it->second)], it->second);
+      if (it->last_use < ti) {
+        free_slots.emplace(plan.slot_bytes[static_cast<size_t>(it->slot)], it->slot);
         it = live.erase(it);
       } else {
         ++it;
@@ -115,13 +107,8 @@ MemoryPlan plan_memory(const loopir::Program& p, const Schedule& s) {
           if (n.out == static_cast<int>(b)) writer = &n;
         }
         for (auto it = live.begin(); writer && it != live.end(); ++it) {
-          if (it->first != ti) continue;
-          int dead = -1;
-          for (size_t a = 0; a < nb; ++a) {
-            if (plan.slot[a] == it->second && last[a] == ti) dead = static_cast<int>(a);
-          }
-          if (dead >= 0 && can_write_in_place(p, *k, *writer, dead)) {
-            slot = it->second;
+          if (it->last_use == ti && can_write_in_place(p, *k, *writer, it->buffer)) {
+            slot = it->slot;
             live.erase(it);
             ++plan.in_place;
             break;
@@ -139,7 +126,7 @@ MemoryPlan plan_memory(const loopir::Program& p, const Schedule& s) {
         plan.slot_bytes.push_back(bytes);
       }
       plan.slot[b] = slot;
-      live.emplace_back(std::max(last[b], ti), slot);
+      live.push_back({std::max(last[b], ti), slot, static_cast<int>(b)});
     }
   }
   for (int64_t b : plan.slot_bytes) plan.planned_bytes += b;

@@ -73,12 +73,14 @@ loopir::Ranges ranges_of(const LoopNode& n) {
   return r;
 }
 
-}  // namespace
-
+// How a loop node maps onto rows x cols: reductions reduce the cols of each output row; a
+// pointwise node's trailing dims whose sizes multiply to `cols` are the cols.
 bool node_fits(const LoopNode& n, int64_t rows, int64_t cols) {
   if (n.reduce != loopir::ReduceKind::None) return product(n.sizes) == rows && product(n.reduction_sizes) == cols;
   return product(n.sizes) == rows * cols && trailing_dims(n.sizes, cols) >= 0;
 }
+
+}  // namespace
 
 size_t Schedule::kernel_count() const {
   size_t n = 0;
@@ -184,12 +186,7 @@ Schedule schedule(const loopir::Program& p) {
       }
     } else {
       const auto& call = std::get<loopir::ExternCall>(p.steps[static_cast<size_t>(std::get<int>(sched.items[it]))]);
-      for (const auto& a : call.args) {
-        if (const auto* v = std::get_if<BufferView>(&a)) readers[v->buffer].insert(static_cast<int>(it));
-        if (const auto* l = std::get_if<std::vector<BufferView>>(&a)) {
-          for (const auto& v : *l) readers[v.buffer].insert(static_cast<int>(it));
-        }
-      }
+      loopir::for_each_view(call, [&](const BufferView& v) { readers[v.buffer].insert(static_cast<int>(it)); });
     }
   }
   std::set<int> outputs;

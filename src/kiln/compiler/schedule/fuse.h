@@ -33,8 +33,4 @@ struct Schedule {
 
 Schedule schedule(const loopir::Program& p);
 
-// How a loop node maps onto rows x cols: reductions reduce the cols of each output row; a
-// pointwise node's trailing dims whose sizes multiply to `cols` are the cols.
-bool node_fits(const loopir::LoopNode& n, int64_t rows, int64_t cols);
-
 }  // namespace kiln::compiler
