@@ -4,8 +4,9 @@
 #   scripts/setup.sh bench    also the benchmark peer (Debian's PyTorch)
 set -euo pipefail
 
-packages=(g++ clang cmake ninja-build ccache make libfmt-dev libdnnl-dev libgtest-dev libgmock-dev
-          libbenchmark-dev libomp-dev)
+# ocl-icd-opencl-dev: libdnnl-dev's CMake config finds OpenCL headers, a package it only recommends.
+packages=(g++ clang cmake ninja-build ccache make libfmt-dev libdnnl-dev ocl-icd-opencl-dev
+          libgtest-dev libgmock-dev libbenchmark-dev libomp-dev)
 if [[ "${1:-}" == "bench" ]]; then
   packages+=(python3 python3-torch python3-numpy libopenblas0-pthread)
 fi
