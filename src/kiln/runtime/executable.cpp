@@ -52,7 +52,16 @@ std::vector<Tensor> Executable::run(std::span<const Tensor> inputs) const {
       const auto& gk = source_.kernels[kernel];
       args.clear();
       for (int b : gk.buffers) args.push_back(tensors[static_cast<size_t>(b)].data_ptr());
+      int status = 0;
+      args.push_back(&status);
       kernels_[kernel++](args.data());
+      if (status != 0) {
+        const auto& sites = source_.error_sites;
+        KILN_CHECK(status > 0 && static_cast<size_t>(status) <= sites.size(),
+                   "compiled kernel {} returned an unknown status {}", gk.name, status);
+        KILN_FAIL(ErrorKind::Value, "{}: ZeroDivisionError (integer division by zero)",
+                  sites[static_cast<size_t>(status - 1)]);
+      }
       continue;
     }
     const auto& call = std::get<loopir::ExternCall>(p.steps[static_cast<size_t>(std::get<int>(item))]);

@@ -3,6 +3,7 @@
 // chunks), each node's loop over a row is an `omp simd` loop the compiler vectorizes (float32
 // exp/erf through kiln's vectorizable versions), float16/bfloat16 compute in float32, and values a
 // kernel keeps inside (reduction results, rows) live in registers or a per-thread row buffer.
+// Element computations are written by cpp_expr.h; what they call is codegen/kernel_support.h.
 #pragma once
 
 #include <string>
@@ -14,17 +15,18 @@ namespace kiln::compiler {
 
 struct GeneratedKernel {
   std::string name;
-  std::vector<int> buffers;  // the argument order: args[k] is buffer buffers[k]'s data
+  // The argument order: args[k] is buffer buffers[k]'s data; after them, an int status word the
+  // kernel sets to the (1-based) error site that failed, if any.
+  std::vector<int> buffers;
 };
 
 struct GeneratedSource {
   std::string code;
   std::vector<GeneratedKernel> kernels;  // one per Kernel of the schedule, in order
+  // What failed, by status value: error_sites[s - 1] names the node of an integer division (by zero).
+  std::vector<std::string> error_sites;
 };
 
 GeneratedSource generate_cpp(const loopir::Program& p, const Schedule& s);
-
-// The C++ spelling of an index expression (operands of // and % are never negative here).
-std::string cpp_index(const loopir::Expr& e);
 
 }  // namespace kiln::compiler

@@ -12,6 +12,16 @@ int64_t Buffer::numel() const {
   return n;
 }
 
+int64_t Buffer::extent() const {
+  if (strides.empty()) return numel();
+  int64_t last = 0;
+  for (size_t k = 0; k < sizes.size(); ++k) {
+    if (sizes[k] == 0) return 0;
+    last += (sizes[k] - 1) * strides[k];
+  }
+  return last + 1;
+}
+
 std::string_view reduce_kind_name(ReduceKind k) {
   switch (k) {
     case ReduceKind::None: return "none";
@@ -38,9 +48,10 @@ std::vector<int> LoopNode::reads() const {
   return out;
 }
 
-int Program::add_buffer(DType dtype, Shape sizes, BufferRole role, std::string name) {
+int Program::add_buffer(DType dtype, Shape sizes, BufferRole role, std::string name, Shape strides) {
   int id = static_cast<int>(buffers.size());
-  buffers.push_back(Buffer{id, name.empty() ? fmt::format("buf{}", id) : std::move(name), dtype, std::move(sizes), role});
+  buffers.push_back(Buffer{id, name.empty() ? fmt::format("buf{}", id) : std::move(name), dtype, std::move(sizes),
+                           std::move(strides), role});
   return id;
 }
 

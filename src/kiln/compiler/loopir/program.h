@@ -24,9 +24,13 @@ struct Buffer {
   int id = 0;
   std::string name;
   DType dtype = DType::Float32;
-  Shape sizes;  // for Computed: the logical sizes, stored contiguously
+  Shape sizes;    // for Computed: the logical sizes, stored contiguously
+  Shape strides;  // Input and ExternResult: the tensor's strides (empty: contiguous)
   BufferRole role = BufferRole::Computed;
   int64_t numel() const;
+  // Elements from the data pointer to one past the farthest element: the loads of index
+  // 0..extent()-1 are the ones inside the buffer (0 when it has no elements).
+  int64_t extent() const;
 };
 
 enum class ReduceKind : uint8_t { None, Sum, Max, Min, Prod };
@@ -80,7 +84,7 @@ struct Program {
   std::vector<Step> steps;
   std::vector<int> inputs;            // buffer per graph input, in order
   std::vector<BufferView> outputs;    // what the graph returns
-  int add_buffer(DType dtype, Shape sizes, BufferRole role, std::string name);
+  int add_buffer(DType dtype, Shape sizes, BufferRole role, std::string name, Shape strides = {});
   // One line per step: "buf3 = sum over [r0 < 64] of exp(...)".
   std::string str() const;
 };

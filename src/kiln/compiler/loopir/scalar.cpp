@@ -1,5 +1,6 @@
 #include "kiln/compiler/loopir/scalar.h"
 
+#include <cmath>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -19,6 +20,7 @@ struct Key {
   int buffer;
   const ExprNode* index;
   uint64_t constant_bits;
+  int64_t int_constant;
   std::string name;
   std::vector<const ScalarNode*> operands;
   bool operator==(const Key&) const = default;
@@ -29,6 +31,7 @@ struct KeyHash {
     h = hash_combine(h, static_cast<uint64_t>(k.buffer));
     h = hash_combine(h, reinterpret_cast<uintptr_t>(k.index));
     h = hash_combine(h, k.constant_bits);
+    h = hash_combine(h, static_cast<uint64_t>(k.int_constant));
     h = hash_combine(h, std::hash<std::string>{}(k.name));
     for (const auto* p : k.operands) h = hash_combine(h, reinterpret_cast<uintptr_t>(p));
     return h;
@@ -46,7 +49,9 @@ Table& table() {
 std::string print(const ScalarNode& n) {
   switch (n.kind) {
     case ScalarKind::Load: return fmt::format("load(buf{}, {}):{}", n.buffer, n.index.str(), dtype_name(n.dtype));
-    case ScalarKind::Constant: return fmt::format("{}:{}", n.constant, dtype_name(n.dtype));
+    case ScalarKind::Constant:
+      if (!is_floating(n.dtype)) return fmt::format("{}:{}", n.int_constant, dtype_name(n.dtype));
+      return fmt::format("{}:{}", n.constant, dtype_name(n.dtype));
     case ScalarKind::Index: return fmt::format("index({}):{}", n.index.str(), dtype_name(n.dtype));
     case ScalarKind::Op: {
       std::vector<std::string> parts;
@@ -60,18 +65,18 @@ std::string print(const ScalarNode& n) {
 
 }  // namespace
 
-ScalarExpr ScalarExpr::intern(ScalarKind kind, DType dtype, int buffer, Expr index, double constant, std::string name,
-                              std::vector<ScalarExpr> operands) {
+ScalarExpr ScalarExpr::intern(ScalarKind kind, DType dtype, int buffer, Expr index, double constant,
+                              int64_t int_constant, std::string name, std::vector<ScalarExpr> operands) {
   uint64_t bits = 0;
   std::memcpy(&bits, &constant, sizeof bits);
-  Key key{kind, dtype, buffer, index.node(), bits, name, {}};
+  Key key{kind, dtype, buffer, index.node(), bits, int_constant, name, {}};
   for (const auto& o : operands) key.operands.push_back(o.node_);
   auto& t = table();
   std::lock_guard lock(t.mu);
   auto it = t.nodes.find(key);
   if (it != t.nodes.end()) return ScalarExpr(it->second.get());
-  auto node = std::make_unique<ScalarNode>(ScalarNode{kind, dtype, buffer, index, constant, std::move(name),
-                                                      std::move(operands), ""});
+  auto node = std::make_unique<ScalarNode>(ScalarNode{kind, dtype, buffer, index, constant, int_constant,
+                                                      std::move(name), std::move(operands), ""});
   node->text = print(*node);
   const ScalarNode* raw = node.get();
   t.nodes.emplace(std::move(key), std::move(node));
@@ -79,15 +84,28 @@ ScalarExpr ScalarExpr::intern(ScalarKind kind, DType dtype, int buffer, Expr ind
 }
 
 ScalarExpr ScalarExpr::load(int buffer, Expr index, DType dtype) {
-  return intern(ScalarKind::Load, dtype, buffer, index, 0, "", {});
+  return intern(ScalarKind::Load, dtype, buffer, index, 0, 0, "", {});
 }
-ScalarExpr ScalarExpr::constant(double value, DType dtype) {
-  return intern(ScalarKind::Constant, dtype, -1, Expr(), value, "", {});
+ScalarExpr ScalarExpr::constant(Scalar value, DType dtype) {
+  if (is_floating(dtype)) return intern(ScalarKind::Constant, dtype, -1, Expr(), value.to_double(), 0, "", {});
+  int64_t v = 0;
+  if (dtype == DType::Bool) {
+    v = value.to<bool>() ? 1 : 0;
+  } else if (value.is_floating_point()) {
+    double d = value.to_double();
+    // 2^63 is exact as a double; every finite double below it in magnitude truncates to an int64.
+    KILN_CHECK(std::isfinite(d) && d >= -0x1p63 && d < 0x1p63, "loop IR: constant {} does not fit {}", d,
+               dtype_name(dtype));
+    v = static_cast<int64_t>(d);
+  } else {
+    v = value.to<int64_t>();
+  }
+  return intern(ScalarKind::Constant, dtype, -1, Expr(), static_cast<double>(v), v, "", {});
 }
-ScalarExpr ScalarExpr::index(Expr e, DType dtype) { return intern(ScalarKind::Index, dtype, -1, e, 0, "", {}); }
+ScalarExpr ScalarExpr::index(Expr e, DType dtype) { return intern(ScalarKind::Index, dtype, -1, e, 0, 0, "", {}); }
 ScalarExpr ScalarExpr::op(const std::string& name, std::vector<ScalarExpr> operands, DType dtype) {
   KILN_CHECK(!operands.empty(), "loop IR: operation {} needs operands", name);
-  return intern(ScalarKind::Op, dtype, -1, Expr(), 0, name, std::move(operands));
+  return intern(ScalarKind::Op, dtype, -1, Expr(), 0, 0, name, std::move(operands));
 }
 
 ScalarKind ScalarExpr::kind() const { return node_->kind; }
@@ -95,6 +113,7 @@ DType ScalarExpr::dtype() const { return node_->dtype; }
 int ScalarExpr::buffer() const { return node_->buffer; }
 const Expr& ScalarExpr::index() const { return node_->index; }
 double ScalarExpr::constant() const { return node_->constant; }
+int64_t ScalarExpr::int_constant() const { return node_->int_constant; }
 const std::string& ScalarExpr::name() const { return node_->name; }
 const std::vector<ScalarExpr>& ScalarExpr::operands() const { return node_->operands; }
 std::string ScalarExpr::str() const { return node_->text; }

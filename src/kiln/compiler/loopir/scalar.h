@@ -9,6 +9,7 @@
 
 #include "kiln/compiler/loopir/expr.h"
 #include "kiln/core/dtype.h"
+#include "kiln/core/scalar.h"
 
 namespace kiln::loopir {
 
@@ -19,7 +20,9 @@ struct ScalarNode;
 class ScalarExpr {
  public:
   static ScalarExpr load(int buffer, Expr index, DType dtype);
-  static ScalarExpr constant(double value, DType dtype);
+  // A constant of `dtype`: integral and bool dtypes keep the exact 64-bit integer (never a double,
+  // which rounds above 2^53), floating dtypes a double (signed zeros, NaN and infinities included).
+  static ScalarExpr constant(Scalar value, DType dtype);
   static ScalarExpr index(Expr e, DType dtype);
   // An operation: unary/binary prims by name, "where" (pred, a, b), "convert_element_type".
   static ScalarExpr op(const std::string& name, std::vector<ScalarExpr> operands, DType dtype);
@@ -28,7 +31,8 @@ class ScalarExpr {
   DType dtype() const;
   int buffer() const;                 // Load
   const Expr& index() const;          // Load, Index
-  double constant() const;            // Constant
+  double constant() const;            // Constant, as a double
+  int64_t int_constant() const;       // Constant of an integral or bool dtype, exact
   const std::string& name() const;    // Op
   const std::vector<ScalarExpr>& operands() const;
   bool operator==(const ScalarExpr& o) const { return node_ == o.node_; }
@@ -50,8 +54,8 @@ class ScalarExpr {
 
  private:
   explicit ScalarExpr(const ScalarNode* n) : node_(n) {}
-  static ScalarExpr intern(ScalarKind kind, DType dtype, int buffer, Expr index, double constant, std::string name,
-                           std::vector<ScalarExpr> operands);
+  static ScalarExpr intern(ScalarKind kind, DType dtype, int buffer, Expr index, double constant, int64_t int_constant,
+                           std::string name, std::vector<ScalarExpr> operands);
   const ScalarNode* node_;
 };
 
@@ -61,6 +65,7 @@ struct ScalarNode {
   int buffer = -1;
   Expr index;
   double constant = 0;
+  int64_t int_constant = 0;
   std::string name;
   std::vector<ScalarExpr> operands;
   std::string text;

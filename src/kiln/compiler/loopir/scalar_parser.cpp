@@ -1,4 +1,5 @@
 // Reads scalar expressions as ScalarExpr::str() prints them.
+#include <cerrno>
 #include <cctype>
 #include <cstdlib>
 
@@ -69,8 +70,16 @@ class ScalarParser {
       char* end = nullptr;
       double v = std::strtod(begin, &end);
       if (end == begin) fail("expected a number");
+      std::string text(begin, static_cast<size_t>(end - begin));
       at_ += static_cast<size_t>(end - begin);
-      return ScalarExpr::constant(v, dtype());
+      DType d = dtype();
+      if (is_floating(d)) return ScalarExpr::constant(v, d);
+      // Integers are read exactly: a double would round those above 2^53.
+      char* int_end = nullptr;
+      errno = 0;
+      long long i = std::strtoll(text.c_str(), &int_end, 10);
+      if (errno != 0 || *int_end != '\0') fail("expected an integer constant");
+      return ScalarExpr::constant(static_cast<int64_t>(i), d);
     }
     std::string head = word();
     expect('(');

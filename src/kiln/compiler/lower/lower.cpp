@@ -87,7 +87,7 @@ class Lowerer {
       switch (n->kind()) {
         case graph::NodeKind::Placeholder: {
           const auto& m = n->meta()[0];
-          int b = p_.add_buffer(m.dtype, m.sizes, BufferRole::Input, n->name());
+          int b = p_.add_buffer(m.dtype, m.sizes, BufferRole::Input, n->name(), m.strides);
           p_.inputs.push_back(b);
           values_[key({n.get(), 0})] = strided(b, m.dtype, m.sizes, m.strides, 0);
           break;
@@ -171,9 +171,9 @@ class Lowerer {
       return true;
     }
     if (name == "fill" || name == "full" || name == "scalar_tensor" || name == "empty_strided") {
-      double value = 0;
-      if (name == "fill" || name == "full") value = const_arg(n, 1).to_scalar().to<double>();
-      if (name == "scalar_tensor") value = const_arg(n, 0).to_scalar().to<double>();
+      Scalar value = 0;  // empty_strided: any value will do; zeros are deterministic
+      if (name == "fill" || name == "full") value = const_arg(n, 1).to_scalar();
+      if (name == "scalar_tensor") value = const_arg(n, 0).to_scalar();
       define(n, computed(ScalarExpr::constant(value, out.dtype), out.dtype, out.sizes));
       return true;
     }
@@ -318,7 +318,7 @@ class Lowerer {
     std::vector<Expr> kept;
     for (size_t k = 0; k < s.kept.size(); ++k) kept.push_back(loopir::index_var(k));
     ScalarExpr sum = ScalarExpr::load(total, loopir::flat_index(kept, s.kept), out.dtype);
-    ScalarExpr m = ScalarExpr::op("div", {sum, ScalarExpr::constant(double(count), out.dtype)}, out.dtype);
+    ScalarExpr m = ScalarExpr::op("div", {sum, ScalarExpr::constant(static_cast<double>(count), out.dtype)}, out.dtype);
     ScalarExpr d = ScalarExpr::op("sub", {x, m}, out.dtype);
     ScalarExpr sq = ScalarExpr::op("mul", {d, d}, out.dtype);
     int b = add_reduction(n.name(), out.dtype, s, loopir::ReduceKind::Sum, sq, 1.0 / (double(count) - correction));
@@ -343,7 +343,7 @@ class Lowerer {
     ScalarExpr v = pieces.back().second;
     for (size_t i = pieces.size() - 1; i-- > 0;) {
       ScalarExpr position = ScalarExpr::index(idx[dim], DType::Int64);
-      ScalarExpr inside = ScalarExpr::op("lt", {position, ScalarExpr::constant(double(pieces[i].first), DType::Int64)},
+      ScalarExpr inside = ScalarExpr::op("lt", {position, ScalarExpr::constant(pieces[i].first, DType::Int64)},
                                          DType::Bool);
       v = ScalarExpr::op("where", {inside, pieces[i].second, v}, out.dtype);
     }
@@ -372,7 +372,7 @@ class Lowerer {
     call.id = static_cast<int>(p_.steps.size());
     for (size_t i = 0; i < n.meta().size(); ++i) {
       const auto& m = n.meta()[i];
-      int b = p_.add_buffer(m.dtype, m.sizes, BufferRole::ExternResult, "");
+      int b = p_.add_buffer(m.dtype, m.sizes, BufferRole::ExternResult, "", m.strides);
       call.outs.push_back(b);
       values_[key(n, static_cast<int>(i))] = strided(b, m.dtype, m.sizes, m.strides, 0);
     }

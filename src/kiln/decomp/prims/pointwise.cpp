@@ -161,10 +161,10 @@ Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b) {
 // clamp as PyTorch defines it: NaN inputs stay NaN, a NaN bound gives NaN.
 Tensor clamp_with(const Promoted& p, const Tensor* lo, const Tensor* hi) {
   Tensor x = p.operands[0];
-  Tensor x_nan = is_floating(p.compute) ? prims::binary("ne", x, x) : Tensor();
   auto bound = [&](const Tensor& limit, const char* keep_when) {
     Tensor keep = prims::binary(keep_when, x, limit);
-    if (x_nan.defined()) keep = prims::binary("bitwise_or", keep, x_nan);
+    // x as it is now: a NaN the lower bound gave must survive the upper one.
+    if (is_floating(p.compute)) keep = prims::binary("bitwise_or", keep, prims::binary("ne", x, x));
     x = prims::where(keep, x, limit);
   };
   if (lo) bound(*lo, "ge");

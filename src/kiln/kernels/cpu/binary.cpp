@@ -78,7 +78,8 @@ struct TrueDiv {
 struct TruncDiv {
   template <class M> M operator()(M x, M y) const {
     if constexpr (kIsFloat<M>) return std::trunc(x / y);
-    else return M(x / y);
+    else if constexpr (std::is_same_v<M, bool>) return M(x / y);
+    else return wrapping_div(x, y);
   }
 };
 struct FloorDiv {
@@ -95,8 +96,8 @@ struct FloorDiv {
     } else if constexpr (std::is_same_v<M, bool>) {
       return x;
     } else {
-      M q = M(x / y);
-      if ((x % y != 0) && ((x < 0) != (y < 0))) q = M(q - 1);
+      M q = wrapping_div(x, y);
+      if ((wrapping_rem(x, y) != 0) && ((x < 0) != (y < 0))) q = M(q - 1);
       return q;
     }
   }
@@ -110,7 +111,7 @@ struct Remainder {
     } else if constexpr (std::is_same_v<M, bool>) {
       return false;
     } else {
-      M r = M(x % y);
+      M r = wrapping_rem(x, y);
       if (r != 0 && ((r < 0) != (y < 0))) r = M(r + y);
       return r;
     }
@@ -120,7 +121,7 @@ struct Fmod {
   template <class M> M operator()(M x, M y) const {
     if constexpr (kIsFloat<M>) return std::fmod(x, y);
     else if constexpr (std::is_same_v<M, bool>) return false;
-    else return M(x % y);
+    else return wrapping_rem(x, y);
   }
 };
 struct Maximum {

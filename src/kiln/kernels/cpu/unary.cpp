@@ -5,6 +5,7 @@
 #include "kiln/kernels/cpu/convert.h"
 #include "kiln/kernels/cpu/pointwise_iter.h"
 #include "kiln/kernels/cpu/vec_math.h"
+#include "kiln/kernels/cpu/wrapping.h"
 #include "kiln/kernels/meta/pointwise.h"
 #include "kiln/kernels/register.h"
 
@@ -71,13 +72,13 @@ struct Abs {
   template <class T>
   T operator()(T x) const {
     if constexpr (std::is_floating_point_v<T>) return std::fabs(x);
-    else if constexpr (std::is_signed_v<T>) return x < 0 ? T(-x) : x;
+    else if constexpr (std::is_signed_v<T>) return x < 0 ? wrapping_neg(x) : x;  // abs(min) is min
     else return x;
   }
 };
 struct Neg {
   template <class T>
-  T operator()(T x) const { return T(-x); }
+  T operator()(T x) const { return wrapping_neg(x); }
 };
 struct Relu {
   template <class T>

@@ -1,0 +1,244 @@
+#include "kiln/compiler/codegen/cpp_expr.h"
+
+#include <cmath>
+#include <limits>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "kiln/support/error.h"
+
+namespace kiln::compiler {
+namespace {
+
+using loopir::Expr;
+using loopir::ExprKind;
+using loopir::ScalarExpr;
+using loopir::ScalarKind;
+
+bool wraps(DType d) { return !is_floating(d) && d != DType::Bool; }
+
+std::string apply(const std::string& op, const std::vector<std::string>& a, DType out, DType in) {
+  static const std::map<std::string, std::string> kUnary = {
+      {"abs", "std::abs"},     {"acos", "std::acos"},   {"acosh", "std::acosh"}, {"asin", "std::asin"},
+      {"asinh", "std::asinh"}, {"atan", "std::atan"},   {"atanh", "std::atanh"}, {"cos", "std::cos"},
+      {"cosh", "std::cosh"},   {"ceil", "std::ceil"},   {"erf", "k_erf"},        {"exp", "k_exp"},
+      {"expm1", "std::expm1"}, {"floor", "std::floor"}, {"log", "std::log"},     {"log1p", "std::log1p"},
+      {"log2", "std::log2"},   {"log10", "std::log10"}, {"round", "std::nearbyint"}, {"sin", "std::sin"},
+      {"sinh", "std::sinh"},   {"sqrt", "std::sqrt"},   {"tan", "std::tan"},     {"tanh", "std::tanh"},
+      {"trunc", "std::trunc"}, {"sign", "k_sign"}};
+  static const std::map<std::string, std::string> kInfix = {
+      {"add", "+"}, {"sub", "-"}, {"mul", "*"}, {"div", "/"},  {"eq", "=="}, {"ne", "!="}, {"lt", "<"},
+      {"le", "<="}, {"gt", ">"},  {"ge", ">="}, {"bitwise_and", "&"}, {"bitwise_or", "|"}, {"bitwise_xor", "^"}};
+  // Integer arithmetic wraps around (two's complement), as eager's does; C++'s would be undefined.
+  static const std::map<std::string, std::string> kWrapping = {
+      {"add", "k_add"}, {"sub", "k_sub"}, {"mul", "k_mul"}, {"neg", "k_neg"}, {"abs", "k_abs"}};
+  std::string t = compute_type(out);
+  if (op == "convert_element_type") {
+    return out == DType::Bool ? fmt::format("({} != 0)", a[0]) : fmt::format("static_cast<{}>({})", t, a[0]);
+  }
+  if (wraps(out)) {
+    if (auto it = kWrapping.find(op); it != kWrapping.end()) return fmt::format("{}({})", it->second, fmt::join(a, ", "));
+  }
+  if (op == "neg") return fmt::format("(-{})", a[0]);
+  if (op == "reciprocal") return fmt::format("({}(1) / {})", t, a[0]);
+  if (op == "rsqrt") return fmt::format("({}(1) / std::sqrt({}))", t, a[0]);
+  if (op == "bitwise_not") return in == DType::Bool ? fmt::format("(!{})", a[0]) : fmt::format("static_cast<{}>(~{})", t, a[0]);
+  if (op == "maximum") return fmt::format("k_max({}, {})", a[0], a[1]);
+  if (op == "minimum") return fmt::format("k_min({}, {})", a[0], a[1]);
+  if (op == "remainder") return fmt::format("k_remainder({}, {})", a[0], a[1]);
+  if (op == "pow") return fmt::format("k_pow({}, {})", a[0], a[1]);
+  if (op == "atan2") return fmt::format("std::atan2({}, {})", a[0], a[1]);
+  if (op == "fmod") return fmt::format("std::fmod({}, {})", a[0], a[1]);
+  if (auto it = kUnary.find(op); it != kUnary.end()) {
+    if (!is_floating(in) && (op == "ceil" || op == "floor" || op == "round" || op == "trunc")) return a[0];
+    return fmt::format("{}({})", it->second, a[0]);
+  }
+  if (auto it = kInfix.find(op); it != kInfix.end()) {
+    std::string e = fmt::format("({} {} {})", a[0], it->second, a[1]);
+    // Integer arithmetic on narrow types promotes to int in C++; cast back.
+    return is_floating(out) || out == DType::Bool || out == DType::Int64 ? e : fmt::format("static_cast<{}>{}", t, e);
+  }
+  KILN_FAIL(ErrorKind::NotImplemented, "codegen: no C++ for operation {}", op);
+}
+
+// Integer division and remainder: a zero divisor is reported, never a trap.
+bool is_integer_division(const std::string& op, DType in) {
+  return !is_floating(in) && (op == "div" || op == "fmod" || op == "remainder");
+}
+
+std::string conjunction(const std::string& guard, const std::string& condition) {
+  return guard.empty() ? condition : fmt::format("({} && {})", guard, condition);
+}
+
+// True when every value of `e` over `ranges` is an element of a buffer of `extent` elements and
+// C++'s truncating / and % agree with the IR's floor semantics (their operands are never negative).
+bool provably_inside(const Expr& e, const loopir::Ranges& ranges, int64_t extent) {
+  loopir::Bounds b = loopir::bounds_of(e, ranges);
+  if (!b.known || b.lo < 0 || b.hi >= extent) return false;
+  std::vector<Expr> pending{e};
+  while (!pending.empty()) {
+    Expr x = pending.back();
+    pending.pop_back();
+    if (x.kind() == ExprKind::FloorDiv || x.kind() == ExprKind::Mod) {
+      loopir::Bounds ob = loopir::bounds_of(x.operands()[0], ranges);
+      if (!ob.known || ob.lo < 0) return false;
+    }
+    for (const auto& o : x.operands()) pending.push_back(o);
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string storage_type(DType d) {
+  switch (d) {
+    case DType::Bool: return "bool";
+    case DType::UInt8: return "uint8_t";
+    case DType::Int8: return "int8_t";
+    case DType::Int16: return "int16_t";
+    case DType::Int32: return "int32_t";
+    case DType::Int64: return "int64_t";
+    case DType::Float16:
+    case DType::BFloat16: return "uint16_t";  // the bits; see load_expr() and store_expr()
+    case DType::Float32: return "float";
+    case DType::Float64: return "double";
+  }
+  return "?";
+}
+
+std::string compute_type(DType d) { return is_reduced_float(d) ? "float" : storage_type(d); }
+
+std::string load_expr(DType d, const std::string& element) {
+  if (d == DType::BFloat16) return fmt::format("k_from_bf16({})", element);
+  if (d == DType::Float16) return fmt::format("k_from_f16({})", element);
+  return fmt::format("static_cast<{}>({})", storage_type(d), element);
+}
+
+std::string store_expr(DType d, const std::string& value) {
+  if (d == DType::BFloat16) return fmt::format("k_to_bf16({})", value);
+  if (d == DType::Float16) return fmt::format("k_to_f16({})", value);
+  return fmt::format("static_cast<{}>({})", storage_type(d), value);
+}
+
+std::string float_literal(double v, DType d) {
+  std::string t = compute_type(d);
+  if (std::isnan(v)) return fmt::format("std::numeric_limits<{}>::quiet_NaN()", t);
+  if (std::isinf(v)) return fmt::format("{}std::numeric_limits<{}>::infinity()", v < 0 ? "-" : "", t);
+  std::string text = fmt::format("{:.17g}", v);
+  // "-0" would be the integer zero: a decimal point keeps the sign of -0.0.
+  if (text.find_first_of(".e") == std::string::npos) text += ".0";
+  return fmt::format("{}({})", t, text);
+}
+
+std::string literal(const ScalarExpr& c) {
+  DType d = c.dtype();
+  if (is_floating(d)) return float_literal(c.constant(), d);
+  if (d == DType::Bool) return c.int_constant() != 0 ? "true" : "false";
+  int64_t v = c.int_constant();
+  // -2^63 has no literal of its own (the minus applies to 2^63, which does not fit).
+  if (v == std::numeric_limits<int64_t>::min()) return fmt::format("static_cast<{}>(INT64_MIN)", storage_type(d));
+  return fmt::format("{}({})", storage_type(d), v);
+}
+
+std::string cpp_index(const Expr& e) {
+  switch (e.kind()) {
+    case ExprKind::Const: return std::to_string(e.value());
+    case ExprKind::Var: return e.name();
+    case ExprKind::Add: {
+      std::vector<std::string> terms;
+      for (const auto& o : e.operands()) terms.push_back(cpp_index(o));
+      return fmt::format("({})", fmt::join(terms, " + "));
+    }
+    case ExprKind::Mul: return fmt::format("({} * {})", cpp_index(e.operands()[0]), cpp_index(e.operands()[1]));
+    case ExprKind::FloorDiv: return fmt::format("({} / {})", cpp_index(e.operands()[0]), e.value());
+    case ExprKind::Mod: return fmt::format("({} % {})", cpp_index(e.operands()[0]), e.value());
+  }
+  return "0";
+}
+
+int ErrorSites::add(std::string what) {
+  sites.push_back(std::move(what));
+  return static_cast<int>(sites.size());
+}
+
+BodyWriter::BodyWriter(Context ctx, const std::map<int, std::string>& locals, std::string& out, std::string indent)
+    : ctx_(std::move(ctx)), locals_(locals), out_(out), indent_(std::move(indent)) {}
+
+std::string BodyWriter::name(const ScalarExpr& e, const std::string& guard, bool masked, const std::string& value) {
+  std::string n = fmt::format("t{}", next_++);
+  out_ += fmt::format("{}const {} {} = {};\n", indent_, compute_type(e.dtype()), n, value);
+  // Statements run unconditionally: a value that masks nothing is valid under every guard.
+  names_[{e.node(), masked ? guard : ""}] = n;
+  if (masked) masked_.insert(n);
+  return n;
+}
+
+std::string BodyWriter::emit(const ScalarExpr& e, const std::string& guard) {
+  if (auto it = names_.find({e.node(), guard}); it != names_.end()) return it->second;
+  if (auto it = names_.find({e.node(), ""}); it != names_.end()) return it->second;  // computed unconditionally
+  switch (e.kind()) {
+    case ScalarKind::Load: return emit_load(e, guard);
+    case ScalarKind::Constant: return literal(e);
+    case ScalarKind::Index:
+      return name(e, guard, false, fmt::format("static_cast<{}>({})", compute_type(e.dtype()), cpp_index(e.index())));
+    case ScalarKind::Op: return emit_op(e, guard);
+  }
+  return "?";
+}
+
+std::string BodyWriter::emit_load(const ScalarExpr& e, const std::string& guard) {
+  auto local = locals_.find(e.buffer());
+  if (local != locals_.end()) return local->second;  // a register or this row's element
+  const auto& buf = ctx_.program.buffers[static_cast<size_t>(e.buffer())];
+  std::string index = cpp_index(e.index());
+  if (guard.empty() || provably_inside(e.index(), ctx_.ranges, buf.extent())) {
+    return name(e, guard, false, load_expr(e.dtype(), fmt::format("buf{}[{}]", e.buffer(), index)));
+  }
+  // Read only where the branch is taken: elsewhere the index may be outside the buffer. The index
+  // itself is selected (element 0 where the branch is not taken), because a compiler vectorizing
+  // `g ? buf[i] : 0` may widen the load over the elements it skips.
+  std::string zero = fmt::format("{}(0)", compute_type(e.dtype()));
+  if (buf.extent() == 0) return zero;  // an empty buffer: the branch is never taken
+  masked_loads_ = true;
+  std::string value = load_expr(e.dtype(), fmt::format("buf{}[{} ? {} : 0]", e.buffer(), guard, index));
+  return name(e, guard, true, fmt::format("({} ? {} : {})", guard, value, zero));
+}
+
+std::string BodyWriter::emit_op(const ScalarExpr& e, const std::string& guard) {
+  const auto& ops = e.operands();
+  std::vector<std::string> args;
+  // A name that depends on the guard (a masked load below it) is only valid under it.
+  auto guarded = [&](const std::string& n) { return masked_.contains(n); };
+  if (e.name() == "where") {
+    std::string c = emit(ops[0], guard);
+    std::string a = emit(ops[1], conjunction(guard, c));
+    std::string b = emit(ops[2], conjunction(guard, "!" + c));
+    bool masked = guarded(c) || guarded(a) || guarded(b);
+    return name(e, guard, masked, fmt::format("({} ? {} : {})", c, a, b));
+  }
+  bool masked = false;
+  for (const auto& o : ops) {
+    args.push_back(emit(o, guard));
+    masked = masked || guarded(args.back());
+  }
+  DType in = ops[0].dtype();
+  if (is_integer_division(e.name(), in)) {
+    int site = ctx_.sites.add(ctx_.origin);
+    std::string call = fmt::format("k_{}({}, {}, kiln_status, {})", e.name(), args[0],
+                                   args[1], site);
+    // Where the branch is not taken nothing is divided (eager never computed those elements).
+    if (!guard.empty()) return name(e, guard, true, fmt::format("({} ? {} : {}(0))", guard, call, compute_type(e.dtype())));
+    return name(e, guard, masked, call);
+  }
+  // Small constant powers are products (std::pow does not vectorize): x^2 is exactly x*x.
+  if (e.name() == "pow" && is_floating(e.dtype()) && ops[1].kind() == ScalarKind::Constant) {
+    double exponent = ops[1].constant();
+    if (exponent == 1) return args[0];
+    if (exponent == 2) return name(e, guard, masked, fmt::format("({0} * {0})", args[0]));
+    if (exponent == 3) return name(e, guard, masked, fmt::format("({0} * {0} * {0})", args[0]));
+  }
+  return name(e, guard, masked, apply(e.name(), args, e.dtype(), in));
+}
+
+}  // namespace kiln::compiler

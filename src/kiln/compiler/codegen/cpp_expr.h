@@ -1,0 +1,71 @@
+// C++ for one element's computation: the spelling of dtypes, constants and operations, and a
+// writer that turns a scalar expression into statements (each shared subexpression once). Loads
+// inside a branch of `where` that cannot be proven in bounds are masked — read only where the
+// branch is taken (cat's parts, slice_scatter) — as Inductor's masked loads and Halide's predicated
+// loads are. Integer division reports a zero divisor through the kernel's status word.
+#pragma once
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "kiln/compiler/loopir/program.h"
+
+namespace kiln::compiler {
+
+// The C++ type a dtype is stored as (16-bit floats as their bits) and computes in (float).
+std::string storage_type(DType d);
+std::string compute_type(DType d);
+// A stored element as a value of its compute type, and back.
+std::string load_expr(DType d, const std::string& element);
+std::string store_expr(DType d, const std::string& value);
+// A constant of dtype d in its compute type: integers exact, -0.0, NaN and infinities kept.
+std::string literal(const loopir::ScalarExpr& constant);
+std::string float_literal(double v, DType d);
+
+// The C++ spelling of an index expression.
+std::string cpp_index(const loopir::Expr& e);
+
+// Where integer divisions are, so a kernel's status word can say which node divided by zero.
+struct ErrorSites {
+  std::vector<std::string> sites;  // site k + 1 (status value) is sites[k]
+  int add(std::string what);
+};
+
+// Writes the statements computing scalar expressions into `out`, naming each value once.
+class BodyWriter {
+ public:
+  struct Context {
+    const loopir::Program& program;
+    const loopir::Ranges& ranges;      // of row and col, for proving loads in bounds
+    ErrorSites& sites;
+    std::string origin;                // the node being written, for error messages
+  };
+  BodyWriter(Context ctx, const std::map<int, std::string>& locals, std::string& out, std::string indent);
+  // The name (or literal) holding e's value.
+  std::string emit(const loopir::ScalarExpr& e) { return emit(e, ""); }
+  void set_origin(std::string origin) { ctx_.origin = std::move(origin); }
+  // Whether a load was masked. Such a loop must not be an `omp simd` loop: under that pragma g++
+  // treats conditional loads as safe to execute in every lane and widens them past the buffer.
+  bool masked_loads() const { return masked_loads_; }
+
+ private:
+  // `guard`: the C++ condition under which this value is used ("" when always).
+  std::string emit(const loopir::ScalarExpr& e, const std::string& guard);
+  std::string emit_load(const loopir::ScalarExpr& e, const std::string& guard);
+  std::string emit_op(const loopir::ScalarExpr& e, const std::string& guard);
+  // Declares a value; `masked` when it is only valid where `guard` holds.
+  std::string name(const loopir::ScalarExpr& e, const std::string& guard, bool masked, const std::string& value);
+
+  Context ctx_;
+  const std::map<int, std::string>& locals_;
+  std::string& out_;
+  std::string indent_;
+  std::map<std::pair<const loopir::ScalarNode*, std::string>, std::string> names_;
+  std::set<std::string> masked_;
+  bool masked_loads_ = false;
+  int next_ = 0;
+};
+
+}  // namespace kiln::compiler

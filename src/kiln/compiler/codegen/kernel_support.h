@@ -1,0 +1,82 @@
+// What generated kernels call besides the C++ library: NaN-propagating max/min, PyTorch's
+// remainder and integer pow, integer arithmetic that wraps around as eager's does (never undefined),
+// integer division that reports a zero divisor instead of trapping, 16-bit float conversions that
+// vectorize, and kiln's vectorizable exp/erf. Generated code includes this header; so do its tests.
+#pragma once
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <type_traits>
+
+#include "kiln/core/half.h"
+#include "kiln/kernels/cpu/vec_math.h"
+#include "kiln/kernels/cpu/wrapping.h"
+
+namespace kiln::kernel_support {
+
+template <class T> inline T k_max(T a, T b) { return a != a ? a : (b != b ? b : (a > b ? a : b)); }
+template <class T> inline T k_min(T a, T b) { return a != a ? a : (b != b ? b : (a < b ? a : b)); }
+template <class T> inline T k_sign(T x) { return T((T(0) < x) - (x < T(0))); }  // NaN -> 0, as eager
+
+template <class T> inline constexpr bool kWraps = std::is_integral_v<T> && !std::is_same_v<T, bool>;
+
+// Integer +, -, *, negation and abs in two's complement (what PyTorch's kernels produce).
+template <class T> inline T k_add(T a, T b) { return cpu::wrapping_add(a, b); }
+template <class T> inline T k_sub(T a, T b) { return cpu::wrapping_sub(a, b); }
+template <class T> inline T k_mul(T a, T b) { return cpu::wrapping_mul(a, b); }
+template <class T> inline T k_neg(T a) { return cpu::wrapping_neg(a); }
+template <class T> inline T k_abs(T a) {
+  if constexpr (std::is_unsigned_v<T>) return a;
+  else return a < 0 ? cpu::wrapping_neg(a) : a;
+}
+
+// A zero integer divisor stores `site` (which node divided, see GeneratedSource::error_sites) in
+// *status and yields 0; the runtime raises kiln::Error after the kernel returns. min / -1 wraps.
+inline void k_report(int* status, int site) { __atomic_store_n(status, site, __ATOMIC_RELAXED); }
+template <class T> inline T k_div(T a, T b, int* status, int site) {
+  if (b == 0) return k_report(status, site), T(0);
+  return cpu::wrapping_div(a, b);
+}
+template <class T> inline T k_fmod(T a, T b, int* status, int site) {
+  if (b == 0) return k_report(status, site), T(0);
+  return cpu::wrapping_rem(a, b);
+}
+template <class T> inline T k_remainder(T a, T b, int* status, int site) {
+  if (b == 0) return k_report(status, site), T(0);
+  T r = cpu::wrapping_rem(a, b);
+  return (r != 0 && ((r < 0) != (b < 0))) ? T(r + b) : r;
+}
+template <class T> inline T k_remainder(T a, T b) {  // floating point: the divisor's sign
+  T r = std::fmod(a, b);
+  return (r != T(0) && ((r < T(0)) != (b < T(0)))) ? r + b : r;
+}
+
+template <class T> inline T k_pow(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return std::pow(a, b);
+  } else {
+    if (b < 0) return a == 1 ? T(1) : (a == -1 ? T(b % 2 == 0 ? 1 : -1) : T(0));
+    T result = 1, base = a;
+    for (T e = b; e > 0; e >>= 1, base = cpu::wrapping_mul(base, base)) {
+      if (e & 1) result = cpu::wrapping_mul(result, base);
+    }
+    return result;
+  }
+}
+
+// 16-bit floats are stored as their bits; conversions are branch-free so loops vectorize.
+inline float k_from_bf16(uint16_t b) { return std::bit_cast<float>(static_cast<uint32_t>(b) << 16); }
+inline uint16_t k_to_bf16(float f) {
+  uint32_t x = std::bit_cast<uint32_t>(f);
+  uint32_t rounded = (x + 0x7fffu + ((x >> 16) & 1u)) >> 16;
+  return static_cast<uint16_t>(f != f ? (x >> 16) | 0x40u : rounded);
+}
+inline float k_from_f16(uint16_t h) { return kiln::detail::half_bits_to_float(h); }
+inline uint16_t k_to_f16(float f) { return kiln::detail::float_to_half_bits(f); }
+inline float k_exp(float x) { return kiln::cpu::vec::exp(x); }
+inline double k_exp(double x) { return std::exp(x); }
+inline float k_erf(float x) { return kiln::cpu::vec::erf(x); }
+inline double k_erf(double x) { return std::erf(x); }
+
+}  // namespace kiln::kernel_support
