@@ -108,10 +108,7 @@ void expect_compiled_equals_eager(const std::vector<Named>& ops, const std::vect
     } else {
       EXPECT_EQ(got[i].dtype(), want[i].dtype());
     }
-    Tolerance tol = default_tolerance(got[i].dtype());
-    tol.rtol *= 4;
-    tol.atol *= 4;
-    EXPECT_TRUE(close(got[i], expected, tol));
+    EXPECT_TRUE(close(got[i], expected, default_tolerance(got[i].dtype())));
   }
 }
 

@@ -38,16 +38,21 @@ Tensor sigmoid_decomposed(const Tensor& input) {
   return downcast(y, result);
 }
 
+// The max of an empty dim does not exist (amax raises); an empty input needs no shift.
+Tensor shifted_by_max(const Tensor& in, int64_t dim) {
+  return in.numel() == 0 ? in : sub(in, amax(in, {dim}, true));
+}
+
 Tensor softmax_decomposed(const Tensor& x, int64_t dim, bool half_to_float) {
   Tensor in = upcast(x);
-  Tensor shifted = sub(in, amax(in, {dim}, true));
+  Tensor shifted = shifted_by_max(in, dim);
   Tensor e = exp(shifted);
   return downcast(div(e, sum(e, IntArrayRef(dim), true)), half_to_float ? DType::Float32 : x.dtype());
 }
 
 Tensor log_softmax_decomposed(const Tensor& x, int64_t dim, bool half_to_float) {
   Tensor in = upcast(x);
-  Tensor shifted = sub(in, amax(in, {dim}, true));
+  Tensor shifted = shifted_by_max(in, dim);
   Tensor y = sub(shifted, log(sum(exp(shifted), IntArrayRef(dim), true)));
   return downcast(y, half_to_float ? DType::Float32 : x.dtype());
 }

@@ -314,6 +314,12 @@ class Lowerer {
     int64_t count = 1;
     for (int64_t r : s.reduced) count *= r;
     ScalarExpr x = a.at(s.from);
+    if (s.reduced.empty()) {  // nothing reduced (a 0-d input): each element is its own mean
+      ScalarExpr d = ScalarExpr::op("sub", {x, x}, out.dtype);
+      ScalarExpr scale = ScalarExpr::constant(1.0 / (1.0 - correction), out.dtype);
+      return define(n, computed(ScalarExpr::op("mul", {ScalarExpr::op("mul", {d, d}, out.dtype), scale}, out.dtype),
+                                out.dtype, out.sizes));
+    }
     int total = add_reduction(n.name() + "_sum", out.dtype, s, loopir::ReduceKind::Sum, x, 1.0);
     std::vector<Expr> kept;
     for (size_t k = 0; k < s.kept.size(); ++k) kept.push_back(loopir::index_var(k));

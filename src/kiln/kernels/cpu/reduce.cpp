@@ -112,21 +112,23 @@ struct ArgReducer {
   }
 };
 
-// Welford's algorithm in double; var_mean also stores the mean.
+// Welford's algorithm in double; var_mean also stores the mean, as the plain sum over n (Welford's
+// running mean turns NaN once an infinity meets a finite value; PyTorch's mean of [1, inf] is inf).
 template <class T>
 struct VarReducer {
   using In = T;
   struct Acc {
-    double n, mean, m2;
+    double n, mean, m2, sum;
   };
   using Out = T;
   double correction = 1;
   T* means = nullptr;
   const T* vars = nullptr;
-  Acc identity() const { return {0, 0, 0}; }
+  Acc identity() const { return {0, 0, 0, 0}; }
   void add(Acc& a, opmath_t<T> x, int64_t) const {
     double v = static_cast<double>(x);
     a.n += 1;
+    a.sum += v;
     double d = v - a.mean;
     a.mean += d / a.n;
     a.m2 += d * (v - a.mean);
@@ -141,12 +143,13 @@ struct VarReducer {
     double d = b.mean - a.mean;
     a.mean += d * b.n / n;
     a.m2 += b.m2 + d * d * a.n * b.n / n;
+    a.sum += b.sum;
     a.n = n;
   }
   void store(Out* dst, const Acc& a, int64_t) const {
     double divisor = std::max(a.n - correction, 0.0);
     *dst = T(static_cast<opmath_t<T>>(a.n == 0 ? NAN : a.m2 / divisor));
-    if (means) means[dst - vars] = T(static_cast<opmath_t<T>>(a.n == 0 ? NAN : a.mean));
+    if (means) means[dst - vars] = T(static_cast<opmath_t<T>>(a.n == 0 ? NAN : a.sum / a.n));
   }
 };
 
