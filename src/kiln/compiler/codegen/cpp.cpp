@@ -274,6 +274,8 @@ void write_column_reduction(const loopir::Program& p, const Kernel& k, const loo
                      store_expr(buf.dtype, result));
 }
 
+void write_kernel_body(const loopir::Program& p, const Kernel& k, ErrorSites& sites, std::string& out);
+
 void write_kernel(const loopir::Program& p, const Kernel& k, GeneratedKernel& gk, ErrorSites& sites, std::string& out) {
   std::set<int> used;
   for (int i : k.nodes) {
@@ -289,8 +291,17 @@ void write_kernel(const loopir::Program& p, const Kernel& k, GeneratedKernel& gk
     out += fmt::format("  auto* __restrict buf{} = static_cast<{}*>(args[{}]);\n", b,
                        storage_type(p.buffers[static_cast<size_t>(b)].dtype), arg++);
   }
-  out += fmt::format("  int* const kiln_status = static_cast<int*>(args[{}]);  // 0, or the site that failed\n", arg);
-  out += "  (void)kiln_status;\n";
+  // The status word comes last; only kernels that divide integers read it.
+  const size_t sites_before = sites.sites.size();
+  std::string body;
+  write_kernel_body(p, k, sites, body);
+  if (sites.sites.size() > sites_before) {
+    out += fmt::format("  int* const kiln_status = static_cast<int*>(args[{}]);  // set to the site that failed\n", arg);
+  }
+  out += body;
+}
+
+void write_kernel_body(const loopir::Program& p, const Kernel& k, ErrorSites& sites, std::string& out) {
   loopir::Ranges ranges{{"row", {0, std::max<int64_t>(k.rows - 1, 0)}}, {"col", {0, std::max<int64_t>(k.cols - 1, 0)}}};
   if (is_column_reduction(p, k, ranges)) {
     write_column_reduction(p, k, ranges, sites, out);
