@@ -4,12 +4,16 @@ ASAN_BUILD ?= build-asan
 JOBS       ?= $(shell nproc)
 CMAKE_ARGS ?=
 
-.PHONY: all setup build run test test-asan bench format clean
+.PHONY: all setup setup-python build run test test-asan bench format format-check fresh-machine clean
 
 all: build
 
 setup:
 	@scripts/setup.sh
+
+# .venv with pinned PyTorch (CPU) and NumPy: the reference some tests compare against.
+setup-python:
+	@scripts/setup.sh python
 
 $(BUILD)/build.ninja: CMakeLists.txt | setup
 	@cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release $(CMAKE_ARGS) >/dev/null
@@ -21,10 +25,10 @@ run: build
 	@$(BUILD)/kiln demo
 	@$(BUILD)/kiln explain mlp
 
-test: build
+test: setup-python build
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
-test-asan: setup
+test-asan: setup-python
 	@cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DKILN_SANITIZE=ON $(CMAKE_ARGS) >/dev/null
 	@cmake --build $(ASAN_BUILD) -j $(JOBS)
 	@cd $(ASAN_BUILD) && ctest --output-on-failure -j $(JOBS)
@@ -35,7 +39,16 @@ bench: build
 	@/usr/bin/python3 bench/run_compiled.py --build $(BUILD) --out bench/results/compiled_cpu.md
 
 format:
-	@git ls-files '*.h' '*.cpp' | xargs clang-format -i
+	@scripts/setup.sh format
+	@scripts/format_check.sh -i
+
+format-check:
+	@scripts/setup.sh format
+	@scripts/format_check.sh
+
+# The two commands above on a fresh Debian 12 (debootstrap + chroot, as root): docs/setup.md.
+fresh-machine:
+	@scripts/fresh_machine.sh
 
 clean:
 	@rm -rf $(BUILD) $(ASAN_BUILD)

@@ -1,15 +1,26 @@
 #!/usr/bin/env bash
-# Installs the Debian packages kiln needs, only those missing. Idempotent and quiet when all is present.
-#   scripts/setup.sh          build + test dependencies
+# Installs what kiln needs, only what is missing. Idempotent and quiet when all is present.
+#   scripts/setup.sh          build + test dependencies (Debian packages)
+#   scripts/setup.sh python   also .venv with pinned PyTorch (CPU) + NumPy (scripts/setup_python.sh),
+#                             the reference some tests compare against (make test)
 #   scripts/setup.sh bench    also the benchmark peer (Debian's PyTorch)
+#   scripts/setup.sh format   also clang-format (Debian 12's, version 14: make format, make format-check)
 set -euo pipefail
+cd "$(dirname "$0")/.."
 
 # ocl-icd-opencl-dev: libdnnl-dev's CMake config finds OpenCL headers, a package it only recommends.
 packages=(g++ clang cmake ninja-build ccache make libfmt-dev libdnnl-dev ocl-icd-opencl-dev
           libgtest-dev libgmock-dev libbenchmark-dev libomp-dev)
-if [[ "${1:-}" == "bench" ]]; then
-  packages+=(python3 python3-torch python3-numpy libopenblas0-pthread)
-fi
+python=0
+for mode in "$@"; do
+  case "$mode" in
+    python) python=1
+            packages+=(python3 python3-venv ca-certificates) ;;
+    bench)  packages+=(python3 python3-torch python3-numpy libopenblas0-pthread) ;;
+    format) packages+=(clang-format) ;;
+    *)      echo "setup: unknown mode '$mode' (expected: python, bench, format)" >&2; exit 2 ;;
+  esac
+done
 
 missing=()
 for p in "${packages[@]}"; do
@@ -17,11 +28,16 @@ for p in "${packages[@]}"; do
     missing+=("$p")
   fi
 done
-[[ ${#missing[@]} -eq 0 ]] && exit 0
 
-echo "setup: installing ${missing[*]}"
-sudo_cmd=()
-[[ $(id -u) -ne 0 ]] && sudo_cmd=(sudo)
-export DEBIAN_FRONTEND=noninteractive
-"${sudo_cmd[@]}" apt-get update -qq
-"${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+if [[ ${#missing[@]} -gt 0 ]]; then
+  echo "setup: installing ${missing[*]}"
+  sudo_cmd=()
+  [[ $(id -u) -ne 0 ]] && sudo_cmd=(sudo)
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo_cmd[@]}" apt-get update -qq
+  "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if [[ $python -eq 1 ]]; then
+  scripts/setup_python.sh
+fi
