@@ -1,0 +1,128 @@
+#include "kiln/compiler/pipeline.h"
+
+#include <chrono>
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+#include "kiln/compiler/loopir/verify.h"
+#include "kiln/compiler/lower/lower.h"
+#include "kiln/graph/constant_fold.h"
+#include "kiln/graph/cse.h"
+#include "kiln/graph/dce.h"
+#include "kiln/graph/lint.h"
+#include "kiln/graph/printer.h"
+#include "kiln/graph/verify_level.h"
+#include "kiln/support/error.h"
+#include "kiln/support/log.h"
+
+namespace kiln::compiler {
+namespace {
+
+int64_t product(IntArrayRef s) {
+  int64_t p = 1;
+  for (int64_t x : s) p *= x;
+  return p;
+}
+
+// Runs one pass, timed; logs its result on KILN_LOG=passes and verifies it when asked.
+template <class Run, class Show, class Verify>
+void pass(const char* name, Run&& run, Show&& show, Verify&& verify) {
+  auto start = std::chrono::steady_clock::now();
+  std::string changed = run();
+  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  KILN_LOG("passes", "pass {} ({:.3f} ms{}):\n{}", name, ms, changed, show());
+  if (verify_passes()) verify();
+}
+
+void verify_graph(const graph::Graph& g) {
+  graph::lint(g);
+  graph::verify_level(g, graph::IrLevel::Prims);
+}
+
+}  // namespace
+
+const std::vector<std::string>& pipeline_passes() {
+  static const std::vector<std::string> names = {"fold_constants", "eliminate_common_subexpressions",
+                                                 "eliminate_dead_code", "lower", "schedule", "plan_memory",
+                                                 "generate_cpp", "build"};
+  return names;
+}
+
+bool verify_passes() {
+#ifndef NDEBUG
+  return true;
+#else
+  static const bool on = [] {
+    const char* v = std::getenv("KILN_VERIFY");
+    return v && std::string(v) == "1";
+  }();
+  return on;
+#endif
+}
+
+void verify_schedule(const loopir::Program& p, const Schedule& s) {
+  std::vector<int> order;
+  for (const auto& item : s.items) {
+    if (const auto* k = std::get_if<Kernel>(&item)) {
+      KILN_CHECK(!k->nodes.empty(), "schedule: kernel {} has no node", k->name);
+      for (int i : k->nodes) {
+        KILN_CHECK(i >= 0 && static_cast<size_t>(i) < p.steps.size(), "schedule: kernel {} runs unknown step {}",
+                   k->name, i);
+        const auto* n = std::get_if<loopir::LoopNode>(&p.steps[static_cast<size_t>(i)]);
+        KILN_CHECK(n != nullptr, "schedule: kernel {} runs step {}, an extern call", k->name, i);
+        bool fits = n->reduce == loopir::ReduceKind::None
+                        ? product(n->sizes) == k->rows * k->cols
+                        : product(n->sizes) == k->rows && product(n->reduction_sizes) == k->cols;
+        KILN_CHECK(fits, "schedule: kernel {} ({} rows x {} cols) runs buf{} ({}) of sizes {} reducing {}", k->name,
+                   k->rows, k->cols, n->out, n->origin, n->sizes, n->reduction_sizes);
+        order.push_back(i);
+      }
+    } else {
+      int i = std::get<int>(item);
+      KILN_CHECK(i >= 0 && static_cast<size_t>(i) < p.steps.size() &&
+                     std::holds_alternative<loopir::ExternCall>(p.steps[static_cast<size_t>(i)]),
+                 "schedule: item {} is not an extern call", i);
+      order.push_back(i);
+    }
+  }
+  KILN_CHECK(order.size() == p.steps.size(), "schedule: runs {} steps of a program of {}", order.size(), p.steps.size());
+  for (size_t i = 0; i < order.size(); ++i) {
+    KILN_CHECK(order[i] == static_cast<int>(i), "schedule: step {} runs in position {} (steps run in program order)",
+               order[i], i);
+  }
+}
+
+CompiledGraph run_pipeline(graph::Graph& g) {
+  CompiledGraph c;
+  auto show_graph = [&] { return graph::print(g); };
+  auto check_graph = [&] { verify_graph(g); };
+  auto said = [](bool changed) { return std::string(changed ? ", changed" : ", unchanged"); };
+  if (verify_passes()) verify_graph(g);
+  pass("fold_constants", [&] { return said(graph::fold_constants(g)); }, show_graph, check_graph);
+  pass("eliminate_common_subexpressions", [&] { return said(graph::eliminate_common_subexpressions(g)); },
+       show_graph, check_graph);
+  pass("eliminate_dead_code", [&] { return said(graph::eliminate_dead_code(g)); }, show_graph, check_graph);
+  pass(
+      "lower", [&] { return c.program = lower(g), std::string(); }, [&] { return c.program.str(); },
+      [] {});
+  loopir::verify(c.program);  // always: the generated code relies on it (loads in bounds, buffers written)
+  pass(
+      "schedule", [&] { return c.schedule = schedule(c.program), std::string(); },
+      [&] { return c.schedule.str(c.program); }, [&] { verify_schedule(c.program, c.schedule); });
+  pass(
+      "plan_memory", [&] { return c.plan = plan_memory(c.program, c.schedule), std::string(); },
+      [&] { return c.plan.str(); }, [] {});
+  pass(
+      "generate_cpp", [&] { return c.source = generate_cpp(c.program, c.schedule), std::string(); },
+      [&] { return c.source.code; }, [] {});
+  pass(
+      "build", [&] { return c.library = compile_cpp(c.source.code), std::string(); },
+      [&] { return std::string(); }, [] {});
+  KILN_LOG("loop_ir", "lowered:\n{}", c.program.str());
+  KILN_LOG("schedule", "{}", c.schedule.str(c.program));
+  KILN_LOG("output_code", "{}", c.source.code);
+  return c;
+}
+
+}  // namespace kiln::compiler

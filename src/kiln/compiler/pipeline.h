@@ -1,0 +1,41 @@
+// The compiler's passes, in order, from a prims-level graph to loaded kernels: the one place that
+// says what runs and when (DESIGN decision 7). Graph passes first (constant folding, CSE, DCE,
+// editing the graph in place), then lower to the loop IR, schedule (fusion), plan memory, generate
+// C++ and build it. With verification on (debug builds, and the test suite through KILN_VERIFY=1)
+// each pass's output goes through its IR's verifier; KILN_LOG=passes prints every pass's IR and time.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kiln/compiler/codegen/build.h"
+#include "kiln/compiler/codegen/cpp.h"
+#include "kiln/compiler/memplan/plan.h"
+#include "kiln/compiler/schedule/fuse.h"
+#include "kiln/graph/graph.h"
+
+namespace kiln::compiler {
+
+struct CompiledGraph {
+  loopir::Program program;
+  Schedule schedule;
+  MemoryPlan plan;
+  GeneratedSource source;
+  std::shared_ptr<Library> library;
+};
+
+// Runs every pass on `g` (a prims-level graph; the graph passes edit it).
+CompiledGraph run_pipeline(graph::Graph& g);
+
+// The passes' names, in the order run_pipeline runs them.
+const std::vector<std::string>& pipeline_passes();
+
+// Whether passes are verified: on in debug builds, else when KILN_VERIFY=1.
+bool verify_passes();
+
+// Checks that a schedule runs every step of `p` exactly once, in program order, each loop node in
+// a kernel whose rows x cols it fits and each extern call on its own.
+void verify_schedule(const loopir::Program& p, const Schedule& s);
+
+}  // namespace kiln::compiler
