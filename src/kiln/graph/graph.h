@@ -4,10 +4,11 @@
 // results, constants, or lists of references (Tensor[]). The graph keeps every node's users, and
 // a meta record (dtype, sizes, strides, device) per result. Passes edit graphs in place.
 //
-// Edits cost O(1) (amortized), so graphs of 10k+ nodes build in linear time: a new node's unique
-// name comes from a counter per base name, a node knows its position in the node list (insertion
-// before it and its erasure need no search), and a node is removed from its inputs' users lists
-// by a search from their ends — O(1) when it is among their last users, as in a backward sweep.
+// Edits cost O(1) amortized, so graphs of 10k+ nodes build in linear time: a new node's name
+// comes from a counter per base name (taking back an erased node's suffix costs O(log k) in the k
+// suffixes freed); a node knows its position in the node list, so inserting before it and erasing
+// it need no search; an erased or rewired node leaves its inputs' users lists by a search from
+// their ends — O(1) when it is among their latest users (DCE's backward sweep), O(users) at worst.
 #pragma once
 
 #include <list>
