@@ -1,6 +1,8 @@
 #include "kiln/graph/graph.h"
 
 #include <algorithm>
+#include <functional>
+#include <iterator>
 
 namespace kiln::graph {
 
@@ -18,34 +20,110 @@ TensorMeta TensorMeta::of(const TensorBase& t) {
   return TensorMeta{t.dtype(), t.sizes().shape(), t.strides().shape(), t.device()};
 }
 
-Node* Graph::append(std::unique_ptr<Node> node, const std::string& base) {
-  KILN_CHECK(insert_before_ || !output_node() || node->kind_ == NodeKind::Output,
-             "graph: cannot add node '{}' after the output node", base);
-  std::string name = base.empty() ? "v" : base;
-  for (int i = 1; by_name_.contains(name); ++i) name = fmt::format("{}_{}", base, i);
-  node->name_ = name;
-  Node* raw = node.get();
-  auto where = nodes_.end();
-  if (insert_before_) {
-    where = std::find_if(nodes_.begin(), nodes_.end(), [&](const auto& n) { return n.get() == insert_before_; });
-    KILN_CHECK(where != nodes_.end(), "graph: insertion point is not in this graph");
+Graph::Graph(Graph&& other) noexcept { *this = std::move(other); }
+
+Graph& Graph::operator=(Graph&& other) noexcept {
+  if (this == &other) return *this;
+  // Insertion points stay with the object their guards hold; ours pointed at nodes now dropped.
+  for (Anchor& a : anchors_) a.erased = a.erased || a.node != nullptr;
+  nodes_ = std::move(other.nodes_);
+  by_name_ = std::move(other.by_name_);
+  counters_ = std::move(other.counters_);
+  attrs_ = std::move(other.attrs_);
+  other.nodes_.clear();
+  other.by_name_.clear();
+  other.counters_.clear();
+  other.attrs_.clear();
+  for (Anchor& a : other.anchors_) a.erased = a.erased || a.node != nullptr;
+  for (auto& n : nodes_) n->graph_ = this;  // list iterators (position_) survive the move
+  return *this;
+}
+
+namespace {
+
+std::string suffixed(const std::string& base, int i) { return fmt::format("{}_{}", base, i); }
+
+// "base_<i>" with i >= 1 written without leading zeros, as suffixed() writes it: {base, i}.
+std::optional<std::pair<std::string, int>> split_suffix(const std::string& name) {
+  size_t us = name.rfind('_');
+  if (us == std::string::npos) return std::nullopt;
+  std::string_view digits = std::string_view(name).substr(us + 1);
+  if (digits.empty() || digits.size() > 9 || digits[0] == '0') return std::nullopt;
+  int i = 0;
+  for (char c : digits) {
+    if (c < '0' || c > '9') return std::nullopt;
+    i = i * 10 + (c - '0');
   }
-  nodes_.insert(where, std::move(node));
-  by_name_[name] = raw;
+  return std::pair{name.substr(0, us), i};
+}
+
+}  // namespace
+
+// The first of base (or "v" for an empty base), base_1, base_2, ... that no node has.
+std::string Graph::unique_name(const std::string& base) {
+  std::string first = base.empty() ? "v" : base;
+  if (!by_name_.contains(first)) return first;
+  NameCounter& c = counters_[base];
+  while (!c.freed.empty()) {
+    std::pop_heap(c.freed.begin(), c.freed.end(), std::greater<>{});
+    int i = c.freed.back();
+    c.freed.pop_back();
+    std::string name = suffixed(base, i);
+    if (!by_name_.contains(name)) return name;
+  }
+  for (;;) {
+    std::string name = suffixed(base, c.next++);
+    if (!by_name_.contains(name)) return name;
+  }
+}
+
+// Keeps the counter of the base `name` was (or could have been) numbered from complete.
+void Graph::release_name(const std::string& name) {
+  by_name_.erase(name);
+  auto split = split_suffix(name);
+  if (!split) return;
+  auto it = counters_.find(split->first);
+  if (it == counters_.end() || split->second >= it->second.next) return;
+  it->second.freed.push_back(split->second);
+  std::push_heap(it->second.freed.begin(), it->second.freed.end(), std::greater<>{});
+}
+
+Node* Graph::append(std::unique_ptr<Node> node, const std::string& base) {
+  const Anchor* anchor = anchors_.empty() ? nullptr : &anchors_.back();
+  Node* before = anchor ? anchor->node : nullptr;
+  KILN_CHECK(!anchor || !anchor->erased, "graph: cannot add node '{}': its insertion point was erased", base);
+  KILN_CHECK(!before || before->graph_ == this, "graph: cannot add node '{}': the insertion point '{}' is not in this graph",
+             base, before->name_);
+  KILN_CHECK(before || !output_node() || node->kind_ == NodeKind::Output,
+             "graph: cannot add node '{}' after the output node", base);
+  std::string name = unique_name(base);
+  Node* raw = node.get();
+  raw->name_ = name;
+  raw->graph_ = this;
+  raw->position_ = nodes_.insert(before ? before->position_ : nodes_.end(), std::move(node));
+  by_name_.emplace(std::move(name), raw);
   add_uses(raw);
   return raw;
 }
 
+// `user` is in no users list yet, so it is already listed exactly when it is a list's last entry
+// (an argument list naming the same node twice).
 void Graph::add_uses(Node* user) {
   for_each_ref(*user, [&](const ValueRef& r) {
     KILN_CHECK(r.node != nullptr, "graph: node '{}' has an empty argument", user->name_);
     auto& users = r.node->users_;
-    if (std::find(users.begin(), users.end(), user) == users.end()) users.push_back(user);
+    if (users.empty() || users.back() != user) users.push_back(user);
   });
 }
 
-void Graph::remove_uses(Node* user) {
-  for_each_ref(*user, [&](const ValueRef& r) { std::erase(r.node->users_, user); });
+// Searches each users list from its end: the user is usually among the latest.
+void Graph::remove_uses(Node* user, const Node* skip) {
+  for_each_ref(*user, [&](const ValueRef& r) {
+    if (r.node == skip) return;
+    auto& users = r.node->users_;
+    auto it = std::find(users.rbegin(), users.rend(), user);
+    if (it != users.rend()) users.erase(std::next(it).base());
+  });
 }
 
 Node* Graph::placeholder(const std::string& name, TensorMeta meta) {
@@ -83,18 +161,24 @@ Node* Graph::output(std::vector<ValueRef> results) {
 }
 
 void Graph::erase(Node* node) {
+  KILN_CHECK(node != nullptr, "graph: cannot erase a null node");
+  KILN_CHECK(node->graph_ == this, "graph: cannot erase '{}', it is not in this graph", node->name_);
   KILN_CHECK(node->users_.empty(), "graph: cannot erase '{}', it still has {} user(s)", node->name_,
              node->users_.size());
   remove_uses(node);
-  by_name_.erase(node->name_);
+  for (Anchor& a : anchors_) a.erased = a.erased || a.node == node;
+  release_name(node->name_);
   if (node->kind_ == NodeKind::GetAttr) attrs_.erase(node->name_);
-  nodes_.remove_if([&](const std::unique_ptr<Node>& n) { return n.get() == node; });
+  nodes_.erase(node->position_);
 }
 
 void Graph::replace_all_uses(ValueRef from, ValueRef to) {
-  std::vector<Node*> users = from.node->users_;
+  // Each user leaves every users list it is on and rejoins, at the end, those of the nodes it
+  // reads afterwards. `from`'s own list is taken whole first, so it is not searched once per user.
+  std::vector<Node*> users = std::move(from.node->users_);
+  from.node->users_.clear();
   for (Node* user : users) {
-    remove_uses(user);
+    remove_uses(user, from.node);
     for (Arg& a : user->args_) {
       if (auto* r = std::get_if<ValueRef>(&a)) {
         if (*r == from) *r = to;

@@ -3,14 +3,20 @@
 // or the single output node. Calls take arguments in schema order: references to earlier nodes'
 // results, constants, or lists of references (Tensor[]). The graph keeps every node's users, and
 // a meta record (dtype, sizes, strides, device) per result. Passes edit graphs in place.
+//
+// Edits cost O(1) amortized, so graphs of 10k+ nodes build in linear time: a new node's name
+// comes from a counter per base name (taking back an erased node's suffix costs O(log k) in the k
+// suffixes freed); a node knows its position in the node list, so inserting before it and erasing
+// it need no search; an erased or rewired node leaves its inputs' users lists by a search from
+// their ends — O(1) when it is among their latest users (DCE's backward sweep), O(users) at worst.
 #pragma once
 
 #include <list>
-#include <utility>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <variant>
 #include <vector>
 
@@ -18,6 +24,7 @@
 
 namespace kiln::graph {
 
+class Graph;
 class Node;
 
 enum class NodeKind : uint8_t { Placeholder, Call, GetAttr, Output };
@@ -63,6 +70,8 @@ class Node {
   std::vector<Arg> args_;
   std::vector<Node*> users_;
   std::vector<TensorMeta> meta_;
+  const Graph* graph_ = nullptr;                        // the graph holding the node
+  std::list<std::unique_ptr<Node>>::iterator position_;  // where in graph_->nodes()
 };
 
 class Graph {
@@ -70,10 +79,12 @@ class Graph {
   Graph() = default;
   Graph(const Graph&) = delete;
   Graph& operator=(const Graph&) = delete;
-  Graph(Graph&&) = default;
-  Graph& operator=(Graph&&) = default;
+  // Moving keeps every node (and pointers to them) valid; they belong to the new graph.
+  Graph(Graph&& other) noexcept;
+  Graph& operator=(Graph&& other) noexcept;
 
-  // Nodes are appended in order; names are made unique ("add", "add_1", ...).
+  // Nodes are appended in order; names are made unique: the base name if it is free, else
+  // "base_1", "base_2", ... (the lowest free suffix, so names of erased nodes are reused).
   Node* placeholder(const std::string& name, TensorMeta meta);
   Node* call(OpHandle op, std::vector<Arg> args, std::vector<TensorMeta> meta, const std::string& name = "");
   // A tensor the graph owns (a parameter or constant), read by a get_attr node.
@@ -82,19 +93,19 @@ class Graph {
   Node* output(std::vector<ValueRef> results);
 
   // New nodes go before `anchor` (nullptr: at the end) until the returned guard is destroyed.
+  // Guards nest; adding a node while the anchor in force has been erased throws kiln::Error.
   class InsertPoint {
    public:
-    InsertPoint(Graph& g, Node* anchor) : g_(g), saved_(std::exchange(g.insert_before_, anchor)) {}
-    ~InsertPoint() { g_.insert_before_ = saved_; }
+    InsertPoint(Graph& g, Node* anchor) : g_(g) { g.anchors_.push_back({anchor, false}); }
+    ~InsertPoint() { g_.anchors_.pop_back(); }
     InsertPoint(const InsertPoint&) = delete;
     InsertPoint& operator=(const InsertPoint&) = delete;
 
    private:
     Graph& g_;
-    Node* saved_;
   };
 
-  // Removes a node nobody uses; throws kiln::Error naming it otherwise.
+  // Removes a node of this graph that nobody uses; throws kiln::Error naming it otherwise.
   void erase(Node* node);
   // Points every use of `from` at `to`.
   void replace_all_uses(ValueRef from, ValueRef to);
@@ -108,12 +119,26 @@ class Graph {
 
  private:
   Node* append(std::unique_ptr<Node> node, const std::string& base);
+  std::string unique_name(const std::string& base);
+  void release_name(const std::string& name);
   void add_uses(Node* user);
-  void remove_uses(Node* user);
+  void remove_uses(Node* user, const Node* skip = nullptr);
+
+  // Suffixes handed out for one base name: every free suffix below `next` is in `freed` (a
+  // min-heap, which may also hold suffixes taken again since, dropped when met).
+  struct NameCounter {
+    int next = 1;
+    std::vector<int> freed;
+  };
+  struct Anchor {
+    Node* node;
+    bool erased;
+  };
 
   std::list<std::unique_ptr<Node>> nodes_;
-  Node* insert_before_ = nullptr;
-  std::map<std::string, Node*> by_name_;
+  std::vector<Anchor> anchors_;  // one per live InsertPoint, innermost last
+  std::unordered_map<std::string, Node*> by_name_;
+  std::unordered_map<std::string, NameCounter> counters_;
   std::map<std::string, Tensor> attrs_;
 };
 

@@ -1,7 +1,8 @@
 #include "kiln/graph/lint.h"
 
 #include <algorithm>
-#include <set>
+#include <unordered_set>
+#include <utility>
 
 namespace kiln::graph {
 namespace {
@@ -37,10 +38,21 @@ void check_call(const Node& n) {
   }
 }
 
+// (producer, user) pairs, hashed: looking a use up must not search a long users list.
+struct EdgeHash {
+  size_t operator()(const std::pair<const Node*, const Node*>& e) const {
+    return std::hash<const void*>{}(e.first) * 31 + std::hash<const void*>{}(e.second);
+  }
+};
+
 }  // namespace
 
 void lint(const Graph& g) {
-  std::set<const Node*> seen;
+  std::unordered_set<std::pair<const Node*, const Node*>, EdgeHash> listed;
+  for (const auto& up : g.nodes()) {
+    for (const Node* user : up->users()) listed.emplace(up.get(), user);
+  }
+  std::unordered_set<const Node*> seen;
   bool past_placeholders = false;
   const Node* output = nullptr;
   for (const auto& up : g.nodes()) {
@@ -58,8 +70,7 @@ void lint(const Graph& g) {
       KILN_CHECK(r.index >= 0 && (static_cast<size_t>(r.index) < r.node->meta().size() || r.index == 0),
                  "lint: node %{} uses result {} of %{}, which has {}", n.name(), r.index, r.node->name(),
                  r.node->meta().size());
-      const auto& users = r.node->users();
-      KILN_CHECK(std::find(users.begin(), users.end(), &n) != users.end(),
+      KILN_CHECK(listed.contains({r.node, &n}),
                  "lint: node %{} uses %{} but is missing from its users", n.name(), r.node->name());
     });
     for (const Node* user : n.users()) {

@@ -208,6 +208,21 @@ Expr operator-(Expr a, Expr b) {
   return make_sum(std::move(t));
 }
 
+namespace {
+// The non-constant factors of a product (multiplying constant ones into c).
+void collect_factors(const Expr& e, int64_t& c, std::vector<Expr>& out) {
+  if (e.kind() != ExprKind::Mul) {
+    out.push_back(e);
+  } else if (e.operands()[0].is_constant()) {
+    c *= e.operands()[0].value();
+    collect_factors(e.operands()[1], c, out);
+  } else {
+    collect_factors(e.operands()[0], c, out);
+    collect_factors(e.operands()[1], c, out);
+  }
+}
+}  // namespace
+
 Expr operator*(Expr a, Expr b) {
   if (!a.is_constant() && b.is_constant()) std::swap(a, b);
   if (a.is_constant()) {
@@ -225,18 +240,16 @@ Expr operator*(Expr a, Expr b) {
     for (const Expr& term : sum.operands()) out = out + term * other;
     return out;
   }
-  // Constant factors move to the front: (2*x) * y = 2*(x*y).
+  // Constant factors move to the front: (2*x) * y = 2*(x*y). The other factors are flattened and
+  // sorted, and the product nests to the left, so a*(b*c) and (a*b)*c are one node (both print
+  // "a*b*c"; nesting as given made them two, and parsing the text back gave the other one).
   int64_t c = 1;
-  auto strip = [&](Expr e) {
-    if (e.kind() == ExprKind::Mul && e.operands()[0].is_constant()) {
-      c *= e.operands()[0].value();
-      return e.operands()[1];
-    }
-    return e;
-  };
-  Expr x = strip(a), y = strip(b);
-  if (y < x) std::swap(x, y);
-  Expr product = intern(ExprKind::Mul, 0, "", {x, y});
+  std::vector<Expr> factors;
+  collect_factors(a, c, factors);
+  collect_factors(b, c, factors);
+  std::sort(factors.begin(), factors.end());
+  Expr product = factors[0];
+  for (size_t i = 1; i < factors.size(); ++i) product = intern(ExprKind::Mul, 0, "", {product, factors[i]});
   return product * Expr::constant(c);
 }
 
