@@ -38,17 +38,20 @@ Tensor sigmoid_decomposed(const Tensor& input) {
   return downcast(y, result);
 }
 
-// softmax and log_softmax, like their kernels, give contiguous results: they read a contiguous
-// copy of a non-contiguous input (no copy when it is contiguous), so the pointwise steps follow it.
+// x, or a contiguous copy when it is not contiguous (no op recorded when it is). softmax,
+// log_softmax and layer_norm, like their kernels, give contiguous results: they read a contiguous
+// input, so the pointwise steps that compute them follow it.
+Tensor dense(const Tensor& x) { return x.is_contiguous() ? x : contiguous(x); }
+
 Tensor softmax_decomposed(const Tensor& x, int64_t dim, bool half_to_float) {
-  Tensor in = upcast(contiguous(x));
+  Tensor in = upcast(dense(x));
   Tensor shifted = sub(in, amax(in, {dim}, true));
   Tensor e = exp(shifted);
   return downcast(div(e, sum(e, IntArrayRef(dim), true)), half_to_float ? DType::Float32 : x.dtype());
 }
 
 Tensor log_softmax_decomposed(const Tensor& x, int64_t dim, bool half_to_float) {
-  Tensor in = upcast(contiguous(x));
+  Tensor in = upcast(dense(x));
   Tensor shifted = sub(in, amax(in, {dim}, true));
   Tensor y = sub(shifted, log(sum(exp(shifted), IntArrayRef(dim), true)));
   return downcast(y, half_to_float ? DType::Float32 : x.dtype());
@@ -57,15 +60,14 @@ Tensor log_softmax_decomposed(const Tensor& x, int64_t dim, bool half_to_float) 
 std::tuple<Tensor, Tensor, Tensor> layer_norm_decomposed(const Tensor& input, IntArrayRef normalized_shape,
                                               const std::optional<Tensor>& weight, const std::optional<Tensor>& bias,
                                               double eps) {
-  // The output is contiguous, as the kernel's: normalize a contiguous copy of the input.
-  Tensor x = upcast(contiguous(input));
+  Tensor x = upcast(dense(input));
   std::vector<int64_t> dims(normalized_shape.size());
   std::iota(dims.begin(), dims.end(), x.dim() - static_cast<int64_t>(normalized_shape.size()));
   auto [variance, mean] = var_mean(x, IntArrayRef(dims), Scalar(0), true);
   Tensor rstd = rsqrt(add(variance, Scalar(eps)));
   Tensor out = mul(sub(x, mean), rstd);
-  if (weight) out = mul(out, upcast(contiguous(*weight)));
-  if (bias) out = add(out, upcast(contiguous(*bias)));
+  if (weight) out = mul(out, upcast(dense(*weight)));
+  if (bias) out = add(out, upcast(dense(*bias)));
   DType d = input.dtype();
   return {downcast(out, d), downcast(mean, d), downcast(rstd, d)};
 }
