@@ -56,6 +56,11 @@ std::vector<StrideCase> cases() {
        {60, 20, 4, 1}},
       {"batch_norm_eval_channels_last", with_stats(channels_last(m, 2, 3, 4, 5)), eval_norm, {60, 1, 15, 3}},
       {"batch_norm_train_channels_last", with_stats(channels_last(m, 2, 3, 4, 5)), train_norm, {60, 1, 15, 3}},
+      {"batch_norm_eval_channels_last_3d", with_stats(permute(m.make({2, 2, 3, 4, 3}, DType::Float32), {0, 4, 1, 2, 3})),
+       eval_norm, {72, 1, 36, 12, 3}},
+      // Sliced along W: not dense, but its strides are ordered like channels-last, which PyTorch keeps.
+      {"batch_norm_eval_sliced_channels_last", with_stats(slice(channels_last(m, 2, 3, 4, 6), 3, 0, 6, 2)), eval_norm,
+       {36, 1, 9, 3}},
   };
 }
 
