@@ -2,6 +2,7 @@
 // per class of mistake; none may abort the process.
 #include "harness.h"
 #include "kiln/ops/dispatcher.h"
+#include "kiln/trace/trace.h"
 
 namespace kiln::testing {
 namespace {
@@ -86,6 +87,67 @@ TEST(Errors, KernelErrorsInsideParallelRegionsReachTheCaller) {
   Tensor big = ones({1 << 20}, DType::Int32);
   big.select(0, 777777).fill_(0);
   EXPECT_TRUE(contains(caught([&] { remainder(big, big); }), "ZeroDivisionError"));
+}
+
+// A Scalar argument that a kernel converts to the tensor's dtype must fit it (PyTorch's checked
+// conversion): integers in range (unsigned dtypes also take negatives down to -max, which wrap),
+// finite floats within a floating dtype's range; inf and NaN fit floating dtypes only.
+TEST(Errors, ScalarArgumentOverflow) {
+  Tensor bytes = zeros({3}, DType::UInt8);
+  Error e = caught([&] { bytes.fill_(1e30); });
+  EXPECT_EQ(e.kind(), ErrorKind::Value);
+  EXPECT_STREQ(e.what(), "fill_: value cannot be converted to type uint8 without overflow (value = 1e+30)");
+  EXPECT_STREQ(caught([] { full({2}, 1e300, DType::Float32); }).what(),
+               "full: value cannot be converted to type float32 without overflow (fill_value = 1e+300)");
+  EXPECT_STREQ(caught([] { full({2}, 70000, DType::Float16); }).what(),
+               "full: value cannot be converted to type float16 without overflow (fill_value = 70000)");
+  EXPECT_TRUE(contains(caught([] { full_like(zeros({2}, DType::Int32), int64_t{1} << 31); }), "full_like"));
+  EXPECT_TRUE(contains(caught([] { scalar_tensor(1e39, DType::Float32); }), "scalar_tensor"));
+  EXPECT_TRUE(contains(caught([] { fill(zeros({2}, DType::Int8), 128); }), "int8"));
+  EXPECT_TRUE(contains(caught([&] { bytes.fill_(-256); }), "uint8"));
+  EXPECT_TRUE(contains(caught([&] { bytes.fill_(-1.0); }), "uint8"));  // a float below 0 does not wrap
+  EXPECT_TRUE(contains(caught([] { zeros({2}, DType::Int64).fill_(std::nan("")); }), "int64"));
+  EXPECT_STREQ(caught([] { clamp(zeros({2}, DType::Int8), Scalar(-1000), std::nullopt); }).what(),
+               "clamp: value cannot be converted to type int8 without overflow (min = -1000)");
+  EXPECT_STREQ(caught([] { add(zeros({2}, DType::Int8), zeros({2}, DType::Int8), Scalar(1000)); }).what(),
+               "add: value cannot be converted to type int8 without overflow (alpha = 1000)");
+  // The same rule when tracing (the meta functions check).
+  EXPECT_TRUE(contains(caught([] {
+                         trace::trace([](const std::vector<Tensor>&) { return std::vector<Tensor>{full({2}, 300, DType::UInt8)}; },
+                                      std::vector<Tensor>{}, trace::Level::Prims);
+                       }),
+                       "uint8"));
+  // What fits: wrapping negatives for unsigned dtypes, inf and NaN for floats, anything for bool.
+  EXPECT_EQ(to_doubles(bytes.fill_(-1)), std::vector<double>(3, 255.0));
+  EXPECT_EQ(to_doubles(full({1}, INFINITY, DType::Float16)), std::vector<double>{INFINITY});
+  EXPECT_TRUE(std::isnan(to_doubles(full({1}, NAN, DType::BFloat16))[0]));
+  EXPECT_EQ(to_doubles(full({1}, 1e30, DType::Bool)), std::vector<double>{1.0});
+  EXPECT_EQ(to_doubles(full({1}, 65504, DType::Float16)), std::vector<double>{65504.0});
+  EXPECT_EQ(to_doubles(clamp(from_vector<int64_t>({-5, 5}).to(DType::Int8), Scalar(-128), Scalar(127))),
+            (std::vector<double>{-5, 5}));
+}
+
+// silu keeps its input's dtype; PyTorch implements it for floating dtypes only.
+TEST(Errors, SiluOfIntegers) {
+  Error e = caught([] { silu(zeros({2}, DType::Int16)); });
+  EXPECT_EQ(e.kind(), ErrorKind::Type);
+  EXPECT_TRUE(contains(e, "silu") && contains(e, "int16") && contains(e, "[2]")) << e.what();
+  EXPECT_EQ(caught([] { silu(zeros({2}, DType::Bool)); }).kind(), ErrorKind::Type);
+}
+
+// PyTorch's pow has no bool kernel: bool ** bool (tensor-tensor, or a bool scalar base) is an
+// error; a bool exponent scalar (x ** True is x, x ** False is 1) and promotion to integers work.
+TEST(Errors, PowOfBools) {
+  Tensor b = from_vector<int64_t>({0, 1}).to(DType::Bool);
+  Error e = caught([&] { pow(b, b); });
+  EXPECT_EQ(e.kind(), ErrorKind::Type);
+  EXPECT_STREQ(e.what(), "pow: not implemented for bool (base bool[2], exponent bool[2])");
+  EXPECT_EQ(caught([&] { pow(Scalar(true), b); }).kind(), ErrorKind::Type);
+  EXPECT_EQ(to_doubles(pow(b, Scalar(true))), (std::vector<double>{0, 1}));
+  EXPECT_EQ(to_doubles(pow(b, Scalar(false))), (std::vector<double>{1, 1}));
+  Tensor ints = pow(b, from_vector<int64_t>({2, 3}));
+  EXPECT_EQ(ints.dtype(), DType::Int64);
+  EXPECT_EQ(to_doubles(ints), (std::vector<double>{0, 1}));
 }
 
 }  // namespace

@@ -106,6 +106,12 @@ TEST(Normalization, LayerNorm) {
       }
     }
   }
+  // Normalizing over zero elements: the mean is 0 and the variance 0/0, so rstd is NaN (PyTorch's
+  // CPU kernel); the output has no elements.
+  auto [y, mean, rstd] = native_layer_norm(zeros({3, 0}), {0}, std::nullopt, std::nullopt, 1e-5);
+  EXPECT_EQ(y.numel(), 0);
+  EXPECT_EQ(to_doubles(mean), std::vector<double>(3, 0.0));
+  for (double v : to_doubles(rstd)) EXPECT_TRUE(std::isnan(v)) << v;
   EXPECT_THROW(native_layer_norm(zeros({2, 3}), {4}, std::nullopt, std::nullopt, 1e-5), Error);
   EXPECT_THROW(native_layer_norm(zeros({2, 3}), {3}, zeros({2}), std::nullopt, 1e-5), Error);
 }

@@ -35,6 +35,72 @@ DType compute_dtype(const Tensor& input) { return is_reduced_float(input.dtype()
 
 Tensor as_compute(const Tensor& t, DType compute) { return t.dtype() == compute ? t : to(t, compute); }
 
+// Strides of a dense tensor of `sizes` whose dims are laid out fastest first in `order`.
+Shape strides_in_order(IntArrayRef sizes, std::initializer_list<int64_t> order) {
+  Shape strides(sizes.size(), 0);
+  int64_t next = 1;
+  for (int64_t d : order) {
+    strides[static_cast<size_t>(d)] = next;
+    next *= sizes[d];
+  }
+  return strides;
+}
+
+// PyTorch's test for strides "like" channels-last (suggest_memory_format): visiting C, then the
+// spatial dims from the last, then N, the strides never decrease (size-1 dims aside), C's stride
+// is nonzero and N does not tie with C. Only 4-D (NHWC) and 5-D (NDHWC) tensors qualify.
+bool strides_like_channels_last(const Tensor& t) {
+  std::vector<int64_t> order;
+  if (t.dim() == 4) order = {1, 3, 2, 0};
+  else if (t.dim() == 5) order = {1, 4, 3, 2, 0};
+  else return false;
+  if (t.strides()[1] == 0) return false;
+  int64_t min = 0;
+  for (int64_t d : order) {
+    int64_t size = t.sizes()[d], stride = t.strides()[d];
+    if (size == 0 || stride < min) return false;
+    if (d == 0 && min == t.strides()[1]) return false;  // N111 and sliced N11W stay contiguous
+    min = size > 1 ? stride * size : stride;
+  }
+  return true;
+}
+
+Shape channels_last_strides(IntArrayRef sizes) {
+  return sizes.size() == 4 ? strides_in_order(sizes, {1, 3, 2, 0}) : strides_in_order(sizes, {1, 4, 3, 2, 0});
+}
+
+// Dense in channels-last order (size-1 dims may have any stride).
+bool is_channels_last_dense(const Tensor& t) {
+  if (t.dim() != 4 && t.dim() != 5) return false;
+  Shape cl = channels_last_strides(t.sizes());
+  for (int64_t d = 0; d < t.dim(); ++d) {
+    if (t.sizes()[d] != 1 && t.strides()[d] != cl[static_cast<size_t>(d)]) return false;
+  }
+  return true;
+}
+
+bool contiguous_or_absent(const std::optional<Tensor>& t) { return !t || t->is_contiguous(); }
+
+// The strides of PyTorch's batch norm output: contiguous for a contiguous input; channels-last
+// for a channels-last dense input when the per-channel tensors are contiguous; else the input's
+// suggested memory format (channels-last when its strides are ordered like it, else contiguous).
+Shape output_strides(const Tensor& input, std::initializer_list<const std::optional<Tensor>*> per_channel) {
+  if (input.is_contiguous()) return contiguous_strides(input.sizes());
+  bool params_contiguous = true;
+  for (const auto* p : per_channel) params_contiguous = params_contiguous && contiguous_or_absent(*p);
+  bool channels_last = (params_contiguous && is_channels_last_dense(input)) || strides_like_channels_last(input);
+  return channels_last ? channels_last_strides(input.sizes()) : contiguous_strides(input.sizes());
+}
+
+// y laid out with `strides` (a copy only when its layout differs).
+Tensor with_strides(const Tensor& y, const Shape& strides) {
+  if (y.strides().equals(strides)) return y;
+  if (strides == contiguous_strides(y.sizes())) return clone(y, MemoryFormat::Contiguous);
+  if (y.dim() == 4) return clone(y, MemoryFormat::ChannelsLast);
+  Tensor out = empty_strided(y.sizes(), strides, TensorOptions(y.dtype()).device(y.device()));
+  return copy(out, y);
+}
+
 // (x - mean) * rstd * weight + bias, with per-channel [C] statistics.
 Tensor normalize(const Tensor& x, const Tensor& mean, const Tensor& rstd, const std::optional<Tensor>& weight,
                  const std::optional<Tensor>& bias, DType compute) {
@@ -139,7 +205,9 @@ std::tuple<Tensor, Tensor, Tensor> batch_norm_no_training(const Tensor& input, c
   Tensor out = normalize(x, as_compute(running_mean, compute), rstd, weight, bias, compute);
   Tensor none = empty({0}, TensorOptions(input.dtype()).device(input.device()));
   Tensor none_too = empty({0}, TensorOptions(input.dtype()).device(input.device()));
-  return {as_compute(out, input.dtype()), none, none_too};
+  std::optional<Tensor> mean_arg = running_mean, var_arg = running_var;
+  Shape strides = output_strides(input, {&weight, &bias, &mean_arg, &var_arg});
+  return {with_strides(as_compute(out, input.dtype()), strides), none, none_too};
 }
 
 std::tuple<Tensor, Tensor, Tensor> batch_norm_no_stats(const Tensor& input, const std::optional<Tensor>& weight,
@@ -155,7 +223,7 @@ std::tuple<Tensor, Tensor, Tensor> batch_norm_no_stats(const Tensor& input, cons
   auto [variance, mean] = var_mean(x, IntArrayRef(dims), Scalar(0), false);
   Tensor rstd = rsqrt(add(variance, Scalar(eps)));
   Tensor out = normalize(x, mean, rstd, weight, bias, compute);
-  return {as_compute(out, input.dtype()), mean, rstd};
+  return {with_strides(as_compute(out, input.dtype()), output_strides(input, {&weight, &bias})), mean, rstd};
 }
 
 }  // namespace kiln::decomp

@@ -43,15 +43,20 @@ Tensor shifted_by_max(const Tensor& in, int64_t dim) {
   return in.numel() == 0 ? in : sub(in, amax(in, {dim}, true));
 }
 
+// x, or a contiguous copy when it is not contiguous (no op recorded when it is). softmax,
+// log_softmax and layer_norm, like their kernels, give contiguous results: they read a contiguous
+// input, so the pointwise steps that compute them follow it.
+Tensor dense(const Tensor& x) { return x.is_contiguous() ? x : contiguous(x); }
+
 Tensor softmax_decomposed(const Tensor& x, int64_t dim, bool half_to_float) {
-  Tensor in = upcast(x);
+  Tensor in = upcast(dense(x));
   Tensor shifted = shifted_by_max(in, dim);
   Tensor e = exp(shifted);
   return downcast(div(e, sum(e, IntArrayRef(dim), true)), half_to_float ? DType::Float32 : x.dtype());
 }
 
 Tensor log_softmax_decomposed(const Tensor& x, int64_t dim, bool half_to_float) {
-  Tensor in = upcast(x);
+  Tensor in = upcast(dense(x));
   Tensor shifted = shifted_by_max(in, dim);
   Tensor y = sub(shifted, log(sum(exp(shifted), IntArrayRef(dim), true)));
   return downcast(y, half_to_float ? DType::Float32 : x.dtype());
@@ -60,14 +65,14 @@ Tensor log_softmax_decomposed(const Tensor& x, int64_t dim, bool half_to_float) 
 std::tuple<Tensor, Tensor, Tensor> layer_norm_decomposed(const Tensor& input, IntArrayRef normalized_shape,
                                               const std::optional<Tensor>& weight, const std::optional<Tensor>& bias,
                                               double eps) {
-  Tensor x = upcast(input);
+  Tensor x = upcast(dense(input));
   std::vector<int64_t> dims(normalized_shape.size());
   std::iota(dims.begin(), dims.end(), x.dim() - static_cast<int64_t>(normalized_shape.size()));
   auto [variance, mean] = var_mean(x, IntArrayRef(dims), Scalar(0), true);
   Tensor rstd = rsqrt(add(variance, Scalar(eps)));
   Tensor out = mul(sub(x, mean), rstd);
-  if (weight) out = mul(out, upcast(*weight));
-  if (bias) out = add(out, upcast(*bias));
+  if (weight) out = mul(out, upcast(dense(*weight)));
+  if (bias) out = add(out, upcast(dense(*bias)));
   DType d = input.dtype();
   return {downcast(out, d), downcast(mean, d), downcast(rstd, d)};
 }

@@ -71,7 +71,12 @@ Tensor log_softmax(const Tensor& self, int64_t dim, std::optional<DType> dtype) 
   return _log_softmax(dtype ? to(self, *dtype) : self, dim, false);
 }
 
-Tensor silu(const Tensor& self) { return mul(self, sigmoid(self)); }
+// silu keeps its input's dtype, so (as PyTorch's kernel) it takes floating inputs only.
+Tensor silu(const Tensor& self) {
+  KILN_CHECK_TYPE(is_floating(self.dtype()), "silu: not implemented for {} (input {}); it needs a floating point tensor",
+                  dtype_name(self.dtype()), self.describe());
+  return mul(self, sigmoid(self));
+}
 Tensor square(const Tensor& self) { return pow(self, Scalar(2)); }
 Tensor clamp_min(const Tensor& self, const Scalar& min) { return clamp(self, min, std::nullopt); }
 Tensor clamp_max(const Tensor& self, const Scalar& max) { return clamp(self, std::nullopt, max); }

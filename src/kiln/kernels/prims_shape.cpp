@@ -213,7 +213,9 @@ Tensor iota(int64_t length, int64_t start, int64_t step, DType dtype, Device dev
   KILN_CHECK_TYPE(!is_floating(dtype) && dtype != DType::Bool, "prims::iota: needs an integer dtype, got {}",
                   dtype_name(dtype));
   KILN_CHECK(length >= 0 && step != 0, "prims::iota: length {} must be >= 0 and step {} nonzero", length, step);
-  return arange(start, start + length * step, step, TensorOptions(dtype).device(device));
+  // start + i * step in int64 (wrapping past the dtype's range), then cast.
+  Tensor i = arange(0, length, 1, TensorOptions(DType::Int64).device(device));
+  return to(add(mul(i, Scalar(step)), Scalar(start)), dtype);
 }
 
 Tensor empty_strided(IntArrayRef shape, IntArrayRef strides, DType dtype, Device device, bool /*requires_grad*/) {

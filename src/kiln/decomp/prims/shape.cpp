@@ -290,19 +290,21 @@ Tensor scalar_tensor(const Scalar& s, std::optional<DType> dtype, std::optional<
   return prims::scalar_tensor(s, dtype.value_or(kDefaultFloat), device.value_or(kCPU));
 }
 
+// PyTorch's arange: the length from meta::arange_length, then start + i * step in the compute
+// dtype (int64 with start and step truncated for integer dtypes), cast to the dtype.
 Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, std::optional<DType> dtype,
               std::optional<Layout>, std::optional<Device> device, std::optional<bool>) {
-  bool integral = start.is_integral() && end.is_integral() && step.is_integral();
-  DType d = dtype.value_or(integral ? DType::Int64 : kDefaultFloat);
+  DType d = meta::arange_dtype(start, end, step, dtype);
   Device dev = device.value_or(kCPU);
-  double s = start.to<double>(), e = end.to<double>(), st = step.to<double>();
-  KILN_CHECK(st != 0, "arange: step must be nonzero");
-  KILN_CHECK((st > 0 && e >= s) || (st < 0 && e <= s), "arange: upper bound and larger bound inconsistent with step sign");
-  auto length = static_cast<int64_t>(std::ceil((e - s) / st));
-  if (integral && !is_floating(d)) return prims::iota(length, start.to<int64_t>(), step.to<int64_t>(), d, dev);
-  Tensor index = prims::iota(length, 0, 1, DType::Int64, dev);
-  DType compute = is_floating(d) ? DType::Float64 : d;
-  Tensor x = prims::convert_element_type(index, compute);
+  int64_t length = meta::arange_length(start, end, step, d);
+  DType compute = meta::arange_compute_dtype(d);
+  if (compute == DType::Int64) {
+    int64_t first = start.to<int64_t>(), stride = step.to<int64_t>();
+    // A fractional step can truncate to 0: every value is then the truncated start.
+    if (stride == 0) return prims::full({length}, Scalar(first), d, dev);
+    return prims::iota(length, first, stride, d, dev);
+  }
+  Tensor x = prims::convert_element_type(prims::iota(length, 0, 1, DType::Int64, dev), compute);
   x = prims::binary("mul", x, scalar_like(step, compute, {length}, dev));
   x = prims::binary("add", x, scalar_like(start, compute, {length}, dev));
   return convert(x, d);

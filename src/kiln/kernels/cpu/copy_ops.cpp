@@ -5,6 +5,7 @@
 #include "kiln/kernels/cpu/convert.h"
 #include "kiln/kernels/cpu/pointwise_iter.h"
 #include "kiln/kernels/meta/factory.h"
+#include "kiln/kernels/meta/scalar_range.h"
 #include "kiln/ops/api.h"
 #include "kiln/kernels/register.h"
 
@@ -26,13 +27,6 @@ void fill_with(const Tensor& out, const Scalar& value) {
   });
 }
 
-void check_fill_value(const Scalar& value, DType dtype, std::string_view op) {
-  if (is_integral(dtype, false) && value.is_floating_point()) {
-    double v = value.to_double();
-    KILN_CHECK(std::isfinite(v), "{}: value {} cannot be converted to {} without overflow", op, value, dtype);
-  }
-}
-
 void nothing_impl(IntArrayRef, std::optional<DType>, std::optional<Layout>, std::optional<Device>,
                   std::optional<bool>, std::optional<MemoryFormat>, const Tensor&) {}
 void nothing_strided_impl(IntArrayRef, IntArrayRef, std::optional<DType>, std::optional<Layout>,
@@ -42,12 +36,10 @@ void nothing_like_impl(const Tensor&, std::optional<DType>, std::optional<Layout
 
 void full_impl(IntArrayRef, const Scalar& value, std::optional<DType>, std::optional<Layout>, std::optional<Device>,
                std::optional<bool>, const Tensor& out) {
-  check_fill_value(value, out.dtype(), "full");
   fill_with(out, value);
 }
 void full_like_impl(const Tensor&, const Scalar& value, std::optional<DType>, std::optional<Layout>,
                     std::optional<Device>, std::optional<bool>, std::optional<MemoryFormat>, const Tensor& out) {
-  check_fill_value(value, out.dtype(), "full_like");
   fill_with(out, value);
 }
 void scalar_tensor_impl(const Scalar& s, std::optional<DType>, std::optional<Layout>, std::optional<Device>,
@@ -55,23 +47,28 @@ void scalar_tensor_impl(const Scalar& s, std::optional<DType>, std::optional<Lay
   fill_with(out, s);
 }
 void fill_impl(const Tensor&, const Scalar& value, const Tensor& out) {
-  check_fill_value(value, out.dtype(), "fill");
   fill_with(out, value);
 }
 
+// start + i * step in arange's compute dtype (int64, float or double), then cast to the output's.
 void arange_impl(const Scalar& start, const Scalar&, const Scalar& step, std::optional<DType>, std::optional<Layout>,
                  std::optional<Device>, std::optional<bool>, const Tensor& out) {
   visit_dtype(out.dtype(), [&]<class T>() {
-    T* p = out.data_ptr<T>();
-    int64_t n = out.numel();
-    if constexpr (std::is_floating_point_v<opmath_t<T>>) {
-      double s = start.to_double(), st = step.to_double();
-      parallel_for(0, n, kGrainSize, [&](int64_t b, int64_t e) {
-        for (int64_t i = b; i < e; ++i) p[i] = T(static_cast<opmath_t<T>>(s + static_cast<double>(i) * st));
+    if constexpr (!std::is_same_v<T, bool>) {
+      using A = std::conditional_t<std::is_integral_v<T>, int64_t,
+                                   std::conditional_t<std::is_same_v<opmath_t<T>, T>, double, float>>;
+      A s = start.to<A>(), st = step.to<A>();
+      T* p = out.data_ptr<T>();
+      parallel_for(0, out.numel(), kGrainSize, [&](int64_t b, int64_t e) {
+        if constexpr (std::is_integral_v<T>) {
+          // Wrapping arithmetic: values past the dtype's range wrap as PyTorch's do.
+          for (int64_t i = b; i < e; ++i) {
+            p[i] = static_cast<T>(static_cast<uint64_t>(s) + static_cast<uint64_t>(i) * static_cast<uint64_t>(st));
+          }
+        } else {
+          for (int64_t i = b; i < e; ++i) p[i] = T(s + st * static_cast<A>(i));
+        }
       });
-    } else {
-      int64_t s = start.to_int(), st = step.to_int();
-      for (int64_t i = 0; i < n; ++i) p[i] = static_cast<T>(s + i * st);
     }
   });
 }
@@ -114,7 +111,7 @@ Tensor copy_inplace(const Tensor& self, const Tensor& src, bool) {
 }
 
 Tensor fill_inplace(const Tensor& self, const Scalar& value) {
-  check_fill_value(value, self.dtype(), "fill_");
+  meta::check_scalar_fits(value, self.dtype(), "fill_", "value");
   if (!self.device().is_meta()) fill_with(self, value);
   return self;
 }

@@ -29,9 +29,10 @@ void layer_norm_rows(const T* x, const T* w, const T* b, T* y, T* mean_out, T* r
         for (int64_t i = 0; i < n; ++i) buf[i] = M(x[r * n + i]);
         b0 = buf.data();
       }
+      // Over zero elements the mean is 0 and the variance 0/0 = NaN, so rstd is NaN (PyTorch's).
       M mean = n > 0 ? pairwise_sum<M>(b0, n) / M(n) : M(0);
       M sq = lane_sum<M>(n, [b0, mean](int64_t i) { return (b0[i] - mean) * (b0[i] - mean); });
-      M rstd = M(1) / std::sqrt((n > 0 ? sq / M(n) : M(0)) + M(eps));
+      M rstd = M(1) / std::sqrt(sq / M(n) + M(eps));
       T* yr = y + r * n;
       if (w && b) {
         for (int64_t i = 0; i < n; ++i) yr[i] = T((b0[i] - mean) * rstd * M(w[i]) + M(b[i]));

@@ -1,9 +1,11 @@
 #include "kiln/kernels/meta/factory.h"
 
 #include <cmath>
+#include <limits>
 
 #include "kiln/core/broadcast.h"
 #include "kiln/core/type_promotion.h"
+#include "kiln/kernels/meta/scalar_range.h"
 #include "kiln/ops/api.h"
 
 namespace kiln::meta {
@@ -53,37 +55,68 @@ TensorSpec empty_like(const Tensor& self, std::optional<DType> dtype, std::optio
 TensorSpec full(IntArrayRef size, const Scalar& fill_value, std::optional<DType> dtype, std::optional<Layout>,
                 std::optional<Device>, std::optional<bool>) {
   checked_numel(size, "full");
-  return contiguous_spec(size, dtype.value_or(inferred_dtype(fill_value)));
+  DType d = dtype.value_or(inferred_dtype(fill_value));
+  check_scalar_fits(fill_value, d, "full", "fill_value");
+  return contiguous_spec(size, d);
 }
 
-TensorSpec full_like(const Tensor& self, const Scalar&, std::optional<DType> dtype, std::optional<Layout>,
+TensorSpec full_like(const Tensor& self, const Scalar& fill_value, std::optional<DType> dtype, std::optional<Layout>,
                      std::optional<Device>, std::optional<bool>, std::optional<MemoryFormat> memory_format) {
-  return like_spec(self, dtype.value_or(self.dtype()), memory_format);
+  DType d = dtype.value_or(self.dtype());
+  check_scalar_fits(fill_value, d, "full_like", "fill_value");
+  return like_spec(self, d, memory_format);
 }
 
-TensorSpec scalar_tensor(const Scalar&, std::optional<DType> dtype, std::optional<Layout>, std::optional<Device>,
+TensorSpec scalar_tensor(const Scalar& s, std::optional<DType> dtype, std::optional<Layout>, std::optional<Device>,
                          std::optional<bool>) {
-  return contiguous_spec({}, dtype.value_or(kDefaultFloat));
+  DType d = dtype.value_or(kDefaultFloat);
+  check_scalar_fits(s, d, "scalar_tensor", "s");
+  return contiguous_spec({}, d);
+}
+
+DType arange_dtype(const Scalar& start, const Scalar& end, const Scalar& step, std::optional<DType> dtype) {
+  if (dtype) return *dtype;
+  bool integers = start.is_integral() && end.is_integral() && step.is_integral();
+  return integers ? DType::Int64 : kDefaultFloat;
+}
+
+DType arange_compute_dtype(DType dtype) {
+  if (!is_floating(dtype)) return DType::Int64;
+  return is_reduced_float(dtype) ? DType::Float32 : DType::Float64;
+}
+
+int64_t arange_length(const Scalar& start, const Scalar& end, const Scalar& step, DType dtype) {
+  KILN_CHECK_TYPE(dtype != DType::Bool, "arange: not implemented for bool (start {}, end {}, step {})", start, end,
+                  step);
+  double s = start.to_double(), e = end.to_double(), st = step.to_double();
+  KILN_CHECK(st != 0, "arange: step must be nonzero");
+  KILN_CHECK(std::isfinite(s) && std::isfinite(e), "arange: unsupported range: {} -> {}", start, end);
+  KILN_CHECK((st > 0 && e >= s) || (st < 0 && e <= s),
+             "arange: upper bound and lower bound inconsistent with step sign (start {}, end {}, step {})", start,
+             end, step);
+  // start + i * step is computed in the compute dtype, so start and step must convert to it.
+  DType compute = arange_compute_dtype(dtype);
+  check_scalar_fits(start, compute, "arange", "start");
+  check_scalar_fits(step, compute, "arange", "step");
+  double n;
+  if (dtype == DType::Int64 && start.is_integral() && end.is_integral() && step.is_integral()) {
+    // Exact where doubles are not (int64 bounds past 2^53); the quotient truncates toward zero
+    // and (end - start) and step have the same sign, so this is the ceiling.
+    int64_t si = start.to_int(), ei = end.to_int(), sti = step.to_int();
+    int64_t sign = sti > 0 ? 1 : -1;
+    n = static_cast<double>((ei - si + sti - sign) / sti);
+  } else {
+    n = std::ceil((e - s) / st);
+  }
+  KILN_CHECK(n >= 0 && n <= static_cast<double>(std::numeric_limits<int64_t>::max()),
+             "arange: invalid size {} (start {}, end {}, step {}), possible overflow?", n, start, end, step);
+  return static_cast<int64_t>(n);
 }
 
 TensorSpec arange(const Scalar& start, const Scalar& end, const Scalar& step, std::optional<DType> dtype,
                   std::optional<Layout>, std::optional<Device>, std::optional<bool>) {
-  bool any_float = start.is_floating_point() || end.is_floating_point() || step.is_floating_point();
-  DType d = dtype.value_or(any_float ? kDefaultFloat : DType::Int64);
-  double s = start.to_double(), e = end.to_double(), st = step.to_double();
-  KILN_CHECK(std::isfinite(s) && std::isfinite(e), "arange: unsupported range: {} -> {}", start, end);
-  KILN_CHECK(st != 0, "arange: step must be nonzero");
-  KILN_CHECK((st > 0 && e >= s) || (st < 0 && e <= s),
-             "arange: upper bound and larger bound inconsistent with step sign (start {}, end {}, step {})", start,
-             end, step);
-  int64_t n;
-  if (!any_float && is_integral(d, false)) {
-    int64_t si = start.to_int(), ei = end.to_int(), sti = step.to_int();
-    n = sti > 0 ? (ei - si + sti - 1) / sti : (si - ei - sti - 1) / -sti;
-  } else {
-    n = static_cast<int64_t>(std::ceil((e - s) / st));
-  }
-  return contiguous_spec({n}, d);
+  DType d = arange_dtype(start, end, step, dtype);
+  return contiguous_spec({arange_length(start, end, step, d)}, d);
 }
 
 TensorSpec random(IntArrayRef size, std::optional<DType> dtype, std::optional<Layout>, std::optional<Device>,
@@ -108,7 +141,10 @@ TensorSpec copy(const Tensor& self, const Tensor& src, bool) {
   return like_spec(self, self.dtype(), std::nullopt);
 }
 
-TensorSpec fill(const Tensor& self, const Scalar&) { return like_spec(self, self.dtype(), std::nullopt); }
+TensorSpec fill(const Tensor& self, const Scalar& value) {
+  check_scalar_fits(value, self.dtype(), "fill", "value");
+  return like_spec(self, self.dtype(), std::nullopt);
+}
 
 TensorSpec cat(std::span<const Tensor> tensors, int64_t dim) {
   KILN_CHECK(!tensors.empty(), "cat: expected a non-empty list of Tensors");

@@ -30,6 +30,17 @@ TensorSpec full_like(const Tensor& self, const Scalar& fill_value, std::optional
                      std::optional<MemoryFormat> memory_format);
 TensorSpec scalar_tensor(const Scalar& s, std::optional<DType> dtype, std::optional<Layout> layout,
                          std::optional<Device> device, std::optional<bool> pin_memory);
+// arange's dtype: `dtype` if given, else int64 when start, end and step are integers, else the
+// default float.
+DType arange_dtype(const Scalar& start, const Scalar& end, const Scalar& step, std::optional<DType> dtype);
+// The dtype arange computes start + i * step in before casting to `dtype` (PyTorch's CPU accumulate
+// type): int64 for integer dtypes (start and step truncated toward zero), float32 for 16-bit floats,
+// float64 else.
+DType arange_compute_dtype(DType dtype);
+// arange's length, PyTorch's rule: exact integer arithmetic when `dtype` is int64 and start, end
+// and step are all integers, ceil((end - start) / step) in double otherwise. Checks the step, the
+// bounds, the dtype (bool is not supported) and that start and step fit the compute dtype.
+int64_t arange_length(const Scalar& start, const Scalar& end, const Scalar& step, DType dtype);
 TensorSpec arange(const Scalar& start, const Scalar& end, const Scalar& step, std::optional<DType> dtype,
                   std::optional<Layout> layout, std::optional<Device> device, std::optional<bool> pin_memory);
 TensorSpec random(IntArrayRef size, std::optional<DType> dtype, std::optional<Layout> layout,

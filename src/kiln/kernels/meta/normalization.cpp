@@ -9,7 +9,8 @@ TensorSpec softmax(const Tensor& self, int64_t dim, bool half_to_float) {
   wrap_dim(dim, self.dim(), "softmax");
   KILN_CHECK_TYPE(!half_to_float || is_reduced_float(self.dtype()),
                   "softmax: half_to_float needs a float16 or bfloat16 input, got {}", self.describe());
-  return like_spec(self, half_to_float ? DType::Float32 : self.dtype(), std::nullopt);
+  // Contiguous whatever the input's layout, as PyTorch's _softmax and _log_softmax.
+  return contiguous_spec(self.sizes(), half_to_float ? DType::Float32 : self.dtype());
 }
 
 std::array<TensorSpec, 3> native_layer_norm(const Tensor& input, IntArrayRef normalized_shape,
@@ -35,6 +36,7 @@ std::array<TensorSpec, 3> native_layer_norm(const Tensor& input, IntArrayRef nor
   }
   Shape stat_sizes = input.sizes().shape();
   for (int64_t i = 0; i < nd; ++i) stat_sizes[input.dim() - nd + i] = 1;
+  // The output is contiguous whatever the input's layout, as PyTorch's.
   TensorSpec out = contiguous_spec(input.sizes(), input.dtype());
   TensorSpec stats = contiguous_spec(stat_sizes, input.dtype());
   return {out, stats, stats};

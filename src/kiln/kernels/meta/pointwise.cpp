@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "kiln/core/type_promotion.h"
+#include "kiln/kernels/meta/scalar_range.h"
 
 namespace kiln::meta {
 namespace {
@@ -17,6 +18,8 @@ void check_alpha(const Scalar& alpha, DType result, std::string_view op) {
                   alpha);
   KILN_CHECK_TYPE(!alpha.is_bool() || result == DType::Bool,
                   "{}: boolean alpha only supported for boolean results (alpha={}, result {})", op, alpha, result);
+  // The kernel converts alpha to the compute type (float for 16-bit floats).
+  check_scalar_fits(alpha, is_reduced_float(result) ? DType::Float32 : result, op, "alpha");
 }
 
 void check_not_bool(const Tensor& t, std::string_view op, std::string_view what) {
@@ -113,7 +116,11 @@ TensorSpec compare(const Tensor& self, const Tensor& other) {
 TensorSpec compare_scalar(const Tensor& self, const Scalar& other) { return compare(self, wrapped_scalar(other)); }
 
 TensorSpec pow(const Tensor& self, const Tensor& exponent) {
-  return spec_of({self, exponent}, result_type(self, exponent), "pow");
+  DType r = result_type(self, exponent);
+  // PyTorch's pow kernel has no bool case (pow.Tensor_Scalar with a bool exponent does).
+  KILN_CHECK_TYPE(r != DType::Bool, "pow: not implemented for bool (base {}, exponent {})", self.describe(),
+                  exponent.describe());
+  return spec_of({self, exponent}, r, "pow");
 }
 TensorSpec pow_tensor_scalar(const Tensor& self, const Scalar& exponent) {
   DType r = result_type(self, exponent);
@@ -153,7 +160,11 @@ TensorSpec clamp(const Tensor& self, const std::optional<Scalar>& min, const std
   std::optional<Tensor> tmin, tmax;
   if (min) tmin = wrapped_scalar(*min);
   if (max) tmax = wrapped_scalar(*max);
-  return clamp_tensor(self, tmin, tmax);
+  TensorSpec spec = clamp_tensor(self, tmin, tmax);
+  // The bounds are converted to the result dtype.
+  if (min) check_scalar_fits(*min, spec.dtype, "clamp", "min");
+  if (max) check_scalar_fits(*max, spec.dtype, "clamp", "max");
+  return spec;
 }
 
 }  // namespace kiln::meta
