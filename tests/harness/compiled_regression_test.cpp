@@ -236,5 +236,20 @@ TEST(CompiledRegression, CatOfTheSameValueTwice) {
   for (size_t i = 0; i < got.size(); ++i) expect_identical(got[i], want[i], "output " + std::to_string(i));
 }
 
+TEST(CompiledRegression, OutputsKeepEagerStrides) {
+  Maker m(6);
+  Tensor x = m.make({2, 3, 4, 5}, DType::Float32).permute({0, 2, 3, 1}).contiguous().permute({0, 3, 1, 2});
+  Tensor t = m.transposed(6, 7, DType::Float32);
+  Fn fn = [](const std::vector<Tensor>& in) {
+    return std::vector<Tensor>{exp(in[0]), add(in[1], Scalar(1)), sum(mul(in[0], in[0]), IntArrayRef{1})};
+  };
+  auto got = run_compiled(fn, {x, t});
+  auto want = fn({x, t});
+  for (size_t i = 0; i < got.size(); ++i) {
+    EXPECT_EQ(got[i].strides().shape(), want[i].strides().shape()) << "output " << i;
+    EXPECT_TRUE(close(got[i], to_doubles(want[i]), default_tolerance(DType::Float32))) << "output " << i;
+  }
+}
+
 }  // namespace
 }  // namespace kiln::testing

@@ -1,9 +1,8 @@
 // Output strides of the normalization ops, in every mode: the eager kernel's strides are
 // PyTorch's (softmax, log_softmax and layer_norm results are contiguous whatever the input's
 // layout; batch_norm's follow the input's suggested memory format), the meta strides a trace
-// records at every level are the eager ones, and kiln::compile returns the eager strides too (for
-// contiguous results; see CompiledMatchesEager) — so a view that works eagerly on the result
-// works compiled.
+// records at every level are the eager ones, and kiln::compile returns the eager strides too — so
+// a view that works eagerly on the result works compiled.
 #include "harness.h"
 #include "kiln/api/compile.h"
 #include "kiln/trace/trace.h"
@@ -92,13 +91,8 @@ TEST(Strides, CompiledMatchesEager) {
     Tensor eager = c.fn(c.inputs);
     auto compiled = compile([f = c.fn](const std::vector<Tensor>& in) { return std::vector<Tensor>{f(in)}; });
     Tensor out = compiled(c.inputs)[0];
-    // Known compiler gap (lowering, not these ops): a computed graph output is stored in a
-    // contiguous buffer whatever its traced strides, so a channels-last result comes back
-    // contiguous. Its traced strides are right (TracedMetaMatchesEager).
-    bool compiler_keeps_layout = c.expected == contiguous_strides(eager.sizes());
-    if (compiler_keeps_layout) {
-      EXPECT_EQ(out.strides().shape(), eager.strides().shape()) << c.name;
-    }
+    // A computed output is stored in its traced (eager) layout, channels-last included.
+    EXPECT_EQ(out.strides().shape(), eager.strides().shape()) << c.name;
     EXPECT_TRUE(close(out, to_doubles(eager), default_tolerance(DType::Float32))) << c.name;
   }
 }

@@ -1,6 +1,8 @@
 #include "kiln/compiler/lower/lower.h"
 
+#include <algorithm>
 #include <map>
+#include <numeric>
 #include <set>
 #include <tuple>
 
@@ -95,7 +97,9 @@ class Lowerer {
         case graph::NodeKind::Call: lower_call(*n); break;
         case graph::NodeKind::Output:
           for (const auto& a : n->args()) {
-            for (const auto& r : std::get<std::vector<graph::ValueRef>>(a)) p_.outputs.push_back(realize(get(r), "output"));
+            for (const auto& r : std::get<std::vector<graph::ValueRef>>(a)) {
+              p_.outputs.push_back(realize_output(get(r), r.node->meta().at(static_cast<size_t>(r.index))));
+            }
           }
           break;
         case graph::NodeKind::GetAttr:
@@ -118,6 +122,30 @@ class Lowerer {
     int b = add_node(v.origin.empty() ? fallback_origin : v.origin, v.dtype, v.sizes, {}, loopir::ReduceKind::None,
                      v.value, 1.0);
     return BufferView{b, v.sizes, contiguous_strides(v.sizes), 0};
+  }
+
+  // A graph output: computed values are stored in the layout eager gives them (the traced strides),
+  // when that layout is dense (channels-last batch_norm, pointwise ops on permuted inputs).
+  BufferView realize_output(const Lowered& v, const graph::TensorMeta& meta) {
+    if (v.strided || v.sizes.size() < 2 || meta.strides == contiguous_strides(v.sizes)) return realize(v, "output");
+    // Dims outermost first in memory: by stride, larger first (ties keep their order).
+    std::vector<size_t> order(v.sizes.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return meta.strides[a] > meta.strides[b]; });
+    Shape stored;
+    for (size_t d : order) stored.push_back(v.sizes[d]);
+    Shape stored_strides = contiguous_strides(stored);
+    Shape strides(v.sizes.size(), 0);
+    for (size_t k = 0; k < order.size(); ++k) strides[order[k]] = stored_strides[k];
+    for (size_t d = 0; d < strides.size(); ++d) {
+      // Not a permutation of a dense layout: contiguous it is.
+      if (v.sizes[d] > 1 && strides[d] != meta.strides[d]) return realize(v, "output");
+    }
+    std::vector<Expr> idx(v.sizes.size());
+    for (size_t k = 0; k < order.size(); ++k) idx[order[k]] = loopir::index_var(k);
+    int b = add_node(v.origin.empty() ? "output" : v.origin, v.dtype, stored, {}, loopir::ReduceKind::None, v.at(idx),
+                     1.0);
+    return BufferView{b, v.sizes, meta.strides, 0};
   }
 
   // A loop node computing a new contiguous buffer; returns the buffer.
