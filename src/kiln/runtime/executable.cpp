@@ -65,6 +65,7 @@ Tensor view_of(const std::vector<Tensor>& tensors, const loopir::BufferView& v) 
 void check_extern_result(const loopir::Program& p, const loopir::ExternCall& call, size_t i,
                          const std::vector<Tensor>& tensors) {
   const Tensor& r = tensors[static_cast<size_t>(call.outs[i])];
+  if (!r.defined()) return;  // an optional result the graph never reads
   const auto& b = p.buffers[static_cast<size_t>(call.outs[i])];
   KILN_CHECK_KIND(r.dtype() == b.dtype && r.sizes().equals(b.sizes), ErrorKind::Internal,
                   "compiled function: extern {} returned result {} as {} {}, the trace said {} {}",
@@ -150,7 +151,8 @@ std::shared_ptr<Executable> compile_graph(const graph::Graph& g) {
   auto library = compiler::compile_cpp(source.code);
   std::vector<graph::TensorMeta> inputs;
   for (const graph::Node* n : g.placeholders()) inputs.push_back(n->meta().at(0));
-  return std::make_shared<Executable>(std::move(inputs), std::move(program), std::move(schedule), std::move(source), std::move(library));
+  return std::make_shared<Executable>(std::move(inputs), std::move(program), std::move(schedule), std::move(source),
+                                      std::move(library));
 }
 
 }  // namespace kiln::runtime
