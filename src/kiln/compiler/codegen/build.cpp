@@ -264,7 +264,8 @@ std::shared_ptr<Library> compile_cpp(const std::string& source) {
     fs::remove(tmp, ec);
     KILN_FAIL(ErrorKind::Internal, "compile: the C++ compiler failed on {} (exit {}):\n{}", cpp, status, output);
   }
-  fs::remove(cpp, ec);
+  // A sanitizer's report names the source line; keep the source it names.
+  if (codegen_sanitizers().empty()) fs::remove(cpp, ec);
   fs::rename(tmp, so, ec);
   KILN_CHECK(!ec, "compile: cannot move {} into the cache: {}", tmp, ec.message());
   void* h = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
