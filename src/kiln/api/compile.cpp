@@ -1,5 +1,6 @@
 #include "kiln/api/compile.h"
 
+#include <algorithm>
 #include <mutex>
 
 #include "kiln/graph/interpreter.h"
@@ -36,10 +37,42 @@ Backends& backends() {
   return *b;
 }
 
+// The bytes of its storage a tensor's elements lie in: [first, end); empty for no elements.
+std::pair<int64_t, int64_t> byte_range(const Tensor& t) {
+  int64_t low = 0, high = 0;
+  for (size_t d = 0; d < t.sizes().size(); ++d) {
+    if (t.sizes()[d] == 0) return {0, 0};
+    int64_t reach = (t.sizes()[d] - 1) * t.strides()[d];
+    (reach < 0 ? low : high) += reach;
+  }
+  auto item = static_cast<int64_t>(element_size(t.dtype()));
+  return {(t.storage_offset() + low) * item, (t.storage_offset() + high + 1) * item};
+}
+
+bool overlap(const Tensor& a, const Tensor& b) {
+  if (!a.defined() || !b.defined() || a.storage().get() != b.storage().get()) return false;
+  auto [a0, a1] = byte_range(a);
+  auto [b0, b1] = byte_range(b);
+  return a0 < a1 && b0 < b1 && a0 < b1 && b0 < a1;
+}
+
 std::vector<InputSignature> signature_of(const std::vector<Tensor>& inputs) {
   std::vector<InputSignature> s;
-  for (const auto& t : inputs) s.push_back({t.dtype(), t.sizes().shape(), t.strides().shape(), t.device()});
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Tensor& t = inputs[i];
+    s.push_back({t.dtype(), t.sizes().shape(), t.strides().shape(), t.device()});
+    for (size_t j = 0; j < i && s.back().overlaps < 0; ++j) {
+      if (overlap(inputs[j], t)) s.back().overlaps = static_cast<int>(j);
+    }
+  }
   return s;
+}
+
+bool mutates_inputs(const graph::Graph& g) {
+  for (const auto& n : g.nodes()) {
+    if (n->kind() == graph::NodeKind::Call && n->op()->schema().is_mutable()) return true;
+  }
+  return false;
 }
 
 // Why `now` does not match `before`: the first difference.
@@ -52,6 +85,10 @@ std::string difference(const std::vector<InputSignature>& before, const std::vec
     if (a.sizes != b.sizes) return fmt::format("input {} sizes {} -> {}", i, a.sizes, b.sizes);
     if (a.strides != b.strides) return fmt::format("input {} strides {} -> {}", i, a.strides, b.strides);
     if (a.device != b.device) return fmt::format("input {} device {} -> {}", i, a.device, b.device);
+    if (a.overlaps != b.overlaps) {
+      auto what = [](int j) { return j < 0 ? std::string("no earlier input") : fmt::format("input {}", j); };
+      return fmt::format("input {} overlaps {} -> {}", i, what(a.overlaps), what(b.overlaps));
+    }
   }
   return "no difference";
 }
@@ -106,7 +143,15 @@ std::vector<Tensor> CompiledFunction::operator()(const std::vector<Tensor>& inpu
       options.keep_ops_without_prims = true;
       graph::Graph g = trace::trace(state_->fn, inputs, options);
       KILN_LOG("graph", "traced at the {} level:\n{}", trace::level_name(options.level), graph::print(g));
-      callable = state_->backend.compile(std::move(g), inputs);
+      bool aliased = std::any_of(sig.begin(), sig.end(), [](const InputSignature& s) { return s.overlaps >= 0; });
+      if (aliased && mutates_inputs(g)) {
+        // The graph reads each input as it was on entry; a mutation through an overlapping input
+        // would be invisible to it. Running the function itself follows eager semantics exactly.
+        KILN_LOG("recompiles", "inputs share memory and the function mutates an input: running it eagerly");
+        callable = [fn = state_->fn](const std::vector<Tensor>& in) { return fn(in); };
+      } else {
+        callable = state_->backend.compile(std::move(g), inputs);
+      }
       state_->compiled.emplace_back(sig, callable);
     }
   }

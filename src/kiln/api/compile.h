@@ -1,9 +1,10 @@
 // kiln::compile: the compiler as a function wrapper.
 //   auto f = kiln::compile(fn);          // fn: std::vector<Tensor>(const std::vector<Tensor>&)
 //   auto y = f({x, w});                  // traces and compiles on the first call
-// Compiled code is cached per input signature (dtype, sizes, strides, device of every input); each
-// call checks the signature (the guard) and a new one compiles again (KILN_LOG=recompiles says
-// why). Backends are chosen by name and users can add their own:
+// Compiled code is cached per input signature (dtype, sizes, strides, device of every input, and
+// which inputs share memory); each call checks the signature (the guard) and a new one compiles
+// again (KILN_LOG=recompiles says why). A trace treats inputs as distinct tensors, so when inputs
+// overlap in memory and the function mutates an input, that signature runs the function eagerly. Backends are chosen by name and users can add their own:
 //   "inductor" (default): traces at the prims level, fuses, generates C++, compiles and caches it;
 //   "eager": traces at the core level and interprets the graph with the eager kernels.
 // KILN_LOG=graph prints the traced graphs, output_code the generated source, fusion the fusion
@@ -40,6 +41,7 @@ struct InputSignature {
   DType dtype;
   Shape sizes, strides;
   Device device;
+  int overlaps = -1;  // the first earlier input whose memory this one's overlaps, or -1
   bool operator==(const InputSignature&) const = default;
 };
 

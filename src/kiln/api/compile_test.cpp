@@ -13,6 +13,7 @@
 #include "kiln/compiler/codegen/cpp.h"
 #include "kiln/compiler/lower/lower.h"
 #include "kiln/compiler/schedule/fuse.h"
+#include "kiln/graph/interpreter.h"
 #include "kiln/ops/api.h"
 #include "kiln/runtime/executable.h"
 
@@ -241,6 +242,82 @@ TEST(Compile, GuardsRecompileOnANewSignature) {
   std::vector<Tensor> transposed = {randn({8, 4}).t(), randn({8}), randn({8})};
   EXPECT_LT(max_error(f(transposed)[0], pointwise_chain(transposed)[0]), 1e-5);
   EXPECT_EQ(f.compiled_signatures(), 3u);
+}
+
+// A trace sees its inputs as distinct tensors; when they overlap in memory and the function mutates
+// one, the compiled function must still do what eager does (a write through one input shows in the
+// other).
+TEST(Compile, InputsSharingMemoryWithAMutationMatchEager) {
+  auto mutating = [](const std::vector<Tensor>& in) {
+    Tensor a = in[0];
+    a.mul_(in[1]);
+    return std::vector<Tensor>{add(in[1], Scalar(1)), exp(a)};
+  };
+  for (const char* backend : {"inductor", "eager"}) {
+    SCOPED_TRACE(backend);
+    auto f = compile(mutating, {.backend = backend});
+    manual_seed(10);
+    Tensor base = randn({4, 6});
+    // Distinct inputs first: compiled, with the write-back into the first input.
+    Tensor x = base.clone(), y = base.clone(), xe = base.clone(), ye = base.clone();
+    auto got = f({x, y});
+    auto want = mutating({xe, ye});
+    EXPECT_LT(max_error(x, xe), 1e-6);
+    for (size_t i = 0; i < 2; ++i) EXPECT_LT(max_error(got[i], want[i]), 1e-5) << i;
+    // f(x, x): the multiplication squares x and in[1] sees it.
+    Tensor same = base.clone(), same_eager = base.clone();
+    got = f({same, same});
+    want = mutating({same_eager, same_eager});
+    EXPECT_LT(max_error(same, same_eager), 1e-6);
+    for (size_t i = 0; i < 2; ++i) EXPECT_LT(max_error(got[i], want[i]), 1e-5) << i;
+    // f(x, view of x) with the same sizes and strides: only the aliasing differs from the first call.
+    Tensor viewed = base.clone(), viewed_eager = base.clone();
+    got = f({viewed, viewed.view({4, 6})});
+    want = mutating({viewed_eager, viewed_eager.view({4, 6})});
+    EXPECT_LT(max_error(viewed, viewed_eager), 1e-6);
+    for (size_t i = 0; i < 2; ++i) EXPECT_LT(max_error(got[i], want[i]), 1e-5) << i;
+    EXPECT_EQ(f.compiled_signatures(), 2u);
+    // Overlapping only in part: rows 0-3 and rows 1-4 of one tensor (the signature of f(x, x)).
+    Tensor tall = randn({5, 6}), tall_eager = tall.clone();
+    got = f({tall.slice(0, 0, 4), tall.slice(0, 1, 5)});
+    want = mutating({tall_eager.slice(0, 0, 4), tall_eager.slice(0, 1, 5)});
+    EXPECT_LT(max_error(tall, tall_eager), 1e-6);
+    for (size_t i = 0; i < 2; ++i) EXPECT_LT(max_error(got[i], want[i]), 1e-5) << i;
+    // Disjoint parts of one storage are distinct tensors: the signature of the first call.
+    Tensor wide = randn({8, 6});
+    f({wide.slice(0, 0, 4), wide.slice(0, 4, 8)});
+    EXPECT_EQ(f.compiled_signatures(), 2u);
+  }
+}
+
+// Inputs sharing memory go to the backend as usual when the function mutates nothing (self-attention
+// passes one tensor as query, key and value); with a mutation they run eagerly.
+TEST(Compile, InputsSharingMemoryReachTheBackendWithoutAMutation) {
+  int compiles = 0;
+  register_backend("counting_interpreter",
+                   Backend{trace::Level::Core, [&compiles](graph::Graph g, const std::vector<Tensor>&) {
+                             ++compiles;
+                             auto shared = std::make_shared<graph::Graph>(std::move(g));
+                             return CompiledCallable([shared](const std::vector<Tensor>& in) {
+                               return graph::interpret(*shared, in);
+                             });
+                           }});
+  manual_seed(11);
+  Tensor x = randn({8, 8});
+  auto f = compile(pointwise_chain, {.backend = "counting_interpreter"});
+  EXPECT_LT(max_error(f({x, x, x})[0], pointwise_chain({x, x, x})[0]), 1e-5);
+  EXPECT_EQ(compiles, 1);
+  auto mutating = [](const std::vector<Tensor>& in) {
+    Tensor a = in[0];
+    a.add_(in[1]);
+    return std::vector<Tensor>{mul(in[1], Scalar(3))};
+  };
+  auto g = compile(mutating, {.backend = "counting_interpreter"});
+  Tensor y = x.clone(), y_eager = x.clone();
+  auto got = g({y, y});
+  EXPECT_EQ(compiles, 1);
+  EXPECT_LT(max_error(got[0], mutating({y_eager, y_eager})[0]), 1e-6);
+  EXPECT_LT(max_error(y, y_eager), 1e-6);
 }
 
 TEST(Compile, BackendsAreChosenByName) {

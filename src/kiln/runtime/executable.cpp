@@ -8,14 +8,49 @@
 
 namespace kiln::runtime {
 
-Executable::Executable(loopir::Program program, compiler::Schedule schedule, compiler::GeneratedSource source,
-                       std::shared_ptr<compiler::Library> library)
-    : program_(std::move(program)),
+Executable::Executable(std::vector<graph::TensorMeta> inputs, loopir::Program program, compiler::Schedule schedule,
+                       compiler::GeneratedSource source, std::shared_ptr<compiler::Library> library)
+    : inputs_(std::move(inputs)),
+      program_(std::move(program)),
       schedule_(std::move(schedule)),
       source_(std::move(source)),
       library_(std::move(library)),
       plan_(compiler::plan_memory(program_, schedule_)) {
+  KILN_CHECK_KIND(inputs_.size() == program_.inputs.size(), ErrorKind::Internal,
+                  "compiled function: {} input metas for a program of {} inputs", inputs_.size(),
+                  program_.inputs.size());
   for (const auto& k : source_.kernels) kernels_.push_back(reinterpret_cast<KernelFn>(library_->symbol(k.name)));
+}
+
+void Executable::check_input(size_t i, const Tensor& t) const {
+  const graph::TensorMeta& want = inputs_[i];
+  const std::string& name = program_.buffers[static_cast<size_t>(program_.inputs[i])].name;
+  KILN_CHECK(t.defined(), "compiled function: input {} ({}) is an undefined tensor", i, name);
+  KILN_CHECK(t.device() == want.device, "compiled function: input {} ({}) is on {}, expected {}", i, name, t.device(),
+             want.device);
+  KILN_CHECK_TYPE(t.dtype() == want.dtype, "compiled function: input {} ({}) has dtype {}, expected {}", i, name,
+                  dtype_name(t.dtype()), dtype_name(want.dtype));
+  KILN_CHECK(t.sizes().equals(want.sizes), "compiled function: input {} ({}) has sizes {}, expected {}", i,
+             name, t.sizes(), want.sizes);
+  int64_t numel = 1, low = 0, high = 0;  // the elements the view reaches, relative to its offset
+  for (size_t d = 0; d < want.sizes.size(); ++d) {
+    numel *= want.sizes[d];
+    int64_t reach = (want.sizes[d] - 1) * want.strides[d];
+    (reach < 0 ? low : high) += reach;
+  }
+  if (numel == 0) return;
+  for (size_t d = 0; d < want.sizes.size(); ++d) {
+    KILN_CHECK(want.sizes[d] == 1 || t.strides()[d] == want.strides[d],
+               "compiled function: input {} ({}) of sizes {} has strides {}, expected {} (the compiled code is "
+               "specialized to its strides)", i, name, want.sizes, t.strides(), want.strides);
+  }
+  auto item = static_cast<int64_t>(element_size(want.dtype));
+  int64_t first = t.storage_offset() + low, end = t.storage_offset() + high + 1;
+  KILN_CHECK(first >= 0 && end * item <= static_cast<int64_t>(t.storage()->nbytes()),
+             "compiled function: input {} ({}) of sizes {}, strides {} and offset {} reaches elements {} to {} of its "
+             "storage, which holds {} bytes ({} elements of {})", i, name, want.sizes, want.strides,
+             t.storage_offset(), first, end - 1, t.storage()->nbytes(),
+             static_cast<int64_t>(t.storage()->nbytes()) / item, dtype_name(want.dtype));
 }
 
 namespace {
@@ -25,6 +60,29 @@ Tensor view_of(const std::vector<Tensor>& tensors, const loopir::BufferView& v) 
   return make_tensor(base.storage(), v.sizes, v.strides, base.storage_offset() + v.offset, base.dtype());
 }
 
+// The memory plan trusts the op schema to say which results view which arguments; a result that
+// shares memory with an argument outside its alias set would be overwritten behind its back.
+void check_extern_result(const loopir::Program& p, const loopir::ExternCall& call, size_t i,
+                         const std::vector<Tensor>& tensors) {
+  const Tensor& r = tensors[static_cast<size_t>(call.outs[i])];
+  if (!r.defined()) return;  // an optional result the graph never reads
+  const auto& b = p.buffers[static_cast<size_t>(call.outs[i])];
+  KILN_CHECK_KIND(r.dtype() == b.dtype && r.sizes().equals(b.sizes), ErrorKind::Internal,
+                  "compiled function: extern {} returned result {} as {} {}, the trace said {} {}",
+                  call.op->schema().qualified_name(), i, dtype_name(r.dtype()), r.sizes(), dtype_name(b.dtype), b.sizes);
+  const StorageImpl* memory = r.storage().get();
+  auto aliased = compiler::aliased_arguments(call, i);
+  for (const auto& v : aliased) {
+    if (tensors[static_cast<size_t>(v.buffer)].storage().get() == memory) return;
+  }
+  loopir::for_each_view(call, [&](const loopir::BufferView& v) {
+    KILN_CHECK_KIND(tensors[static_cast<size_t>(v.buffer)].storage().get() != memory, ErrorKind::Internal,
+                    "compiled function: extern {} returned result {} sharing memory with its argument buf{}, which its "
+                    "schema ({}) does not say it aliases", call.op->schema().qualified_name(), i, v.buffer,
+                    call.op->schema().text);
+  });
+}
+
 }  // namespace
 
 std::vector<Tensor> Executable::run(std::span<const Tensor> inputs) const {
@@ -32,7 +90,10 @@ std::vector<Tensor> Executable::run(std::span<const Tensor> inputs) const {
   KILN_CHECK(inputs.size() == p.inputs.size(), "compiled function: expected {} inputs, got {}", p.inputs.size(),
              inputs.size());
   std::vector<Tensor> tensors(p.buffers.size());
-  for (size_t i = 0; i < inputs.size(); ++i) tensors[static_cast<size_t>(p.inputs[i])] = inputs[i];
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    check_input(i, inputs[i]);
+    tensors[static_cast<size_t>(p.inputs[i])] = inputs[i];
+  }
   std::vector<Tensor> slots;
   for (int64_t bytes : plan_.slot_bytes) slots.push_back(empty({bytes}, TensorOptions(DType::UInt8)));
   for (const auto& b : p.buffers) {
@@ -78,7 +139,10 @@ std::vector<Tensor> Executable::run(std::span<const Tensor> inputs) const {
       }
     }
     call_op_boxed(call.op, stack);
-    for (size_t i = 0; i < call.outs.size(); ++i) tensors[static_cast<size_t>(call.outs[i])] = stack.at(i).to_tensor();
+    for (size_t i = 0; i < call.outs.size(); ++i) {
+      tensors[static_cast<size_t>(call.outs[i])] = stack.at(i).to_tensor();
+      check_extern_result(p, call, i, tensors);
+    }
   }
   std::vector<Tensor> outputs;
   for (const auto& o : p.outputs) outputs.push_back(view_of(tensors, o));
@@ -94,7 +158,10 @@ std::shared_ptr<Executable> compile_graph(const graph::Graph& g) {
   compiler::GeneratedSource source = compiler::generate_cpp(program, schedule);
   KILN_LOG("output_code", "{}", source.code);
   auto library = compiler::compile_cpp(source.code);
-  return std::make_shared<Executable>(std::move(program), std::move(schedule), std::move(source), std::move(library));
+  std::vector<graph::TensorMeta> inputs;
+  for (const graph::Node* n : g.placeholders()) inputs.push_back(n->meta().at(0));
+  return std::make_shared<Executable>(std::move(inputs), std::move(program), std::move(schedule), std::move(source),
+                                      std::move(library));
 }
 
 }  // namespace kiln::runtime

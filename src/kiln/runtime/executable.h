@@ -1,6 +1,8 @@
 // A compiled graph, ready to run: the lowered program, its kernel schedule, the loaded kernels and
-// the memory plan. run() binds the inputs, allocates the planned slots and the outputs, calls the
-// kernels and extern ops in order, and returns the outputs (views where the graph returns views).
+// the memory plan. run() checks the inputs against the graph's placeholders (the generated code
+// bakes in their dtypes, sizes and strides), binds them, allocates the planned slots and the
+// outputs, calls the kernels and extern ops in order, and returns the outputs (views where the
+// graph returns views; their memory is the caller's, never a slot a later call reuses).
 #pragma once
 
 #include <memory>
@@ -14,11 +16,14 @@
 
 namespace kiln::runtime {
 
-
 class Executable {
  public:
-  Executable(loopir::Program program, compiler::Schedule schedule, compiler::GeneratedSource source,
-             std::shared_ptr<compiler::Library> library);
+  // `inputs`: what each graph input must be (its placeholder's meta), in order.
+  Executable(std::vector<graph::TensorMeta> inputs, loopir::Program program, compiler::Schedule schedule,
+             compiler::GeneratedSource source, std::shared_ptr<compiler::Library> library);
+  // Throws kiln::Error naming the input when one differs from its placeholder in dtype, device,
+  // sizes or strides (strides of size-1 dims aside: no element is ever read through them), or
+  // when its storage is too small for the view.
   std::vector<Tensor> run(std::span<const Tensor> inputs) const;
 
   const loopir::Program& program() const { return program_; }
@@ -28,6 +33,8 @@ class Executable {
 
  private:
   using KernelFn = void (*)(void* const*);
+  void check_input(size_t i, const Tensor& t) const;
+  std::vector<graph::TensorMeta> inputs_;
   loopir::Program program_;
   compiler::Schedule schedule_;
   compiler::GeneratedSource source_;

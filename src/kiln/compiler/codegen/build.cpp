@@ -5,23 +5,33 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <mutex>
+#include <set>
+#include <sstream>
 
 #include <fmt/format.h>
 
 #include "kiln/support/error.h"
 #include "kiln/support/log.h"
+#include "kiln/support/sha256.h"
 
 #ifndef KILN_SOURCE_DIR
 #error "KILN_SOURCE_DIR must name the source tree (generated code includes kiln headers)"
 #endif
 #ifndef KILN_CODEGEN_ARCH
 #define KILN_CODEGEN_ARCH "native"
+#endif
+// The sanitizers kiln itself is built with: generated code gets the same, so that its bugs are
+// caught where kiln's are (a KILN_SANITIZE build defines this as "address,undefined").
+#ifndef KILN_CODEGEN_SANITIZE
+#define KILN_CODEGEN_SANITIZE ""
 #endif
 
 namespace kiln::compiler {
@@ -40,23 +50,28 @@ std::pair<int, std::string> run(const std::string& command) {
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
 }
 
-const std::string& compiler_identity() {
-  static const std::string id = [] {
-    const char* cxx = std::getenv("CXX");
-    auto [status, out] = run(fmt::format("{} --version", cxx ? cxx : "c++"));
-    return status == 0 ? out : std::string("unknown");
-  }();
-  return id;
+std::string read_file(const fs::path& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::ostringstream text;
+  text << f.rdbuf();
+  return text.str();
 }
 
-// FNV-1a, 64 bits, as hex: stable across runs and builds.
-std::string stable_hash(const std::string& text) {
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : text) {
-    h ^= c;
-    h *= 1099511628211ull;
+// The names in `#include "name"` lines of `text`.
+std::vector<std::string> quoted_includes(const std::string& text) {
+  std::vector<std::string> names;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    size_t at = line.find_first_not_of(" \t");
+    if (at == std::string::npos || line[at] != '#') continue;
+    at = line.find_first_not_of(" \t", at + 1);
+    if (at == std::string::npos || line.compare(at, 7, "include") != 0) continue;
+    size_t open = line.find_first_not_of(" \t", at + 7);
+    if (open == std::string::npos || line[open] != '"') continue;
+    size_t close = line.find('"', open + 1);
+    if (close != std::string::npos) names.push_back(line.substr(open + 1, close - open - 1));
   }
-  return fmt::format("{:016x}", h);
+  return names;
 }
 
 struct FileLock {
@@ -95,12 +110,103 @@ std::string cache_dir() {
   return std::string(home && *home ? home : "/tmp") + "/.cache/kiln";
 }
 
-std::string compiler_command() {
-  const char* cxx = std::getenv("CXX");
+namespace {
+
+std::string include_dir() {
   const char* include = std::getenv("KILN_INCLUDE_DIR");  // where kiln's headers are, if moved
+  return include && *include ? include : KILN_SOURCE_DIR "/src";
+}
+
+// The command without sanitizers: what production code is built with.
+std::string optimizing_command() {
+  const char* cxx = std::getenv("CXX");
   return fmt::format("{} -std=c++20 -O3 -march={} -mprefer-vector-width=512 -fopenmp -fPIC -shared -fno-math-errno "
                      "-fno-trapping-math -I{}",
-                     cxx && *cxx ? cxx : "c++", KILN_CODEGEN_ARCH, include && *include ? include : KILN_SOURCE_DIR "/src");
+                     cxx && *cxx ? cxx : "c++", KILN_CODEGEN_ARCH, include_dir());
+}
+
+}  // namespace
+
+std::string codegen_sanitizers() {
+  const char* s = std::getenv("KILN_CODEGEN_SANITIZE");
+  return s ? s : KILN_CODEGEN_SANITIZE;
+}
+
+std::string compiler_command() {
+  std::string command = optimizing_command();
+  if (std::string sanitizers = codegen_sanitizers(); !sanitizers.empty()) {
+    command += fmt::format(" -g1 -fno-omit-frame-pointer -fsanitize={} -fno-sanitize-recover=all", sanitizers);
+  }
+  return command;
+}
+
+Toolchain probe_toolchain(const std::string& command, const std::string& include_dir) {
+  Toolchain t;
+  t.command = command;
+  t.include_dir = include_dir;
+  auto [status, version] = run(fmt::format("{} --version", command.substr(0, command.find(" -"))));
+  t.identity = status == 0 ? version : std::string("unknown");
+  auto [macro_status, macros] = run(fmt::format("{} -dM -E -x c++ /dev/null", command));
+  KILN_CHECK(macro_status == 0, "compile: the C++ compiler cannot preprocess with '{}' (exit {}):\n{}", command,
+             macro_status, macros);
+  std::vector<std::string> lines;
+  std::istringstream in(macros);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  std::sort(lines.begin(), lines.end());
+  for (const auto& line : lines) t.target += line + "\n";
+  return t;
+}
+
+const Toolchain& toolchain() {
+  static std::mutex mu;
+  static std::map<std::string, std::unique_ptr<Toolchain>> probed;  // by command and include dir
+  std::string command = compiler_command(), include = include_dir();
+  std::lock_guard lock(mu);
+  auto& t = probed[command + '\n' + include];
+  if (!t) t = std::make_unique<Toolchain>(probe_toolchain(command, include));
+  return *t;
+}
+
+std::vector<std::string> included_headers(const std::string& source, const std::string& include_dir) {
+  std::vector<std::string> found;
+  std::set<std::string> seen;
+  // (name as written, directory of the file that includes it; empty for the source itself)
+  std::vector<std::pair<std::string, fs::path>> pending;
+  for (auto& name : quoted_includes(source)) pending.emplace_back(std::move(name), fs::path());
+  while (!pending.empty()) {
+    auto [name, beside] = std::move(pending.front());
+    pending.erase(pending.begin());
+    std::error_code ec;
+    fs::path path;
+    for (const fs::path& dir : {beside, fs::path(include_dir)}) {
+      if (!dir.empty() && fs::is_regular_file(dir / name, ec)) {
+        path = fs::weakly_canonical(dir / name, ec);
+        break;
+      }
+    }
+    std::string entry = path.empty() ? name : path.string();
+    if (!seen.insert(entry).second) continue;
+    found.push_back(entry);
+    if (path.empty()) continue;
+    for (auto& next : quoted_includes(read_file(path))) pending.emplace_back(std::move(next), path.parent_path());
+  }
+  return found;
+}
+
+std::string cache_key(const std::string& source, const Toolchain& t) {
+  Sha256 h;
+  // Each part is preceded by its length, so no two different lists of parts hash the same text.
+  auto part = [&h](std::string_view text) { h.update(fmt::format("{}:", text.size())).update(text); };
+  part(source);
+  part(t.command);
+  part(t.identity);
+  part(t.target);
+  for (const auto& header : included_headers(source, t.include_dir)) {
+    part(header);
+    std::error_code ec;
+    part(fs::is_regular_file(header, ec) ? read_file(header) : std::string("(not found)"));
+  }
+  return h.hex_digest();
 }
 
 std::string vectorization_report(const std::string& source) {
@@ -112,15 +218,24 @@ std::string vectorization_report(const std::string& source) {
     std::ofstream f(base + ".cpp");
     f << source;
   }
-  auto [status, output] = run(fmt::format("{} -fopt-info-vec-optimized -o {}.so {}.cpp", compiler_command(), base, base));
+  // Without sanitizers: their checks keep loops from vectorizing that production code vectorizes.
+  auto [status, output] = run(fmt::format("{} -fopt-info-vec-optimized -o {}.so {}.cpp", optimizing_command(), base, base));
   fs::remove(base + ".cpp", ec);
   fs::remove(base + ".so", ec);
   return status == 0 ? output : std::string();
 }
 
 std::shared_ptr<Library> compile_cpp(const std::string& source) {
-  std::string command = compiler_command();
-  std::string key = stable_hash(source + "\n" + command + "\n" + compiler_identity());
+  // Loading AddressSanitizer-instrumented code into a process without its runtime kills the process.
+  if (std::string sanitizers = codegen_sanitizers(); sanitizers.find("address") != std::string::npos) {
+    KILN_CHECK(dlsym(RTLD_DEFAULT, "__asan_init") != nullptr,
+               "compile: generated code is to be built with -fsanitize={} (KILN_CODEGEN_SANITIZE), which needs "
+               "AddressSanitizer's runtime in this process (a KILN_SANITIZE build of kiln, or LD_PRELOAD of libasan)",
+               sanitizers);
+  }
+  const Toolchain& tools = toolchain();
+  const std::string& command = tools.command;
+  std::string key = cache_key(source, tools);
   std::string dir = cache_dir();
   std::error_code ec;
   fs::create_directories(dir, ec);
@@ -149,7 +264,8 @@ std::shared_ptr<Library> compile_cpp(const std::string& source) {
     fs::remove(tmp, ec);
     KILN_FAIL(ErrorKind::Internal, "compile: the C++ compiler failed on {} (exit {}):\n{}", cpp, status, output);
   }
-  fs::remove(cpp, ec);
+  // A sanitizer's report names the source line; keep the source it names.
+  if (codegen_sanitizers().empty()) fs::remove(cpp, ec);
   fs::rename(tmp, so, ec);
   KILN_CHECK(!ec, "compile: cannot move {} into the cache: {}", tmp, ec.message());
   void* h = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);

@@ -1,13 +1,18 @@
-// Compiling generated C++ just in time, with an on-disk cache. A shared object is keyed by a hash
-// of the source, the compiler flags and the compiler's identity; it is written under a temporary
-// name and renamed into place (atomic), built under a per-key file lock (several processes
-// compiling the same code wait for one build), and rebuilt when the cached file does not load.
-// The cache lives in $KILN_CACHE_DIR, else $XDG_CACHE_HOME/kiln, else ~/.cache/kiln. $CXX picks the
-// compiler (default c++); $KILN_INCLUDE_DIR points at kiln's headers when the source tree moved.
+// Compiling generated C++ just in time, with an on-disk cache. A shared object is keyed by the
+// SHA-256 of everything its build depends on: the source, the bytes of the kiln headers it includes
+// (transitively), the compiler command and flags, the compiler's identity, and the target the flags
+// resolve to (the compiler's predefined macros: -march=native means different ISAs on different
+// CPUs). It is written under a temporary name and renamed into place (atomic), built under a
+// per-key file lock (several processes compiling the same code wait for one build), and rebuilt when
+// the cached file does not load. The cache lives in $KILN_CACHE_DIR, else $XDG_CACHE_HOME/kiln, else
+// ~/.cache/kiln. $CXX picks the compiler (default c++); $KILN_INCLUDE_DIR points at kiln's headers
+// when the source tree moved; $KILN_CODEGEN_SANITIZE lists the sanitizers generated code is built
+// with (default: kiln's own, `address,undefined` in a KILN_SANITIZE build; empty for none).
 #pragma once
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace kiln::compiler {
 
@@ -41,5 +46,26 @@ std::string vectorization_report(const std::string& source);
 std::string cache_dir();
 // The compiler command and flags (without file names), part of the cache key.
 std::string compiler_command();
+// The sanitizers generated code is built with ("address,undefined"), or empty.
+std::string codegen_sanitizers();
+
+// What a build depends on besides its source.
+struct Toolchain {
+  std::string command;      // compiler_command()
+  std::string include_dir;  // where `#include "..."` lines of generated code are looked up
+  std::string identity;     // the compiler's --version
+  std::string target;       // the macros the compiler predefines under `command` (ISA features, sanitizers), sorted
+};
+// Runs the compiler to describe `command` (the macros show what -march=native resolved to).
+Toolchain probe_toolchain(const std::string& command, const std::string& include_dir);
+// This process's toolchain (probed once per command).
+const Toolchain& toolchain();
+
+// The headers `source` includes with quotes, found under `include_dir` (or beside the including
+// header), transitively, in a fixed order; names that are not found are listed as they are written.
+std::vector<std::string> included_headers(const std::string& source, const std::string& include_dir);
+// The cache key of `source` built by `t`: a SHA-256 (64 hex digits) of the source, the bytes of its
+// included headers, and the toolchain.
+std::string cache_key(const std::string& source, const Toolchain& t);
 
 }  // namespace kiln::compiler

@@ -1,13 +1,18 @@
 // The compile cache: a second request loads the cached object; a corrupt cached file is rebuilt;
 // processes compiling the same source at once all get a working library; compiler errors surface
-// as kiln::Error with the compiler's message.
+// as kiln::Error with the compiler's message. The key changes with the bytes of every header the
+// source includes and with the target the flags resolve to; generated code is built with kiln's
+// sanitizers, which catch its out-of-bounds reads.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <climits>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -75,6 +80,159 @@ TEST(CompileCache, CompilerErrorsAreReported) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("the C++ compiler failed"), std::string::npos) << e.what();
   }
+}
+
+// Sets an environment variable for one scope.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const std::string& value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    setenv(name, value.c_str(), 1);
+  }
+  ~ScopedEnv() {
+    if (old_) {
+      setenv(name_, old_->c_str(), 1);
+    } else {
+      unsetenv(name_);
+    }
+  }
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+std::filesystem::path fresh_dir(const char* tag) {
+  auto dir = std::filesystem::path(cache_dir()) / fmt::format("{}.{}.{}", tag, getpid(),
+                                                             std::chrono::steady_clock::now().time_since_epoch().count());
+  std::filesystem::create_directories(dir / "probe");
+  return dir;
+}
+
+void write(const std::filesystem::path& path, const std::string& text) { std::ofstream(path) << text; }
+
+TEST(CacheKey, IsTheSha256OfTheBuildInputs) {
+  std::string key = cache_key("int x;", toolchain());
+  EXPECT_EQ(key.size(), 64u);
+  EXPECT_EQ(key.find_first_not_of("0123456789abcdef"), std::string::npos);
+  EXPECT_EQ(cache_key("int x;", toolchain()), key);
+  EXPECT_NE(cache_key("int y;", toolchain()), key);
+}
+
+TEST(CacheKey, IncludesTheBytesOfEveryIncludedHeader) {
+  auto dir = fresh_dir("headers");
+  write(dir / "probe/a.h", "#pragma once\n#include \"b.h\"\nint a();\n");
+  write(dir / "probe/b.h", "#pragma once\n  #  include \"probe/c.h\"\nint b();\n");
+  write(dir / "probe/c.h", "int c();\n");
+  Toolchain t = toolchain();
+  t.include_dir = dir.string();
+  std::string source = "#include <cmath>\n#include \"probe/a.h\"\n#include \"probe/missing.h\"\n";
+  auto headers = included_headers(source, t.include_dir);
+  ASSERT_EQ(headers.size(), 4u) << fmt::format("{}", fmt::join(headers, " "));
+  EXPECT_TRUE(headers[0].ends_with("probe/a.h"));
+  EXPECT_EQ(headers[1], "probe/missing.h");
+  EXPECT_TRUE(headers[2].ends_with("probe/b.h"));  // beside a.h
+  EXPECT_TRUE(headers[3].ends_with("probe/c.h"));
+  std::string key = cache_key(source, t);
+  write(dir / "probe/c.h", "int c(); \n");  // one byte more, two headers down
+  std::string changed = cache_key(source, t);
+  EXPECT_NE(changed, key);
+  write(dir / "probe/a.h", "#pragma once\n#include \"b.h\"\nint a(int);\n");
+  EXPECT_NE(cache_key(source, t), changed);
+  std::filesystem::remove_all(dir);
+  // Generated code's own includes (the prelude's kiln headers) are found in kiln's source tree.
+  auto kiln_headers = included_headers("#include \"kiln/core/half.h\"\n#include \"kiln/kernels/cpu/vec_math.h\"\n",
+                                       toolchain().include_dir);
+  ASSERT_GE(kiln_headers.size(), 2u);
+  for (const auto& h : kiln_headers) EXPECT_TRUE(std::filesystem::is_regular_file(h)) << h;
+}
+
+// An upgraded header is not served from the cache: the same source compiles again.
+TEST(CacheKey, AChangedHeaderRebuildsTheObject) {
+  auto dir = fresh_dir("rebuild");
+  ScopedEnv include("KILN_INCLUDE_DIR", dir.string());
+  std::string source = unique_source("header") + "#include \"probe/value.h\"\nextern \"C\" int value() { return VALUE; }\n";
+  write(dir / "probe/value.h", "#define VALUE 1\n");
+  using ValueFn = int (*)();
+  auto first = compile_cpp(source);
+  EXPECT_EQ(reinterpret_cast<ValueFn>(first->symbol("value"))(), 1);
+  write(dir / "probe/value.h", "#define VALUE 2\n");
+  auto second = compile_cpp(source);
+  EXPECT_FALSE(second->from_cache());
+  EXPECT_EQ(reinterpret_cast<ValueFn>(second->symbol("value"))(), 2);
+  std::filesystem::remove_all(dir);
+}
+
+// The same command line can mean different code on different CPUs (-march=native): the key holds
+// what the compiler resolved the flags to. A wrapper script stands in for a compiler on another
+// CPU: same path, same --version, same command, different ISA.
+TEST(CacheKey, IncludesTheResolvedTargetFeatures) {
+#if defined(__x86_64__)
+  auto dir = fresh_dir("target");
+  std::string cxx = (dir / "cxx").string();
+  std::string command = fmt::format("{} -std=c++20 -O3 -march=x86-64-v2", cxx);
+  write(cxx, "#!/bin/sh\nexec c++ \"$@\"\n");
+  std::filesystem::permissions(cxx, std::filesystem::perms::owner_all);
+  Toolchain plain = probe_toolchain(command, toolchain().include_dir);
+  write(cxx, "#!/bin/sh\nexec c++ -mavx512f \"$@\"\n");
+  Toolchain wide = probe_toolchain(command, toolchain().include_dir);
+  EXPECT_EQ(plain.command, wide.command);
+  EXPECT_EQ(plain.identity, wide.identity);
+  EXPECT_EQ(plain.target.find("__AVX512F__"), std::string::npos);
+  EXPECT_NE(wide.target.find("#define __AVX512F__ 1"), std::string::npos);
+  EXPECT_NE(cache_key("int x;", plain), cache_key("int x;", wide));
+  std::filesystem::remove_all(dir);
+  // The process's own toolchain resolves -march: its macros name the ISA it compiles for.
+  EXPECT_NE(toolchain().target.find("#define __x86_64__ 1"), std::string::npos);
+  EXPECT_NE(toolchain().target.find("__SSE2__"), std::string::npos);
+#else
+  GTEST_SKIP() << "x86-64 only";
+#endif
+}
+
+TEST(CacheKey, SanitizersArePartOfTheCommandAndTheKey) {
+  std::string plain, sanitized;
+  {
+    ScopedEnv none("KILN_CODEGEN_SANITIZE", "");
+    EXPECT_EQ(compiler_command().find("-fsanitize"), std::string::npos);
+    plain = cache_key("int x;", toolchain());
+  }
+  {
+    ScopedEnv both("KILN_CODEGEN_SANITIZE", "address,undefined");
+    EXPECT_NE(compiler_command().find("-fsanitize=address,undefined"), std::string::npos);
+    EXPECT_NE(toolchain().target.find("__SANITIZE_ADDRESS__"), std::string::npos);
+    sanitized = cache_key("int x;", toolchain());
+  }
+  EXPECT_NE(plain, sanitized);
+}
+
+// In a sanitized build (make test-asan) generated code is instrumented: an out-of-bounds read or
+// signed overflow in a compiled kernel stops the process with the sanitizer's report.
+TEST(SanitizedCodegen, OutOfBoundsReadsInCompiledCodeAreCaught) {
+  if (codegen_sanitizers().find("address") == std::string::npos) {
+    GTEST_SKIP() << "generated code is not built with AddressSanitizer in this build (KILN_SANITIZE=OFF)";
+  }
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  auto lib = compile_cpp(unique_source("oob") +
+                         "extern \"C\" void kernel(void* const* args) {\n"
+                         "  const float* in = static_cast<const float*>(args[0]);\n"
+                         "  float* out = static_cast<float*>(args[1]);\n"
+                         "  for (int i = 0; i < 8; ++i) out[i] = in[i + 1];  // reads in[8]: one past the end\n"
+                         "}\n"
+                         "extern \"C\" int next(int x) { return x + 1; }\n");
+  using Kernel = void (*)(void* const*);
+  auto kernel = reinterpret_cast<Kernel>(lib->symbol("kernel"));
+  auto next = reinterpret_cast<int (*)(int)>(lib->symbol("next"));
+  auto run_kernel = [kernel](int n) {
+    std::vector<float> in(static_cast<size_t>(n), 1.0f), out(8);
+    void* args[] = {in.data(), out.data()};
+    kernel(args);
+    return out[7];
+  };
+  EXPECT_EQ(run_kernel(9), 1.0f);  // in bounds
+  EXPECT_DEATH(run_kernel(8), "heap-buffer-overflow");
+  EXPECT_EQ(next(1), 2);
+  EXPECT_DEATH(next(INT_MAX), "signed integer overflow");
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -20,18 +21,23 @@ void loads_of(const loopir::ScalarExpr& e, int buffer, std::vector<loopir::Expr>
   for (const auto& o : e.operands()) loads_of(o, buffer, out);
 }
 
+bool contains(const std::vector<int>& v, int x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+
 // True when `writer` (a pointwise node of kernel k) may store into the memory of `dead`, a buffer
 // this kernel reads for the last time: the writer is the only node of the kernel that reads it,
-// and reads it only at the element it is writing, so every element is read before it is replaced.
-bool can_write_in_place(const loopir::Program& p, const Kernel& k, const loopir::LoopNode& writer, int dead) {
+// no node of the kernel reads a view of it (an extern result over its memory), and the writer
+// reads it only at the element it is writing, so every element is read before it is replaced.
+bool can_write_in_place(const loopir::Program& p, const Kernel& k, const loopir::LoopNode& writer, int dead,
+                        const std::vector<std::vector<int>>& bases) {
   if (writer.reduce != loopir::ReduceKind::None) return false;
   const auto& d = p.buffers[static_cast<size_t>(dead)];
   const auto& b = p.buffers[static_cast<size_t>(writer.out)];
   if (d.sizes != b.sizes || element_size(d.dtype) != element_size(b.dtype)) return false;
   for (int i : k.nodes) {
     const auto& n = std::get<loopir::LoopNode>(p.steps[static_cast<size_t>(i)]);
-    auto reads = n.reads();
-    if (&n != &writer && std::find(reads.begin(), reads.end(), dead) != reads.end()) return false;
+    for (int r : n.reads()) {
+      if (r == dead ? &n != &writer : contains(bases[static_cast<size_t>(r)], dead)) return false;
+    }
   }
   std::vector<loopir::Expr> indices;
   loads_of(writer.value, dead, indices);
@@ -50,12 +56,59 @@ bool can_write_in_place(const loopir::Program& p, const Kernel& k, const loopir:
 
 }  // namespace
 
+std::vector<loopir::BufferView> aliased_arguments(const loopir::ExternCall& call, size_t result) {
+  std::vector<loopir::BufferView> all;
+  loopir::for_each_view(call, [&](const loopir::BufferView& v) { all.push_back(v); });
+  const Schema& s = call.op->schema();
+  const Argument* ret = nullptr;
+  if (s.returns.size() == call.outs.size()) {
+    ret = &s.returns.at(result);
+  } else if (s.returns.size() == 1 && s.returns[0].type.list) {
+    ret = &s.returns[0];  // Tensor(a)[]: every result is in the list's set
+  } else {
+    return all;
+  }
+  if (!ret->alias) return {};
+  if (ret->alias->set == "*" || call.args.size() != s.arguments.size()) return all;
+  std::vector<loopir::BufferView> views;
+  for (size_t j = 0; j < call.args.size(); ++j) {
+    const auto& a = s.arguments[j].alias;
+    if (!a || (a->set != ret->alias->set && !a->to_wildcard)) continue;
+    if (const auto* v = std::get_if<loopir::BufferView>(&call.args[j])) views.push_back(*v);
+    if (const auto* l = std::get_if<std::vector<loopir::BufferView>>(&call.args[j])) {
+      views.insert(views.end(), l->begin(), l->end());
+    }
+  }
+  return views;
+}
+
+std::vector<std::vector<int>> memory_bases(const loopir::Program& p) {
+  std::vector<std::vector<int>> bases(p.buffers.size());
+  for (size_t b = 0; b < bases.size(); ++b) bases[b] = {static_cast<int>(b)};
+  // Steps run in order, so an argument's bases are complete before a later call's result views it.
+  for (const auto& step : p.steps) {
+    const auto* call = std::get_if<loopir::ExternCall>(&step);
+    if (!call) continue;
+    for (size_t i = 0; i < call->outs.size(); ++i) {
+      std::set<int> into;
+      for (const auto& v : aliased_arguments(*call, i)) {
+        const auto& from = bases[static_cast<size_t>(v.buffer)];
+        into.insert(from.begin(), from.end());
+      }
+      auto& out = bases[static_cast<size_t>(call->outs[i])];
+      for (int b : into) {
+        if (!contains(out, b)) out.push_back(b);
+      }
+    }
+  }
+  return bases;
+}
+
 MemoryPlan plan_memory(const loopir::Program& p, const Schedule& s) {
   MemoryPlan plan;
   size_t nb = p.buffers.size();
   plan.slot.assign(nb, -1);
   plan.output.assign(nb, false);
-  for (const auto& o : p.outputs) plan.output[static_cast<size_t>(o.buffer)] = true;
   std::vector<int> first(nb, -1), last(nb, -1);
   std::vector<bool> local(nb, false);
   auto read = [&](int b, int t) { last[static_cast<size_t>(b)] = std::max(last[static_cast<size_t>(b)], t); };
@@ -72,6 +125,14 @@ MemoryPlan plan_memory(const loopir::Program& p, const Schedule& s) {
       const auto& call = std::get<loopir::ExternCall>(p.steps[static_cast<size_t>(std::get<int>(s.items[t]))]);
       loopir::for_each_view(call, [&](const loopir::BufferView& v) { read(v.buffer, ti); });
     }
+  }
+  // A view keeps its bases alive while it is read; a base an output views is allocated like an output.
+  auto bases = memory_bases(p);
+  for (size_t b = 0; b < nb; ++b) {
+    for (int base : bases[b]) last[static_cast<size_t>(base)] = std::max(last[static_cast<size_t>(base)], last[b]);
+  }
+  for (const auto& o : p.outputs) {
+    for (int base : bases[static_cast<size_t>(o.buffer)]) plan.output[static_cast<size_t>(base)] = true;
   }
   std::multimap<int64_t, int> free_slots;  // bytes -> slot
   struct Live {
@@ -107,7 +168,7 @@ MemoryPlan plan_memory(const loopir::Program& p, const Schedule& s) {
           if (n.out == static_cast<int>(b)) writer = &n;
         }
         for (auto it = live.begin(); writer && it != live.end(); ++it) {
-          if (it->last_use == ti && can_write_in_place(p, *k, *writer, it->buffer)) {
+          if (it->last_use == ti && can_write_in_place(p, *k, *writer, it->buffer, bases)) {
             slot = it->slot;
             live.erase(it);
             ++plan.in_place;
