@@ -26,7 +26,7 @@ Backends& backends() {
                                     });
                                   }};
     r->by_name["inductor"] = Backend{trace::Level::Prims, [](graph::Graph g, const std::vector<Tensor>&) {
-                                       auto exe = runtime::compile_graph(g);
+                                       auto exe = runtime::compile_graph(std::move(g));
                                        KILN_LOG("memory", "{}", exe->memory_plan().str());
                                        return CompiledCallable([exe](const std::vector<Tensor>& in) {
                                          return exe->run(in);

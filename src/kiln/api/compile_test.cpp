@@ -109,7 +109,7 @@ TEST(Compile, MemoryPlanReusesSlotsAndWritesInPlace) {
   trace::TraceOptions options;
   options.level = trace::Level::Prims;
   graph::Graph g = trace::trace(fn, in, options);
-  auto exe = runtime::compile_graph(g);
+  auto exe = runtime::compile_graph(std::move(g));
   EXPECT_EQ(exe->schedule().kernel_count(), 4u);
   EXPECT_EQ(exe->memory_plan().in_place, 1) << exe->memory_plan().str();
   EXPECT_EQ(exe->memory_plan().slot_bytes.size(), 2u) << exe->memory_plan().str();

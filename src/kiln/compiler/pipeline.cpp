@@ -93,7 +93,7 @@ void verify_schedule(const loopir::Program& p, const Schedule& s) {
   }
 }
 
-CompiledGraph run_pipeline(graph::Graph& g) {
+CompiledGraph run_pipeline(graph::Graph& g, bool build) {
   CompiledGraph c;
   auto show_graph = [&] { return graph::print(g); };
   auto check_graph = [&] { verify_graph(g); };
@@ -116,12 +116,14 @@ CompiledGraph run_pipeline(graph::Graph& g) {
   pass(
       "generate_cpp", [&] { return c.source = generate_cpp(c.program, c.schedule), std::string(); },
       [&] { return c.source.code; }, [] {});
-  pass(
-      "build", [&] { return c.library = compile_cpp(c.source.code), std::string(); },
-      [&] { return std::string(); }, [] {});
   KILN_LOG("loop_ir", "lowered:\n{}", c.program.str());
   KILN_LOG("schedule", "{}", c.schedule.str(c.program));
   KILN_LOG("output_code", "{}", c.source.code);
+  if (build) {
+    pass(
+        "build", [&] { return c.library = compile_cpp(c.source.code), std::string(); },
+        [&] { return std::string(); }, [] {});
+  }
   return c;
 }
 

@@ -25,8 +25,9 @@ struct CompiledGraph {
   std::shared_ptr<Library> library;
 };
 
-// Runs every pass on `g` (a prims-level graph; the graph passes edit it).
-CompiledGraph run_pipeline(graph::Graph& g);
+// Runs every pass on `g` (a prims-level graph; the graph passes edit it). With `build` false it
+// stops before the system compiler (library stays null): what `kiln explain` shows.
+CompiledGraph run_pipeline(graph::Graph& g, bool build = true);
 
 // The passes' names, in the order run_pipeline runs them.
 const std::vector<std::string>& pipeline_passes();

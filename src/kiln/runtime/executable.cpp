@@ -1,21 +1,19 @@
 #include "kiln/runtime/executable.h"
 
-#include "kiln/compiler/loopir/verify.h"
-#include "kiln/compiler/lower/lower.h"
 #include "kiln/ops/api.h"
 #include "kiln/ops/dispatcher.h"
 #include "kiln/support/log.h"
 
 namespace kiln::runtime {
 
-Executable::Executable(std::vector<graph::TensorMeta> inputs, loopir::Program program, compiler::Schedule schedule,
-                       compiler::GeneratedSource source, std::shared_ptr<compiler::Library> library)
+Executable::Executable(std::vector<graph::TensorMeta> inputs, compiler::CompiledGraph compiled)
     : inputs_(std::move(inputs)),
-      program_(std::move(program)),
-      schedule_(std::move(schedule)),
-      source_(std::move(source)),
-      library_(std::move(library)),
-      plan_(compiler::plan_memory(program_, schedule_)) {
+      program_(std::move(compiled.program)),
+      schedule_(std::move(compiled.schedule)),
+      source_(std::move(compiled.source)),
+      library_(std::move(compiled.library)),
+      plan_(std::move(compiled.plan)) {
+  KILN_CHECK_KIND(library_ != nullptr, ErrorKind::Internal, "compiled function: the pipeline built no library");
   KILN_CHECK_KIND(inputs_.size() == program_.inputs.size(), ErrorKind::Internal,
                   "compiled function: {} input metas for a program of {} inputs", inputs_.size(),
                   program_.inputs.size());
@@ -149,19 +147,10 @@ std::vector<Tensor> Executable::run(std::span<const Tensor> inputs) const {
   return outputs;
 }
 
-std::shared_ptr<Executable> compile_graph(const graph::Graph& g) {
-  loopir::Program program = compiler::lower(g);
-  loopir::verify(program);
-  KILN_LOG("loop_ir", "lowered:\n{}", program.str());
-  compiler::Schedule schedule = compiler::schedule(program);
-  KILN_LOG("schedule", "{}", schedule.str(program));
-  compiler::GeneratedSource source = compiler::generate_cpp(program, schedule);
-  KILN_LOG("output_code", "{}", source.code);
-  auto library = compiler::compile_cpp(source.code);
+std::shared_ptr<Executable> compile_graph(graph::Graph g) {
   std::vector<graph::TensorMeta> inputs;
   for (const graph::Node* n : g.placeholders()) inputs.push_back(n->meta().at(0));
-  return std::make_shared<Executable>(std::move(inputs), std::move(program), std::move(schedule), std::move(source),
-                                      std::move(library));
+  return std::make_shared<Executable>(std::move(inputs), compiler::run_pipeline(g));
 }
 
 }  // namespace kiln::runtime

@@ -9,18 +9,16 @@
 #include <span>
 #include <vector>
 
-#include "kiln/compiler/codegen/build.h"
-#include "kiln/compiler/codegen/cpp.h"
-#include "kiln/compiler/memplan/plan.h"
+#include "kiln/compiler/pipeline.h"
 #include "kiln/graph/graph.h"
 
 namespace kiln::runtime {
 
 class Executable {
  public:
-  // `inputs`: what each graph input must be (its placeholder's meta), in order.
-  Executable(std::vector<graph::TensorMeta> inputs, loopir::Program program, compiler::Schedule schedule,
-             compiler::GeneratedSource source, std::shared_ptr<compiler::Library> library);
+  // `inputs`: what each graph input must be (its placeholder's meta), in order; `compiled`: what
+  // the pipeline made of the graph, its library built.
+  Executable(std::vector<graph::TensorMeta> inputs, compiler::CompiledGraph compiled);
   // Throws kiln::Error naming the input when one differs from its placeholder in dtype, device,
   // sizes or strides (strides of size-1 dims aside: no element is ever read through them), or
   // when its storage is too small for the view.
@@ -43,7 +41,7 @@ class Executable {
   std::vector<KernelFn> kernels_;  // per kernel of the schedule, in order
 };
 
-// Lowers, schedules, generates, compiles (or loads from the cache) a prims-level graph.
-std::shared_ptr<Executable> compile_graph(const graph::Graph& g);
+// Runs the compiler's pipeline (compiler/pipeline.h) on a prims-level graph and loads the result.
+std::shared_ptr<Executable> compile_graph(graph::Graph g);
 
 }  // namespace kiln::runtime

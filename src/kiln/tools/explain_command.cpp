@@ -6,9 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "kiln/compiler/codegen/cpp.h"
-#include "kiln/compiler/lower/lower.h"
-#include "kiln/compiler/memplan/plan.h"
+#include "kiln/compiler/pipeline.h"
 #include "kiln/graph/printer.h"
 #include "kiln/graph/verify_level.h"
 #include "kiln/tools/commands.h"
@@ -99,12 +97,11 @@ int explain_command(const std::vector<std::string>& args) {
   print_decompositions("core -> prims", to_prims);
 
   // What kiln::compile makes of the prims graph: kernels, memory, and the C++ it generates.
-  loopir::Program program = compiler::lower(prims);
-  compiler::Schedule schedule = compiler::schedule(program);
-  compiler::MemoryPlan plan = compiler::plan_memory(program, schedule);
-  compiler::GeneratedSource source = compiler::generate_cpp(program, schedule);
+  compiler::CompiledGraph c = compiler::run_pipeline(prims, /*build=*/false);
+  const auto& schedule = c.schedule;
+  const auto& source = c.source;
   std::printf("\n== compiled: %zu fused kernels, %zu extern calls\n%s%s\n", schedule.kernel_count(),
-              schedule.items.size() - schedule.kernel_count(), schedule.str(program).c_str(), plan.str().c_str());
+              schedule.items.size() - schedule.kernel_count(), schedule.str(c.program).c_str(), c.plan.str().c_str());
   // The generated kernels (the shared prelude of helpers is left out).
   size_t first = source.code.find("\nextern \"C\"");
   std::printf("\n== generated C++\n%s", first == std::string::npos ? "" : source.code.substr(first + 1).c_str());

@@ -28,9 +28,11 @@ commands:
 environment:
   KILN_LOG=dispatch       log every op call that goes through the dispatcher
   KILN_CPU_CACHE=0        return freed CPU blocks to the system at once (no caching)
-  KILN_LOG=graph,fusion,schedule,memory,output_code,recompiles,compile
+  KILN_LOG=graph,fusion,schedule,memory,output_code,recompiles,compile,loop_ir,passes
                           what kiln::compile does: traced graphs, fusion decisions, kernels,
-                          memory plan, generated C++, why it recompiled, cache hits and builds
+                          memory plan, generated C++, why it recompiled, cache hits and builds,
+                          the loop IR, every compiler pass's result and time
+  KILN_VERIFY=1           verify every IR after every compiler pass (on in debug builds)
   KILN_CACHE_DIR=DIR      where compiled kernels are cached (default ~/.cache/kiln)
   CXX=COMPILER            the C++ compiler for generated code (default c++)
 )";
