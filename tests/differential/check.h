@@ -6,12 +6,11 @@
 //   - errors: where eager raises kiln::Error, compiled must raise kiln::Error, and vice versa;
 //   - metadata: compiled outputs have eager's count, dtypes, sizes and strides (dims of size > 1);
 //     torch's dtypes and sizes too;
-//   - values: torch.testing.assert_close tolerances of the output dtype; NaN only where NaN,
-//     infinities equal; integers and bools exact. Per float element, with c compiled, e eager,
-//     r the float64 reference rounded to the output dtype and t torch:
-//       where e is close to r, c must be close to r (where eager is accurate, compiled must be);
-//       elsewhere c must be close to e or to r;
-//       c must be close to t or to r; and the float64 runs of kiln and torch must be close.
+//   - values: torch.testing.assert_close tolerances of the loosest floating dtype the output is
+//     computed from; NaN only where NaN, infinities equal; integers and bools exact. Per float
+//     element, with c compiled, e eager, r the float64 reference rounded to the output dtype and
+//     t torch: c must be close to e or to r; c must be close to t or to r; and the float64 runs
+//     of kiln and torch must be close.
 #pragma once
 
 #include <string>

@@ -55,7 +55,8 @@ std::string signal_name(int sig) {
   }
 }
 
-std::string self_exe() { return fs::read_symlink("/proc/self/exe").string(); }
+// This binary, even when a rebuild has replaced the file since it started.
+std::string self_exe() { return "/proc/self/exe"; }
 
 // Per-check time limit: compiling a program takes seconds; a check past this has hung.
 constexpr unsigned kCheckSeconds = 300;
@@ -249,13 +250,8 @@ std::optional<Program> bypass(const Program& p, size_t i) {
   }
   q.outputs = unique;
   q = prune(q);
-  std::vector<Tensor> metas;
-  for (const auto& in : q.inputs) {
-    Tensor storage = empty({in.storage_elements()}, TensorOptions(in.dtype).device(kMeta));
-    metas.push_back(as_strided(storage, in.sizes, in.strides, in.offset));
-  }
   try {
-    run_program(q, metas, Precision::Native);
+    run_program(q, meta_inputs(q), Precision::Native);
   } catch (const Error&) {
     return std::nullopt;
   }
@@ -267,6 +263,9 @@ std::optional<Program> bypass(const Program& p, size_t i) {
 Program Driver::minimize(const Program& p, const RunResult& failure, int max_steps) {
   Program best = p;
   int steps = 0;
+  // PyTorch's results only where the failure is about them (a Python start per step is slow).
+  bool torch = use_torch_;
+  use_torch_ = torch && failure.kind.find("torch") != std::string::npos;
   auto still_fails = [&](const Program& q) {
     ++steps;
     RunResult r = run_each({q})[0];
@@ -305,6 +304,7 @@ Program Driver::minimize(const Program& p, const RunResult& failure, int max_ste
       if (still_fails(q)) best = q;
     }
   }
+  use_torch_ = torch;
   return best;
 }
 

@@ -427,6 +427,64 @@ std::vector<Tensor> apply_call(const OpCall& c, const std::map<std::string, Tens
   return it->second(env, c.args);
 }
 
+std::vector<Tensor> meta_inputs(const Program& p) {
+  std::vector<Tensor> metas;
+  for (const auto& in : p.inputs) {
+    Tensor storage = empty({in.storage_elements()}, TensorOptions(in.dtype).device(kMeta));
+    metas.push_back(as_strided(storage, in.sizes, in.strides, in.offset));
+  }
+  return metas;
+}
+
+namespace {
+
+int precision_rank(DType t) {
+  switch (t) {
+    case DType::BFloat16: return 0;
+    case DType::Float16: return 1;
+    case DType::Float32: return 2;
+    default: return 3;
+  }
+}
+
+std::optional<DType> looser(std::optional<DType> a, std::optional<DType> b) {
+  if (!a) return b;
+  if (!b) return a;
+  return precision_rank(*a) <= precision_rank(*b) ? a : b;
+}
+
+}  // namespace
+
+std::vector<std::optional<DType>> loosest_float_dtypes(const Program& p) {
+  std::map<std::string, Tensor> values;
+  std::map<std::string, std::optional<DType>> loosest;
+  auto own = [](const Tensor& t) { return is_floating(t.dtype()) ? std::optional(t.dtype()) : std::nullopt; };
+  std::vector<Tensor> metas = meta_inputs(p);
+  for (size_t i = 0; i < metas.size(); ++i) {
+    values[p.inputs[i].name] = metas[i];
+    loosest[p.inputs[i].name] = own(metas[i]);
+  }
+  std::set<std::string> names;
+  for (const auto& [name, unused] : values) names.insert(name);
+  for (const auto& c : p.calls) {
+    std::vector<Tensor> out = apply_call(c, values, Precision::Native);
+    std::optional<DType> from;
+    for (const auto& a : c.args) {
+      std::vector<std::string> items = is_list(a) ? list_items(a) : std::vector<std::string>{a};
+      for (const auto& item : items) {
+        if (loosest.contains(item)) from = looser(from, loosest[item]);
+      }
+    }
+    for (size_t i = 0; i < out.size(); ++i) {
+      values[c.results[i]] = out[i];
+      loosest[c.results[i]] = looser(from, own(out[i]));
+    }
+  }
+  std::vector<std::optional<DType>> result;
+  for (const auto& o : p.outputs) result.push_back(loosest.at(o));
+  return result;
+}
+
 std::vector<std::string> known_ops() {
   std::vector<std::string> names;
   for (const auto& [name, unused] : ops()) names.push_back(name);

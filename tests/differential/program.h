@@ -59,6 +59,14 @@ enum class Precision { Native, Float64 };
 // and returns its outputs. Any device works: on meta tensors it checks the program's types.
 std::vector<Tensor> run_program(const Program& p, const std::vector<Tensor>& inputs, Precision precision);
 
+// Meta tensors with the inputs' dtypes and geometry (no data).
+std::vector<Tensor> meta_inputs(const Program& p);
+
+// Per output, the loosest floating dtype (bfloat16 < float16 < float32 < float64) among the output
+// and every value it is computed from; nullopt when none is floating. Tolerances follow it, as
+// assert_close takes the loosest dtype of mixed inputs.
+std::vector<std::optional<DType>> loosest_float_dtypes(const Program& p);
+
 // Runs one call with its arguments looked up in `values`; returns its results.
 std::vector<Tensor> apply_call(const OpCall& c, const std::map<std::string, Tensor>& values, Precision precision);
 
