@@ -226,7 +226,7 @@ class Checker {
         continue;
       }
       if (!same_significant_strides(e.sizes(), c.strides(), e.strides())) {
-        fail("meta:strides:" + op, fmt::format("{}: compiled strides {}, eager {} (sizes {})", where, c.strides().vec(),
+        fail("meta:strides", fmt::format("{}: compiled strides {}, eager {} (sizes {})", where, c.strides().vec(),
                                                e.strides().vec(), e.sizes().vec()));
       }
       const Outcome* t = torch && !torch->raised && k < torch->outputs.size() ? &*torch : nullptr;
@@ -235,7 +235,7 @@ class Checker {
              fmt::format("{}: kiln {}, torch {}", where, e.describe(), t->outputs[k].describe()));
         t = nullptr;
       } else if (t && !same_significant_strides(e.sizes(), e.strides(), t->strides[k])) {
-        fail("meta:torch-strides:" + op, fmt::format("{}: kiln eager strides {}, torch {} (sizes {})", where,
+        fail("meta:torch-strides", fmt::format("{}: kiln eager strides {}, torch {} (sizes {})", where,
                                                      e.strides().vec(), t->strides[k], e.sizes().vec()));
       }
       const Tensor* r = ref && !ref->raised ? &ref->outputs[k] : nullptr;

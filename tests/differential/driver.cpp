@@ -251,7 +251,7 @@ std::optional<Program> bypass(const Program& p, size_t i) {
   q.outputs = unique;
   q = prune(q);
   try {
-    run_program(q, meta_inputs(q), Precision::Native);
+    run_program(q, meta_inputs(q), Precision::Native, kMeta);
   } catch (const Error&) {
     return std::nullopt;
   }

@@ -188,7 +188,7 @@ class Generator {
     c.args = std::move(args);
     std::vector<Tensor> out;
     try {
-      out = apply_call(c, env_, Precision::Native);
+      out = apply_call(c, env_, Precision::Native, kMeta);
     } catch (const Error&) {
       return false;
     }

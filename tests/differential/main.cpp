@@ -54,7 +54,7 @@ int fuzz_main(int argc, char** argv) {
   uint64_t next = seed * 1'000'000;
   while (elapsed() < minutes) {
     std::vector<Program> round;
-    for (int k = 0; k < 60; ++k, ++next) {
+    for (int k = 0; k < 30; ++k, ++next) {
       GenOptions o;
       o.zero_divisors = next % 12 == 0;
       o.large = next % 97 == 0;
@@ -62,7 +62,7 @@ int fuzz_main(int argc, char** argv) {
       round.push_back(generate_program(next, o));
     }
     programs += round.size();
-    for (const auto& f : driver.run_batched(round, 20)) {
+    for (const auto& f : driver.run_batched(round, 15)) {
       classes[f.result.kind]++;
       std::printf("FAIL %s\n%s\n%s", f.result.kind.c_str(), f.result.report.c_str(), f.program.str().c_str());
       if (!saved.contains(f.result.kind) && elapsed() < minutes) {

@@ -87,6 +87,7 @@ bool is_scalar(const std::string& tok) { return tok.size() > 2 && tok[1] == ':';
 struct Env {
   std::map<std::string, Tensor> values;
   Precision precision;
+  Device factories = kCPU;
 
   const Tensor& t(const std::string& name) const {
     auto it = values.find(name);
@@ -320,11 +321,11 @@ const std::map<std::string, Impl>& ops() {
     };
     m["full"] = [](const Env& e, const Args& a) {
       need(a, 3, "full");
-      return std::vector<Tensor>{full(to_shape(a[0]), to_scalar(a[1]), e.dtype(a[2]))};
+      return std::vector<Tensor>{full(to_shape(a[0]), to_scalar(a[1]), TensorOptions(e.dtype(a[2])).device(e.factories))};
     };
     m["scalar_tensor"] = [](const Env& e, const Args& a) {
       need(a, 2, "scalar_tensor");
-      return std::vector<Tensor>{scalar_tensor(to_scalar(a[0]), e.dtype(a[1]))};
+      return std::vector<Tensor>{scalar_tensor(to_scalar(a[0]), TensorOptions(e.dtype(a[1])).device(e.factories))};
     };
     m["to"] = [](const Env& e, const Args& a) {
       need(a, 2, "to");
@@ -404,10 +405,11 @@ Program parse_program(const std::string& text) {
   return p;
 }
 
-std::vector<Tensor> run_program(const Program& p, const std::vector<Tensor>& inputs, Precision precision) {
+std::vector<Tensor> run_program(const Program& p, const std::vector<Tensor>& inputs, Precision precision,
+                                Device factories) {
   KILN_CHECK(inputs.size() == p.inputs.size(), "difftest: program has {} inputs, given {}", p.inputs.size(),
              inputs.size());
-  Env env{{}, precision};
+  Env env{{}, precision, factories};
   for (size_t i = 0; i < inputs.size(); ++i) env.values[p.inputs[i].name] = inputs[i];
   for (const auto& c : p.calls) {
     std::vector<Tensor> r = ops().at(c.op)(env, c.args);
@@ -420,8 +422,9 @@ std::vector<Tensor> run_program(const Program& p, const std::vector<Tensor>& inp
   return out;
 }
 
-std::vector<Tensor> apply_call(const OpCall& c, const std::map<std::string, Tensor>& values, Precision precision) {
-  Env env{values, precision};
+std::vector<Tensor> apply_call(const OpCall& c, const std::map<std::string, Tensor>& values, Precision precision,
+                               Device factories) {
+  Env env{values, precision, factories};
   auto it = ops().find(c.op);
   KILN_CHECK(it != ops().end(), "difftest: unknown op '{}'", c.op);
   return it->second(env, c.args);
@@ -467,7 +470,7 @@ std::vector<std::optional<DType>> loosest_float_dtypes(const Program& p) {
   std::set<std::string> names;
   for (const auto& [name, unused] : values) names.insert(name);
   for (const auto& c : p.calls) {
-    std::vector<Tensor> out = apply_call(c, values, Precision::Native);
+    std::vector<Tensor> out = apply_call(c, values, Precision::Native, kMeta);
     std::optional<DType> from;
     for (const auto& a : c.args) {
       std::vector<std::string> items = is_list(a) ? list_items(a) : std::vector<std::string>{a};

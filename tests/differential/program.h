@@ -56,8 +56,10 @@ Program parse_program(const std::string& text);
 enum class Precision { Native, Float64 };
 
 // Runs the program's calls on `inputs` (one tensor per InputSpec, same order) with kiln's ops
-// and returns its outputs. Any device works: on meta tensors it checks the program's types.
-std::vector<Tensor> run_program(const Program& p, const std::vector<Tensor>& inputs, Precision precision);
+// and returns its outputs; constants (full, scalar_tensor) are made on `factories`. On meta
+// tensors (with factories on meta) it checks the program's types.
+std::vector<Tensor> run_program(const Program& p, const std::vector<Tensor>& inputs, Precision precision,
+                                Device factories = kCPU);
 
 // Meta tensors with the inputs' dtypes and geometry (no data).
 std::vector<Tensor> meta_inputs(const Program& p);
@@ -68,7 +70,8 @@ std::vector<Tensor> meta_inputs(const Program& p);
 std::vector<std::optional<DType>> loosest_float_dtypes(const Program& p);
 
 // Runs one call with its arguments looked up in `values`; returns its results.
-std::vector<Tensor> apply_call(const OpCall& c, const std::map<std::string, Tensor>& values, Precision precision);
+std::vector<Tensor> apply_call(const OpCall& c, const std::map<std::string, Tensor>& values, Precision precision,
+                               Device factories = kCPU);
 
 // The ops a program may call, by name.
 std::vector<std::string> known_ops();
