@@ -4,7 +4,8 @@ Usage: torch_ref.py DIR...   Each DIR holds program.txt (the text form in progra
 <input>.bin per input (the input's whole storage, raw bytes). For each DIR this writes
 torch_native.txt (results with the program's dtypes) and torch_f64.txt (every floating dtype
 widened to float64), one line per output "out K DTYPE [SIZES] [STRIDES]" with the contiguous bytes
-in native_K.bin / f64_K.bin, or one line "error MESSAGE" when torch raised.
+in native_K.bin / f64_K.bin, or one line "error MESSAGE" when torch raised, or "crash SIGNAL" when
+torch itself died (then there is no PyTorch reference for that program).
 """
 import os
 import sys
@@ -180,8 +181,21 @@ def main():
     for directory in sys.argv[1:]:
         with open(os.path.join(directory, "program.txt")) as f:
             lines = f.read().splitlines()
-        evaluate(directory, lines, False, "native")
-        evaluate(directory, lines, True, "f64")
+        for wide, tag in ((False, "native"), (True, "f64")):
+            # In a child process: PyTorch itself can die (SIGFPE for INT64_MIN // -1 with
+            # rounding_mode="trunc"); that program then has no PyTorch result, the others do.
+            pid = os.fork()
+            if pid == 0:
+                code = 0
+                try:
+                    evaluate(directory, lines, wide, tag)
+                except BaseException:
+                    code = 1
+                os._exit(code)
+            _, status = os.waitpid(pid, 0)
+            if os.WIFSIGNALED(status):
+                with open(os.path.join(directory, f"torch_{tag}.txt"), "w") as f:
+                    f.write(f"crash {os.WTERMSIG(status)}\n")
 
 
 if __name__ == "__main__":
