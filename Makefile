@@ -4,7 +4,7 @@ ASAN_BUILD ?= build-asan
 JOBS       ?= $(shell nproc)
 CMAKE_ARGS ?=
 
-.PHONY: all setup setup-python build run test test-asan bench format format-check fresh-machine clean
+.PHONY: all setup setup-python build run test test-asan fuzz-compiled bench format format-check fresh-machine clean
 
 all: build
 
@@ -32,6 +32,12 @@ test-asan: setup-python
 	@cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DKILN_SANITIZE=ON $(CMAKE_ARGS) >/dev/null
 	@cmake --build $(ASAN_BUILD) -j $(JOBS)
 	@cd $(ASAN_BUILD) && ctest --output-on-failure -j $(JOBS)
+
+# Random programs compiled vs eager/float64/PyTorch for MINUTES; new failures go to tests/differential/corpus.
+SEED    ?= 1
+MINUTES ?= 10
+fuzz-compiled: build
+	@KILN_CACHE_DIR=$(abspath $(BUILD))/kiln-cache $(BUILD)/tests/kiln_differential_test --fuzz --seed $(SEED) --minutes $(MINUTES)
 
 bench: build
 	@scripts/setup.sh bench

@@ -1,0 +1,361 @@
+#include "check.h"
+
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "inputs.h"
+#include "kiln/api/compile.h"
+
+namespace kiln::difftest {
+namespace {
+
+// A run's outcome: outputs, or the kiln::Error message it raised.
+struct Outcome {
+  bool raised = false;
+  std::string error;
+  std::vector<Tensor> outputs;
+  std::vector<Shape> strides;  // torch's strides (kiln tensors carry their own)
+};
+
+// Elements in row-major logical order: exact int64 for integers and bools, double for floats.
+struct Values {
+  bool integral = false;
+  std::vector<double> f;
+  std::vector<int64_t> i;
+  size_t size() const { return integral ? i.size() : f.size(); }
+  std::string at(size_t k) const { return integral ? std::to_string(i[k]) : fmt::format("{:.9g}", f[k]); }
+};
+
+Values read_values(const Tensor& t) {
+  Values v;
+  v.integral = !is_floating(t.dtype());
+  if (t.numel() == 0) return v;
+  std::vector<int64_t> idx(static_cast<size_t>(t.dim()), 0);
+  const char* base = static_cast<const char*>(t.data_ptr());
+  auto esize = static_cast<int64_t>(t.element_size());
+  for (int64_t n = 0; n < t.numel(); ++n) {
+    int64_t off = 0;
+    for (int64_t d = 0; d < t.dim(); ++d) off += idx[d] * t.strides()[d];
+    const char* p = base + off * esize;
+    visit_dtype(t.dtype(), [&]<class T>() {
+      T x;
+      std::memcpy(&x, p, sizeof(T));
+      if constexpr (std::is_integral_v<T>) {
+        v.i.push_back(static_cast<int64_t>(x));
+      } else {
+        v.f.push_back(static_cast<double>(static_cast<opmath_t<T>>(x)));
+      }
+    });
+    for (int64_t d = t.dim() - 1; d >= 0; --d) {
+      if (++idx[d] < t.sizes()[d]) break;
+      idx[d] = 0;
+    }
+  }
+  return v;
+}
+
+struct Tolerance {
+  double rtol, atol;
+};
+// torch.testing.assert_close's defaults.
+Tolerance tolerance(DType t) {
+  switch (t) {
+    case DType::Float16: return {1e-3, 1e-5};
+    case DType::BFloat16: return {1.6e-2, 1e-5};
+    case DType::Float32: return {1.3e-6, 1e-5};
+    case DType::Float64: return {1e-7, 1e-7};
+    default: return {0, 0};
+  }
+}
+
+double round_to(double v, DType t) {
+  switch (t) {
+    case DType::Float32: return static_cast<float>(v);
+    case DType::Float16: return static_cast<float>(Half(static_cast<float>(v)));
+    case DType::BFloat16: return static_cast<float>(BFloat16(static_cast<float>(v)));
+    default: return v;
+  }
+}
+
+bool close(double actual, double expected, Tolerance tol) {
+  if (std::isnan(actual) || std::isnan(expected)) return std::isnan(actual) && std::isnan(expected);
+  if (std::isinf(actual) || std::isinf(expected)) return actual == expected;
+  return std::abs(actual - expected) <= tol.atol + tol.rtol * std::abs(expected);
+}
+
+Outcome run(const std::function<std::vector<Tensor>()>& fn) {
+  Outcome o;
+  try {
+    o.outputs = fn();
+  } catch (const Error& e) {
+    o.raised = true;
+    o.error = e.what();
+  }
+  return o;
+}
+
+std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
+
+// The gist of an error message, for a failure class: digits as N, parenthesized parts dropped,
+// the first six words.
+std::string gist(const std::string& message) {
+  std::string text;
+  int depth = 0;
+  for (char ch : first_line(message)) {
+    if (ch == '(' || ch == '[') ++depth;
+    else if ((ch == ')' || ch == ']') && depth > 0) --depth;
+    else if (depth == 0 && !std::isdigit(static_cast<unsigned char>(ch))) text += ch;
+    else if (depth == 0 && (text.empty() || text.back() != 'N')) text += 'N';
+  }
+  std::istringstream in(text);
+  std::string word, out;
+  for (int n = 0; n < 6 && in >> word; ++n) {
+    if (n) out += ' ';
+    out += word;
+  }
+  return out;
+}
+
+// Reads torch_ref.py's results for one precision ("native" or "f64") from `dir`.
+std::optional<Outcome> read_torch(const std::string& dir, const std::string& which) {
+  std::ifstream f(dir + "/torch_" + which + ".txt");
+  if (!f) return std::nullopt;
+  Outcome o;
+  std::string line;
+  while (std::getline(f, line)) {
+    std::istringstream in(line);
+    std::string tag;
+    in >> tag;
+    if (tag == "crash") return std::nullopt;  // PyTorch itself died: no reference
+    if (tag == "error") {
+      o.raised = true;
+      o.error = line.substr(6);
+    } else if (tag == "out") {
+      std::string index, dtype, sizes, strides;
+      in >> index >> dtype >> sizes >> strides;
+      auto shape = [](const std::string& s) {
+        Shape r;
+        std::string inner = s.substr(1, s.size() - 2);
+        std::istringstream items(inner);
+        std::string item;
+        while (std::getline(items, item, ',')) r.push_back(std::stoll(item));
+        return r;
+      };
+      auto d = parse_dtype(dtype);
+      KILN_CHECK(d.has_value(), "difftest: torch result has unknown dtype {}", dtype);
+      Tensor t = empty(shape(sizes), *d);
+      std::ifstream bin(dir + "/" + which + "_" + index + ".bin", std::ios::binary);
+      bin.read(static_cast<char*>(t.data_ptr()), static_cast<std::streamsize>(t.nbytes()));
+      KILN_CHECK(t.nbytes() == 0 || bin.good(), "difftest: cannot read torch output {} in {}", index, dir);
+      o.outputs.push_back(t);
+      o.strides.push_back(shape(strides));
+    }
+  }
+  return o;
+}
+
+// The op that produced output `k` (for failure classes and messages).
+std::string producer(const Program& p, size_t k) {
+  const std::string& name = p.outputs[k];
+  for (const auto& c : p.calls) {
+    for (const auto& r : c.results) {
+      if (r == name) return c.op;
+    }
+  }
+  return "input";
+}
+
+bool same_significant_strides(IntArrayRef sizes, IntArrayRef a, IntArrayRef b) {
+  if (a.size() != b.size()) return false;
+  int64_t numel = 1;
+  for (int64_t s : sizes) numel *= s;
+  if (numel == 0) return true;
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    if (sizes[d] > 1 && a[d] != b[d]) return false;
+  }
+  return true;
+}
+
+class Checker {
+ public:
+  explicit Checker(const Program& p) : p_(p), loosest_(loosest_float_dtypes(p)) {}
+
+  Verdict fail(const std::string& kind, const std::string& detail) {
+    if (v_.ok) {
+      v_.ok = false;
+      v_.kind = kind;
+    }
+    v_.detail += detail + "\n";
+    return v_;
+  }
+
+  Verdict check(const Outcome& compiled, const Outcome& eager, const std::optional<Outcome>& ref,
+                const std::optional<Outcome>& torch, const std::optional<Outcome>& torch64) {
+    if (eager.raised || compiled.raised) {
+      if (!compiled.raised) fail("raise:eager-only", "eager raised, compiled did not: " + first_line(eager.error));
+      if (!eager.raised) {
+        fail("raise:compiled-only:" + gist(compiled.error), "compiled raised, eager did not: " + first_line(compiled.error));
+      }
+      v_.raised = eager.raised && compiled.raised;
+      if (torch && torch->raised != eager.raised) {
+        fail("raise:torch-differs", fmt::format("torch {} (kiln eager {}): {}", torch->raised ? "raised" : "did not raise",
+                                                eager.raised ? "raised" : "did not", first_line(torch->error)));
+      }
+      return v_;
+    }
+    if (compiled.outputs.size() != eager.outputs.size()) {
+      return fail("meta:count", fmt::format("compiled gave {} outputs, eager {}", compiled.outputs.size(),
+                                            eager.outputs.size()));
+    }
+    if (torch && torch->raised) fail("raise:torch-only", "torch raised, kiln did not: " + first_line(torch->error));
+    for (size_t k = 0; k < eager.outputs.size(); ++k) {
+      const Tensor& c = compiled.outputs[k];
+      const Tensor& e = eager.outputs[k];
+      std::string where = fmt::format("output {} ({} = {})", k, p_.outputs[k], producer(p_, k));
+      std::string op = producer(p_, k);
+      if (c.dtype() != e.dtype() || c.sizes().vec() != e.sizes().vec()) {
+        fail("meta:dtype-or-sizes:" + op, fmt::format("{}: compiled {}, eager {}", where, c.describe(), e.describe()));
+        continue;
+      }
+      if (!same_significant_strides(e.sizes(), c.strides(), e.strides())) {
+        fail("meta:strides", fmt::format("{}: compiled strides {}, eager {} (sizes {})", where, c.strides().vec(),
+                                               e.strides().vec(), e.sizes().vec()));
+      }
+      const Outcome* t = torch && !torch->raised && k < torch->outputs.size() ? &*torch : nullptr;
+      if (t && (t->outputs[k].dtype() != e.dtype() || t->outputs[k].sizes().vec() != e.sizes().vec())) {
+        fail("meta:torch-dtype-or-sizes:" + op,
+             fmt::format("{}: kiln {}, torch {}", where, e.describe(), t->outputs[k].describe()));
+        t = nullptr;
+      } else if (t && !same_significant_strides(e.sizes(), e.strides(), t->strides[k])) {
+        fail("meta:torch-strides", fmt::format("{}: kiln eager strides {}, torch {} (sizes {})", where,
+                                                     e.strides().vec(), t->strides[k], e.sizes().vec()));
+      }
+      const Tensor* r = ref && !ref->raised ? &ref->outputs[k] : nullptr;
+      compare_values(where, op, c, e, r, t ? &t->outputs[k] : nullptr, loosest_[k]);
+      const Outcome* t64 = torch64 && !torch64->raised && k < torch64->outputs.size() ? &*torch64 : nullptr;
+      if (r && t64) compare_references(where, op, *r, t64->outputs[k]);
+    }
+    return v_;
+  }
+
+ private:
+  void compare_values(const std::string& where, const std::string& op, const Tensor& c, const Tensor& e,
+                      const Tensor* r, const Tensor* t, std::optional<DType> loosest) {
+    Values cv = read_values(c), ev = read_values(e);
+    std::optional<Values> rv, tv;
+    if (r && r->sizes().vec() == c.sizes().vec()) rv = read_values(*r);
+    if (t) tv = read_values(*t);
+    DType dt = c.dtype();
+    Tolerance tol = tolerance(dt);
+    if (loosest && !cv.integral) {
+      tol.rtol = std::max(tol.rtol, tolerance(*loosest).rtol);
+      tol.atol = std::max(tol.atol, tolerance(*loosest).atol);
+    }
+    size_t bad_eager = 0, bad_ref = 0, bad_torch = 0, worst = 0;
+    double worst_diff = -1;
+    std::string worst_kind;
+    for (size_t k = 0; k < cv.size(); ++k) {
+      std::string kind;
+      if (cv.integral) {
+        if (cv.i[k] != ev.i[k]) kind = "compiled-vs-eager", ++bad_eager;
+        else if (tv && tv->i[k] != cv.i[k]) kind = "compiled-vs-torch", ++bad_torch;
+        if (!kind.empty() && worst_kind.empty()) worst = k, worst_kind = kind;
+        continue;
+      }
+      double cval = cv.f[k], eval = ev.f[k];
+      std::optional<double> rval;
+      if (rv) rval = round_to(rv->integral ? static_cast<double>(rv->i[k]) : rv->f[k], dt);
+      bool near_ref = rval && close(cval, *rval, tol);
+      if (!close(cval, eval, tol) && !near_ref) {
+        // Named for what was accurate: eager (compiled is not), or neither (ill-conditioned).
+        if (rval && close(eval, *rval, tol)) kind = "compiled-vs-float64", ++bad_ref;
+        else kind = "compiled-vs-eager", ++bad_eager;
+      }
+      if (kind.empty() && tv && !close(cval, tv->f[k], tol) && !near_ref) kind = "compiled-vs-torch", ++bad_torch;
+      if (kind.empty()) continue;
+      double diff = std::abs(cval - eval);
+      if (!std::isfinite(diff)) diff = std::numeric_limits<double>::infinity();
+      if (worst_kind.empty() || diff > worst_diff) worst_diff = diff, worst = k, worst_kind = kind;
+    }
+    size_t bad = bad_eager + bad_ref + bad_torch;
+    if (bad == 0) return;
+    std::string detail = fmt::format(
+        "{}: Mismatched elements: {} / {} ({:.3g}%) [vs eager {}, vs float64 {}, vs torch {}]; greatest difference "
+        "at index {}: compiled {}, eager {}", where, bad, cv.size(), 100.0 * static_cast<double>(bad) / static_cast<double>(cv.size()),
+        bad_eager, bad_ref, bad_torch, worst, cv.at(worst), ev.at(worst));
+    if (rv) detail += ", float64 " + rv->at(worst);
+    if (tv) detail += ", torch " + tv->at(worst);
+    detail += fmt::format(" ({}, rtol {}, atol {})", loosest && !cv.integral ? dtype_name(*loosest) : dtype_name(dt), tol.rtol, tol.atol);
+    fail("values:" + worst_kind + ":" + op, detail);
+  }
+
+  // The float64 runs: kiln eager against torch, both on widened inputs.
+  void compare_references(const std::string& where, const std::string& op, const Tensor& r, const Tensor& t64) {
+    if (r.dtype() != t64.dtype() || r.sizes().vec() != t64.sizes().vec()) {
+      fail("meta:float64-torch-differs:" + op, fmt::format("{}: kiln float64 run {}, torch {}", where, r.describe(),
+                                                            t64.describe()));
+      return;
+    }
+    Values a = read_values(r), b = read_values(t64);
+    Tolerance tol = tolerance(r.dtype());
+    size_t bad = 0, first = 0;
+    for (size_t k = 0; k < a.size(); ++k) {
+      bool ok = a.integral ? a.i[k] == b.i[k] : close(a.f[k], b.f[k], tol);
+      if (!ok && bad++ == 0) first = k;
+    }
+    if (bad == 0) return;
+    fail("values:eager-float64-vs-torch-float64:" + op,
+         fmt::format("{}: float64 runs differ in {} / {} elements; first at index {}: kiln {}, torch {}", where, bad,
+                     a.size(), first, a.at(first), b.at(first)));
+  }
+
+  const Program& p_;
+  std::vector<std::optional<DType>> loosest_;
+  Verdict v_;
+};
+
+}  // namespace
+
+Verdict check_program(const Program& p, const std::string& torch_dir, const std::string& backend) {
+  std::vector<Tensor> inputs, wide;
+  for (const auto& spec : p.inputs) inputs.push_back(guarded_input(spec));
+  for (const auto& t : inputs) wide.push_back(widened(t));
+  // The stage goes to stderr first, so a crash can be attributed (driver.cpp reads it back).
+  auto stage = [](const char* s) { std::fprintf(stderr, "difftest stage: %s\n", s); };
+  stage("eager");
+  Outcome eager = run([&] { return run_program(p, inputs, Precision::Native); });
+  stage("float64");
+  Outcome ref = run([&] { return run_program(p, wide, Precision::Float64); });
+  stage("compiled");
+  Outcome compiled;
+  try {
+    CompileOptions options;
+    options.backend = backend;
+    auto fn = compile([p](const std::vector<Tensor>& in) { return run_program(p, in, Precision::Native); }, options);
+    compiled = run([&] { return fn(inputs); });
+  } catch (const std::exception& e) {
+    Verdict v;
+    v.ok = false;
+    v.kind = "raise:compiled-non-kiln-exception";
+    v.detail = e.what();
+    return v;
+  }
+  stage("compare");
+  std::optional<Outcome> torch, torch64;
+  if (!torch_dir.empty()) {
+    torch = read_torch(torch_dir, "native");
+    torch64 = read_torch(torch_dir, "f64");
+  }
+  return Checker(p).check(compiled, eager, ref.raised ? std::nullopt : std::optional(ref), torch, torch64);
+}
+
+}  // namespace kiln::difftest

@@ -1,0 +1,182 @@
+// The differential tier: seeded random programs compiled by kiln::compile (the inductor backend)
+// against kiln eager, a float64 reference and, when present, PyTorch 2.13 (docs/conformance.md).
+// The fast slice runs a few hundred fixed-seed programs; the corpus replays minimized programs
+// that once failed. Also tests of the tier itself: the text form, the guard pages, the checker.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstring>
+#include <set>
+
+#include "check.h"
+#include "driver.h"
+#include "generator.h"
+#include "inputs.h"
+#include "kiln/api/compile.h"
+#include "kiln/graph/interpreter.h"
+
+namespace kiln::difftest {
+namespace {
+
+const std::string kCorpus = std::string(KILN_SOURCE_DIR) + "/tests/differential/corpus";
+
+void report(const std::vector<Failure>& failures) {
+  for (const auto& f : failures) {
+    ADD_FAILURE() << f.result.kind << "\n" << f.result.report << "\nprogram:\n" << f.program.str();
+  }
+}
+
+TEST(Differential, FastSlice) {
+  std::vector<Program> programs;
+  for (uint64_t s = 1; s <= 240; ++s) programs.push_back(generate_program(s, {}));
+  for (uint64_t s = 0; s < 12; ++s) {
+    GenOptions o;
+    o.zero_divisors = true;
+    programs.push_back(generate_program(10'000 + s, o));
+  }
+  for (uint64_t s = 0; s < 2; ++s) {
+    GenOptions o;
+    o.large = true;
+    o.max_calls = 4;
+    programs.push_back(generate_program(20'000 + s, o));
+  }
+  Driver driver(true);
+  auto failures = driver.run_batched(programs, 30, 60);
+  std::printf("fast slice: %zu programs in %zu checks, PyTorch reference %s, %zu failing\n", programs.size(),
+              driver.checks(), driver.use_torch() ? "on" : "skipped (no .venv with torch 2.13)", failures.size());
+  report(failures);
+}
+
+TEST(Differential, CorpusReplays) {
+  auto corpus = load_corpus(kCorpus);
+  if (corpus.empty()) GTEST_SKIP() << "no corpus programs in " << kCorpus;
+  std::vector<Program> programs;
+  for (const auto& [name, p] : corpus) programs.push_back(p);
+  Driver driver(true);
+  auto failures = driver.run_batched(programs, programs.size());
+  std::set<std::string> failing;
+  for (const auto& f : failures) failing.insert(f.program.str());
+  for (const auto& [name, p] : corpus) {
+    for (const auto& f : failures) {
+      if (f.program.str() == p.str()) ADD_FAILURE() << name << ": " << f.result.kind << "\n" << f.result.report;
+    }
+  }
+  std::printf("corpus: %zu programs in %zu checks, %zu failing\n", corpus.size(), driver.checks(), failures.size());
+  // A failing merged batch whose programs all pass alone.
+  for (const auto& f : failures) {
+    bool named = false;
+    for (const auto& [name, p] : corpus) named = named || f.program.str() == p.str();
+    if (!named) ADD_FAILURE() << "the corpus merged into one program fails: " << f.result.kind << "\n" << f.result.report;
+  }
+}
+
+TEST(DifferentialTier, TextFormRoundTrips) {
+  std::vector<Program> programs;
+  for (uint64_t s = 1; s <= 60; ++s) {
+    GenOptions o;
+    o.zero_divisors = s % 3 == 0;
+    programs.push_back(generate_program(s, o));
+    Program back = parse_program(programs.back().str());
+    EXPECT_EQ(back.str(), programs.back().str());
+    EXPECT_GE(programs.back().calls.size(), 1u) << programs.back().str();
+  }
+  Program merged = merge_programs(programs);
+  EXPECT_EQ(parse_program(merged.str()).str(), merged.str());
+  EXPECT_THROW(parse_program("v0 = nosuchop a0\noutput v0\n"), Error);
+  EXPECT_THROW(parse_program("input a0 float32 [2] [1] 0 normal\noutput a0\n"), Error);
+}
+
+TEST(DifferentialTier, GeneratorReachesTheHardCases) {
+  std::set<std::string> ops, fills;
+  bool transposed = false, expanded = false, offset = false, empty = false, zero_d = false, twice = false;
+  bool big_constant = false, negative_zero = false;
+  for (uint64_t s = 1; s <= 240; ++s) {
+    Program p = generate_program(s, {});
+    for (const auto& in : p.inputs) {
+      fills.insert(in.fill);
+      for (size_t d = 0; d + 1 < in.strides.size(); ++d) transposed |= in.strides[d] < in.strides[d + 1];
+      for (size_t d = 0; d < in.strides.size(); ++d) expanded |= in.strides[d] == 0 && in.sizes[d] > 1;
+      offset |= in.offset > 0;
+      zero_d |= in.sizes.empty();
+      for (int64_t n : in.sizes) empty |= n == 0;
+    }
+    for (const auto& c : p.calls) {
+      ops.insert(c.op);
+      if (c.args.size() >= 2 && c.args[0] == c.args[1]) twice = true;
+      for (const auto& a : c.args) {
+        big_constant |= a == "i:9007199254740993";
+        negative_zero |= a == "f:-0.0";
+        if (c.op == "cat" && a.front() == '[') {
+          std::string inner = a.substr(1, a.size() - 2);
+          std::string first = inner.substr(0, inner.find(','));
+          twice |= inner.find(',' + first) != std::string::npos;
+        }
+      }
+    }
+  }
+  EXPECT_TRUE(transposed && expanded && offset && empty && zero_d && twice && big_constant && negative_zero);
+  for (const char* fill : {"normal", "special", "pos", "nonzero"}) EXPECT_TRUE(fills.contains(fill)) << fill;
+  for (const char* op : {"add", "div", "where", "clamp", "sum", "mean", "amax", "amin", "prod", "var", "var_mean",
+                         "softmax", "log_softmax", "layer_norm", "transpose", "permute", "slice", "select", "expand",
+                         "unsqueeze", "view", "reshape", "diagonal", "cat", "full", "remainder", "fmod", "pow"}) {
+    EXPECT_TRUE(ops.contains(op)) << op;
+  }
+  GenOptions large;
+  large.large = true;
+  EXPECT_TRUE(is_large(generate_program(20'000, large)));
+}
+
+TEST(DifferentialTier, InputsAreFollowedByAGuardPage) {
+  InputSpec spec{"a0", DType::Float32, {3, 5}, {1, 3}, 2, "special", 42};
+  Tensor t = guarded_input(spec);
+  EXPECT_EQ(t.strides().vec(), (std::vector<int64_t>{1, 3}));
+  std::vector<uint8_t> bytes = input_bytes(spec);
+  ASSERT_EQ(bytes.size(), 17u * 4);
+  EXPECT_EQ(std::memcmp(t.storage()->data(), bytes.data(), bytes.size()), 0);
+  const float* last = static_cast<const float*>(t.storage()->data()) + 16;
+  EXPECT_EQ(std::memcmp(last, bytes.data() + 64, 4), 0);
+  // One element past the storage is the guard page; the inputs themselves are read-only.
+  EXPECT_DEATH({ std::printf("%f\n", static_cast<double>(last[1])); }, "");
+  EXPECT_DEATH({ *const_cast<float*>(last) = 1.0f; }, "");
+}
+
+// A backend that is eager except that it adds 1e-3 to every float32 result: the checker must
+// reject it; plain eager it must accept.
+TEST(DifferentialTier, CheckerRejectsAWrongBackend) {
+  register_backend("difftest-wrong", Backend{trace::Level::Core, [](graph::Graph g, const std::vector<Tensor>&) {
+                                               auto shared = std::make_shared<graph::Graph>(std::move(g));
+                                               return CompiledCallable([shared](const std::vector<Tensor>& in) {
+                                                 auto out = graph::interpret(*shared, in);
+                                                 for (auto& t : out) {
+                                                   if (t.dtype() == DType::Float32) t = add(t, Scalar(1e-3));
+                                                 }
+                                                 return out;
+                                               });
+                                             }});
+  Program p = parse_program(
+      "input a0 float32 [4,6] [6,1] 0 normal 7\n"
+      "input a1 int64 [6] [1] 0 nonzero 8\n"
+      "v0 = exp a0\n"
+      "v1 = sum v0 [1] 0\n"
+      "v2 = div a1 i:2 floor\n"
+      "output v1 v2\n");
+  EXPECT_TRUE(check_program(p, "", "eager").ok);
+  Verdict v = check_program(p, "", "difftest-wrong");
+  EXPECT_FALSE(v.ok);
+  EXPECT_EQ(v.kind, "values:compiled-vs-float64:sum") << v.detail;
+  EXPECT_NE(v.detail.find("Mismatched elements: 4 / 4"), std::string::npos) << v.detail;
+}
+
+TEST(DifferentialTier, BothRaisingIsAgreement) {
+  Program p = parse_program(
+      "input a0 int64 [3] [1] 0 normal 1\n"
+      "v0 = full [3] i:0 int64\n"
+      "v1 = remainder a0 v0\n"
+      "output v1\n");
+  Verdict v = check_program(p, "", "eager");
+  EXPECT_TRUE(v.ok) << v.detail;
+  EXPECT_TRUE(v.raised);
+}
+
+}  // namespace
+}  // namespace kiln::difftest

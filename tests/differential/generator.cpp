@@ -1,0 +1,449 @@
+#include "generator.h"
+
+#include <algorithm>
+#include <numeric>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "rng.h"
+
+namespace kiln::difftest {
+namespace {
+
+struct Value {
+  std::string name;
+  Tensor meta;
+  // A float16/bfloat16 value computed by an arithmetic op: a compiled kernel keeps it in float32
+  // (as Inductor does) where eager rounds it, so ops with discrete results (comparisons, floor,
+  // isinf, ...) may rightly differ on it; the generator does not apply them there.
+  bool rounded = false;
+};
+
+std::string list_str(const std::vector<int64_t>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (i) s += ',';
+    s += std::to_string(v[i]);
+  }
+  return s + "]";
+}
+
+const std::vector<std::string> kUnary = {
+    "abs", "neg", "exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "rsqrt", "reciprocal", "sin", "cos",
+    "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "sigmoid", "erf", "ceil",
+    "floor", "round", "trunc", "sign", "relu", "isnan", "isinf", "bitwise_not", "logical_not", "square", "silu",
+    "clone", "contiguous", "gelu"};
+const std::vector<std::string> kDiscrete = {"ceil", "floor", "round", "trunc", "sign", "isnan", "isinf",
+                                            "eq", "ne", "lt", "le", "gt", "ge", "logical_not", "logical_and",
+                                            "logical_or", "logical_xor"};
+const std::vector<std::string> kBinary = {"add", "sub", "mul", "maximum", "minimum", "fmod", "remainder", "atan2",
+                                          "pow", "bitwise_and", "bitwise_or", "bitwise_xor", "logical_and",
+                                          "logical_or", "logical_xor", "eq", "ne", "lt", "le", "gt", "ge", "div"};
+const std::vector<std::string> kViews = {"transpose", "permute", "slice", "select", "expand", "unsqueeze",
+                                         "squeeze", "view", "reshape", "diagonal"};
+
+class Generator {
+ public:
+  Generator(uint64_t seed, const GenOptions& o) : r_(Rng::from_seed(seed)), o_(o) {}
+
+  Program run() {
+    choose_flavor();
+    int inputs = 1 + (r_.chance(0.6) ? 1 : 0) + (r_.chance(0.3) ? 1 : 0);
+    for (int i = 0; i < inputs; ++i) add_input(i == 0 ? base_ : derived_shape(), input_dtype());
+    int calls = static_cast<int>(r_.between(o_.min_calls, o_.max_calls));
+    for (int attempt = 0; attempt < 40 * calls && static_cast<int>(p_.calls.size()) < calls; ++attempt) step();
+    choose_outputs();
+    if (o_.zero_divisors) p_.comments.push_back("may raise");
+    return p_;
+  }
+
+ private:
+  void choose_flavor() {
+    double u = r_.uniform();
+    flavor_ = u < 0.55   ? DType::Float32
+              : u < 0.65 ? DType::Float64
+              : u < 0.72 ? DType::BFloat16
+              : u < 0.77 ? DType::Float16
+              : u < 0.89 ? DType::Int64
+              : u < 0.95 ? DType::Int32
+              : u < 0.98 ? r_.pick(std::vector<DType>{DType::Int16, DType::Int8, DType::UInt8})
+                         : DType::Bool;
+    if (o_.large) flavor_ = r_.chance(0.8) ? DType::Float32 : DType::Int64;
+    static const std::vector<Shape> shapes = {{},     {0},    {1},       {7},     {33},     {3, 4},
+                                              {4, 4}, {1, 5}, {5, 1},    {0, 3},  {3, 0},   {2, 3, 4},
+                                              {6, 33}, {17, 9}, {2, 1, 3}, {1, 1}, {8, 8},   {4, 1, 6}};
+    static const std::vector<Shape> large = {{2, 1048577}, {1048583}, {1, 1100000}};
+    base_ = o_.large ? r_.pick(large) : r_.pick(shapes);
+  }
+
+  DType input_dtype() {
+    if (!r_.chance(0.15)) return flavor_;
+    return r_.pick(std::vector<DType>{DType::Float32, DType::Int64, DType::Bool, DType::Float64});
+  }
+
+  Shape derived_shape() {
+    double u = r_.uniform();
+    Shape s = base_;
+    if (u < 0.6) return s;
+    if (u < 0.8) {
+      size_t drop = s.empty() ? 0 : static_cast<size_t>(r_.between(0, static_cast<int64_t>(s.size()) - 1));
+      Shape out(s.begin() + static_cast<std::ptrdiff_t>(drop), s.end());
+      for (auto& d : out) {
+        if (r_.chance(0.3)) d = 1;
+      }
+      return out;
+    }
+    if (u < 0.9 && s.size() == 2) return Shape{s[1], s[0]};
+    return Shape{};
+  }
+
+  void add_input(const Shape& sizes, DType dtype) {
+    InputSpec in;
+    in.name = "a" + std::to_string(p_.inputs.size());
+    in.dtype = dtype;
+    in.sizes = sizes;
+    in.strides = contiguous_strides(sizes);
+    size_t rank = sizes.size();
+    double u = r_.uniform();
+    bool big = checked_numel(sizes, "difftest") > 4096;
+    if (u < 0.15 && rank >= 2) {  // transposed: the dims laid out in reverse order
+      Shape rev(sizes);
+      std::reverse(rev.begin(), rev.end());
+      Shape rs = contiguous_strides(rev);
+      for (size_t d = 0; d < rank; ++d) in.strides[rank - 1 - d] = rs[d];
+    } else if (u < 0.35 && rank >= 1 && !big) {  // a slice with step 2 in the last dim, at an offset
+      Shape parent = sizes;
+      parent[0] += 1;
+      parent[rank - 1] = 2 * sizes[rank - 1] + 1;
+      Shape ps = contiguous_strides(parent);
+      for (size_t d = 0; d + 1 < rank; ++d) in.strides[d] = ps[d];
+      in.strides[rank - 1] = 2;
+      in.offset = ps[0] + 1;
+    } else if (u < 0.5 && rank >= 1) {  // expanded: one dim of size > 1 has stride 0
+      size_t d = static_cast<size_t>(r_.between(0, static_cast<int64_t>(rank) - 1));
+      if (sizes[d] > 1) {
+        Shape one = sizes;
+        one[d] = 1;
+        in.strides = contiguous_strides(one);
+        in.strides[d] = 0;
+      }
+    } else if (u < 0.6) {
+      in.offset = r_.between(1, 5);
+    }
+    if (is_floating(dtype)) {
+      double f = r_.uniform();
+      in.fill = f < 0.45 ? "normal" : f < 0.75 ? "special" : f < 0.9 ? "pos" : "nonzero";
+    } else if (dtype == DType::Bool) {
+      in.fill = "normal";
+    } else if (o_.zero_divisors) {
+      in.fill = r_.chance(0.5) ? "special" : "normal";
+    } else {
+      in.fill = r_.chance(0.6) ? "nonzero" : "pos";
+    }
+    in.seed = r_.next() >> 2;
+    p_.inputs.push_back(in);
+    Tensor storage = empty({in.storage_elements()}, TensorOptions(dtype).device(kMeta));
+    Tensor meta = as_strided(storage, in.sizes, in.strides, in.offset);
+    env_[in.name] = meta;
+    pool_.push_back({in.name, meta, false});
+  }
+
+  const Value& pick() {
+    if (r_.chance(0.6)) {
+      size_t k = std::min<size_t>(3, pool_.size());
+      return pool_[pool_.size() - 1 - static_cast<size_t>(r_.between(0, static_cast<int64_t>(k) - 1))];
+    }
+    return r_.pick(pool_);
+  }
+
+  std::string scalar(DType dtype) {
+    if (!is_floating(dtype) && r_.chance(0.7)) {
+      std::vector<std::string> ints = {"i:2", "i:-3", "i:7", "i:1", "i:9007199254740993", "i:-9007199254740993"};
+      if (o_.zero_divisors) ints.insert(ints.end(), {"i:0", "i:-1", "i:-9223372036854775808"});
+      return r_.pick(ints);
+    }
+    return r_.pick(std::vector<std::string>{"f:0.5", "f:-0.0", "f:2.5", "f:-1.75", "f:nan", "f:inf", "f:-inf",
+                                            "f:1e-40", "f:3", "i:2", "b:1", "i:9007199254740993"});
+  }
+
+  int64_t dim_of(const Tensor& t) { return t.dim() == 0 ? 0 : r_.between(-t.dim(), t.dim() - 1); }
+
+  std::vector<int64_t> dims_of(const Tensor& t) {
+    std::vector<int64_t> all(static_cast<size_t>(t.dim()));
+    std::iota(all.begin(), all.end(), 0);
+    std::vector<int64_t> out;
+    for (int64_t d : all) {
+      if (r_.chance(0.4)) out.push_back(d);
+    }
+    if (out.empty() && !all.empty()) out.push_back(r_.pick(all));
+    return out;
+  }
+
+  // Adds `results = op args` if kiln's meta kernels accept it.
+  bool add(const std::string& op, std::vector<std::string> args, int results = 1, bool arithmetic = true) {
+    OpCall c;
+    for (int i = 0; i < results; ++i) c.results.push_back(fmt::format("v{}", next_value_ + i));
+    c.op = op;
+    c.args = std::move(args);
+    std::vector<Tensor> out;
+    try {
+      out = apply_call(c, env_, Precision::Native, kMeta);
+    } catch (const Error&) {
+      return false;
+    }
+    int64_t limit = o_.large ? 3'000'000 : 100'000;
+    for (const auto& t : out) {
+      if (t.numel() > limit || t.dim() > 5) return false;
+    }
+    next_value_ += results;
+    p_.calls.push_back(c);
+    for (size_t i = 0; i < out.size(); ++i) {
+      env_[c.results[i]] = out[i];
+      pool_.push_back({c.results[i], out[i], arithmetic && is_reduced_float(out[i].dtype())});
+    }
+    return true;
+  }
+
+  bool discrete_ok(const Value& v) { return !v.rounded; }
+
+  void step() {
+    const Value x = pick();
+    double u = r_.uniform();
+    if (u < 0.22) {
+      std::string op = r_.pick(kUnary);
+      if (!discrete_ok(x) && std::find(kDiscrete.begin(), kDiscrete.end(), op) != kDiscrete.end()) return;
+      if (op == "gelu") {
+        add(op, {x.name, r_.chance(0.5) ? "none" : "tanh"});
+      } else {
+        add(op, {x.name}, 1, op != "clone" && op != "contiguous");
+      }
+    } else if (u < 0.5) {
+      std::string op = r_.pick(kBinary);
+      if (!discrete_ok(x) && std::find(kDiscrete.begin(), kDiscrete.end(), op) != kDiscrete.end()) return;
+      double w = r_.uniform();
+      std::string other = w < 0.45 ? pick().name : w < 0.8 ? scalar(x.meta.dtype()) : x.name;
+      std::vector<std::string> args = {x.name, other};
+      if (op == "pow" && r_.chance(0.1)) args = {scalar(x.meta.dtype()), x.name};
+      if (op == "div") args.push_back(r_.pick(std::vector<std::string>{"none", "trunc", "floor"}));
+      add(op, args);
+    } else if (u < 0.6) {
+      reduction(x);
+    } else if (u < 0.75) {
+      view(x);
+    } else if (u < 0.8) {
+      normalization(x);
+    } else if (u < 0.87) {
+      select_or_clamp(x);
+    } else if (u < 0.92) {
+      concat(x);
+    } else if (u < 0.96) {
+      constant(x);
+    } else {
+      convert(x);
+    }
+  }
+
+  void reduction(const Value& x) {
+    std::string keep = r_.chance(0.3) ? "1" : "0";
+    std::string dims = r_.chance(0.25) ? "none" : list_str(dims_of(x.meta));
+    std::string op = r_.pick(std::vector<std::string>{"sum", "mean", "amax", "amin", "prod", "var", "var_mean"});
+    if (op == "sum" || op == "mean") {
+      add(op, {x.name, dims, keep});
+    } else if (op == "amax" || op == "amin") {
+      add(op, {x.name, dims == "none" ? "[]" : dims, keep});
+    } else if (op == "prod") {
+      add(op, {x.name, r_.chance(0.3) ? "none" : std::to_string(dim_of(x.meta)), keep});
+    } else {
+      std::string correction = r_.pick(std::vector<std::string>{"i:0", "i:1", "i:1", "f:0.5"});
+      add(op, {x.name, dims, correction, keep}, op == "var_mean" ? 2 : 1);
+    }
+  }
+
+  void view(const Value& x) {
+    const Tensor& t = x.meta;
+    std::string op = r_.pick(kViews);
+    int64_t rank = t.dim();
+    if (op == "transpose") {
+      add(op, {x.name, std::to_string(dim_of(t)), std::to_string(dim_of(t))}, 1, false);
+    } else if (op == "permute") {
+      std::vector<int64_t> perm(static_cast<size_t>(rank));
+      std::iota(perm.begin(), perm.end(), 0);
+      for (size_t i = perm.size(); i > 1; --i) std::swap(perm[i - 1], perm[r_.next() % i]);
+      add(op, {x.name, list_str(perm)}, 1, false);
+    } else if (op == "slice" && rank > 0) {
+      int64_t d = dim_of(t), n = t.size(d);
+      std::string start = r_.chance(0.2) ? "none" : std::to_string(r_.between(-n - 1, n));
+      std::string end = r_.chance(0.3) ? "none" : std::to_string(r_.between(-n, n + 2));
+      add(op, {x.name, std::to_string(d), start, end, std::to_string(r_.between(1, 3))}, 1, false);
+    } else if (op == "select" && rank > 0) {
+      int64_t d = dim_of(t), n = t.size(d);
+      if (n > 0) add(op, {x.name, std::to_string(d), std::to_string(r_.between(-n, n - 1))}, 1, false);
+    } else if (op == "expand") {
+      std::vector<int64_t> sizes(t.sizes().begin(), t.sizes().end());
+      for (auto& s : sizes) {
+        if (s == 1 && r_.chance(0.7)) s = r_.between(2, 4);
+        else if (r_.chance(0.2)) s = -1;
+      }
+      if (r_.chance(0.4)) sizes.insert(sizes.begin(), r_.between(1, 3));
+      add(op, {x.name, list_str(sizes)}, 1, false);
+    } else if (op == "unsqueeze") {
+      add(op, {x.name, std::to_string(r_.between(-rank - 1, rank))}, 1, false);
+    } else if (op == "squeeze") {
+      add(op, {x.name, std::to_string(dim_of(t))}, 1, false);
+    } else if (op == "view" || op == "reshape") {
+      std::vector<int64_t> shape;
+      if (r_.chance(0.5) || rank == 0) {
+        shape = {-1};
+      } else {
+        for (int64_t s : t.sizes()) shape.push_back(s);
+        size_t d = r_.next() % shape.size();
+        if (shape[d] % 2 == 0 && shape[d] > 0) {
+          shape[d] /= 2;
+          shape.insert(shape.begin() + static_cast<std::ptrdiff_t>(d), 2);
+        } else if (shape.size() >= 2) {
+          shape[0] *= shape[1];
+          shape.erase(shape.begin() + 1);
+        }
+      }
+      add(op, {x.name, list_str(shape)}, 1, false);
+    } else if (op == "diagonal" && rank >= 2) {
+      int64_t d1 = dim_of(t), d2 = dim_of(t);
+      add(op, {x.name, std::to_string(r_.between(-2, 2)), std::to_string(d1), std::to_string(d2)}, 1, false);
+    }
+  }
+
+  void normalization(const Value& x) {
+    const Tensor& t = x.meta;
+    double u = r_.uniform();
+    if (u < 0.35) {
+      add("softmax", {x.name, std::to_string(dim_of(t))});
+    } else if (u < 0.6) {
+      add("log_softmax", {x.name, std::to_string(dim_of(t))});
+    } else if (t.dim() >= 1) {
+      int64_t k = t.dim() >= 2 && r_.chance(0.3) ? 2 : 1;
+      std::vector<int64_t> shape(t.sizes().end() - k, t.sizes().end());
+      auto affine = [&]() -> std::string {
+        if (r_.chance(0.4)) return "none";
+        for (auto it = pool_.rbegin(); it != pool_.rend(); ++it) {
+          if (it->meta.sizes().vec() == shape && it->meta.dtype() == t.dtype()) return it->name;
+        }
+        return "none";
+      };
+      add("layer_norm", {x.name, list_str(shape), affine(), affine(), r_.pick(std::vector<std::string>{"f:1e-05", "f:0.001"})});
+    }
+  }
+
+  void select_or_clamp(const Value& x) {
+    if (r_.chance(0.5)) {
+      // where(x > s, a, b): the condition is computed in the program.
+      if (!discrete_ok(x)) return;
+      if (!add("gt", {x.name, r_.pick(std::vector<std::string>{"f:0", "i:0", "f:0.5"})})) return;
+      std::string cond = p_.calls.back().results[0];
+      std::string a = r_.chance(0.3) ? x.name : pick().name, b = r_.chance(0.3) ? x.name : pick().name;
+      add("where", {cond, a, b});
+    } else if (r_.chance(0.7)) {
+      auto bound = [&] {
+        return r_.pick(std::vector<std::string>{"none", "f:-1", "f:0.5", "i:2", "f:nan", "f:-0.0", "i:-3"});
+      };
+      add("clamp", {x.name, bound(), bound()});
+    } else {
+      add("clamp", {x.name, r_.chance(0.2) ? "none" : pick().name, r_.chance(0.2) ? "none" : pick().name});
+    }
+  }
+
+  void concat(const Value& x) {
+    std::vector<std::string> parts = {x.name};
+    int n = static_cast<int>(r_.between(1, 3));
+    for (int i = 0; i < n; ++i) parts.push_back(r_.chance(0.4) ? x.name : pick().name);
+    std::string list = "[";
+    for (size_t i = 0; i < parts.size(); ++i) {
+      if (i) list += ',';
+      list += parts[i];
+    }
+    add("cat", {list + "]", std::to_string(x.meta.dim() == 0 ? 0 : dim_of(x.meta))});
+  }
+
+  void constant(const Value& x) {
+    DType d = r_.chance(0.5) ? x.meta.dtype() : r_.pick(std::vector<DType>{DType::Int64, DType::Float32, DType::Float64});
+    std::string value = r_.pick(std::vector<std::string>{"i:9007199254740993", "i:-9223372036854775807", "f:-0.0",
+                                                         "f:nan", "f:inf", "f:0.1", "i:3", "f:1e-40",
+                                                         "i:4611686018427387905"});
+    std::vector<int64_t> shape;
+    if (x.meta.dim() > 0 && r_.chance(0.5)) shape = {x.meta.size(-1)};
+    bool ok = r_.chance(0.3) ? add("scalar_tensor", {value, std::string(dtype_name(d))})
+                             : add("full", {list_str(shape), value, std::string(dtype_name(d))});
+    if (!ok) return;
+    std::string c = p_.calls.back().results[0];
+    std::string op = r_.pick(std::vector<std::string>{"add", "sub", "mul", "maximum", "minimum"});
+    add(op, {x.name, c});
+  }
+
+  void convert(const Value& x) {
+    DType from = x.meta.dtype();
+    // Float to integer conversion of NaN, infinities or out-of-range values is undefined in C++
+    // and in PyTorch, so floats only convert to floats and bool.
+    std::vector<DType> to = {DType::Float32, DType::Float64, DType::Float16, DType::BFloat16, DType::Bool};
+    if (!is_floating(from)) to.insert(to.end(), {DType::Int64, DType::Int32, DType::Int8, DType::UInt8});
+    DType d = r_.pick(to);
+    if (d == DType::Bool && !discrete_ok(x)) return;
+    add("to", {x.name, std::string(dtype_name(d))});
+  }
+
+  void choose_outputs() {
+    std::set<std::string> used;
+    for (const auto& c : p_.calls) {
+      for (const auto& a : c.args) {
+        used.insert(a);
+        if (a.size() > 2 && a.front() == '[') {
+          std::string inner = a.substr(1, a.size() - 2);
+          size_t at = 0;
+          while (at <= inner.size()) {
+            size_t comma = inner.find(',', at);
+            if (comma == std::string::npos) comma = inner.size();
+            used.insert(inner.substr(at, comma - at));
+            at = comma + 1;
+          }
+        }
+      }
+    }
+    for (const auto& c : p_.calls) {
+      for (const auto& r : c.results) {
+        if (p_.outputs.size() < 6 && (!used.contains(r) || r_.chance(0.25))) p_.outputs.push_back(r);
+      }
+    }
+    if (p_.outputs.empty() && !p_.calls.empty()) p_.outputs.push_back(p_.calls.back().results[0]);
+    if (p_.outputs.empty()) p_.outputs.push_back(p_.inputs[0].name);
+  }
+
+  Rng r_;
+  GenOptions o_;
+  Program p_;
+  std::vector<Value> pool_;
+  std::map<std::string, Tensor> env_;
+  int next_value_ = 0;
+  DType flavor_ = DType::Float32;
+  Shape base_;
+};
+
+}  // namespace
+
+Program generate_program(uint64_t seed, const GenOptions& options) {
+  Program p = Generator(seed, options).run();
+  p.comments.insert(p.comments.begin(), "seed " + std::to_string(seed));
+  return p;
+}
+
+bool may_raise(const Program& p) {
+  return std::find(p.comments.begin(), p.comments.end(), "may raise") != p.comments.end();
+}
+
+bool is_large(const Program& p) {
+  return std::any_of(p.inputs.begin(), p.inputs.end(), [](const InputSpec& in) {
+    int64_t n = 1;
+    for (int64_t s : in.sizes) n *= s;
+    return n > 1'000'000;
+  });
+}
+
+}  // namespace kiln::difftest
