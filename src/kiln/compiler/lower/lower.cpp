@@ -98,7 +98,7 @@ class Lowerer {
         case graph::NodeKind::Output:
           for (const auto& a : n->args()) {
             for (const auto& r : std::get<std::vector<graph::ValueRef>>(a)) {
-              p_.outputs.push_back(realize_output(get(r), r.node->meta().at(static_cast<size_t>(r.index))));
+              p_.outputs.push_back(realize_as(get(r), r.node->meta().at(static_cast<size_t>(r.index))));
             }
           }
           break;
@@ -124,9 +124,10 @@ class Lowerer {
     return BufferView{b, v.sizes, contiguous_strides(v.sizes), 0};
   }
 
-  // A graph output: computed values are stored in the layout eager gives them (the traced strides),
-  // when that layout is dense (channels-last batch_norm, pointwise ops on permuted inputs).
-  BufferView realize_output(const Lowered& v, const graph::TensorMeta& meta) {
+  // A computed value that leaves the loop IR — a graph output, an extern's argument — stored in the
+  // layout eager gives it (its traced strides) when that layout is dense: channels-last batch_norm,
+  // pointwise ops on permuted inputs, and an as_strided (diagonal) extern whose strides assume it.
+  BufferView realize_as(const Lowered& v, const graph::TensorMeta& meta) {
     if (v.strided || v.sizes.size() < 2 || meta.strides == contiguous_strides(v.sizes)) return realize(v, "output");
     // Dims outermost first in memory: by stride, larger first (ties keep their order).
     std::vector<size_t> order(v.sizes.size());
@@ -333,7 +334,8 @@ class Lowerer {
         strided(b, out.dtype, out.sizes, contiguous_strides(out.sizes), 0);
   }
 
-  // var = sum((x - mean)^2) / (n - correction), with the mean computed first (two passes over
+  // var = sum((x - mean)^2) / max(n - correction, 0) (NaN or inf past the correction, as PyTorch),
+  // with the mean computed first (two passes over
   // each row; the scheduler puts both in one kernel).
   void lower_var(const graph::Node& n, const graph::TensorMeta& out) {
     const Lowered& a = tensor_arg(n, 0);
@@ -344,7 +346,7 @@ class Lowerer {
     ScalarExpr x = a.at(s.from);
     if (s.reduced.empty()) {  // nothing reduced (a 0-d input): each element is its own mean
       ScalarExpr d = ScalarExpr::op("sub", {x, x}, out.dtype);
-      ScalarExpr scale = ScalarExpr::constant(1.0 / (1.0 - correction), out.dtype);
+      ScalarExpr scale = ScalarExpr::constant(1.0 / std::max(1.0 - correction, 0.0), out.dtype);
       return define(n, computed(ScalarExpr::op("mul", {ScalarExpr::op("mul", {d, d}, out.dtype), scale}, out.dtype),
                                 out.dtype, out.sizes));
     }
@@ -355,7 +357,7 @@ class Lowerer {
     ScalarExpr m = ScalarExpr::op("div", {sum, ScalarExpr::constant(static_cast<double>(count), out.dtype)}, out.dtype);
     ScalarExpr d = ScalarExpr::op("sub", {x, m}, out.dtype);
     ScalarExpr sq = ScalarExpr::op("mul", {d, d}, out.dtype);
-    int b = add_reduction(n.name(), out.dtype, s, loopir::ReduceKind::Sum, sq, 1.0 / (double(count) - correction));
+    int b = add_reduction(n.name(), out.dtype, s, loopir::ReduceKind::Sum, sq, 1.0 / std::max(static_cast<double>(count) - correction, 0.0));
     values_[key(n)] =
         strided(b, out.dtype, out.sizes, contiguous_strides(out.sizes), 0);
   }
@@ -390,7 +392,7 @@ class Lowerer {
     call.op = n.op();
     for (const auto& a : n.args()) {
       if (const auto* r = std::get_if<graph::ValueRef>(&a)) {
-        call.args.emplace_back(realize(get(*r), n.name()));
+        call.args.emplace_back(realize_as(get(*r), r->node->meta().at(static_cast<size_t>(r->index))));
       } else if (const auto* l = std::get_if<std::vector<graph::ValueRef>>(&a)) {
         std::vector<BufferView> views;
         for (const auto& x : *l) {

@@ -4,6 +4,7 @@
 
 #include "kiln/core/broadcast.h"
 #include "kiln/core/type_promotion.h"
+#include "kiln/kernels/meta/scalar_range.h"
 #include "kiln/ops/prims_api.h"
 
 namespace kiln::decomp {
@@ -20,7 +21,10 @@ Tensor broadcast_to(const Tensor& x, IntArrayRef shape) {
 }
 
 Tensor scalar_like(const Scalar& s, DType dtype, IntArrayRef shape, Device device) {
-  Tensor zero_dim = prims::full({}, s, dtype, device);
+  // A wrapped number converts as a 0-d tensor of its own dtype does: an integer out of the compute
+  // dtype's range wraps (int32 + 2^53 + 1), where full() would rightly refuse the value.
+  Tensor zero_dim = meta::scalar_fits(s, dtype) ? prims::full({}, s, dtype, device)
+                                                : convert(prims::full({}, s, s.natural_dtype(), device), dtype);
   return shape.empty() ? zero_dim : prims::broadcast_in_dim(zero_dim, shape, {});
 }
 
