@@ -196,12 +196,13 @@ std::string BodyWriter::emit_load(const ScalarExpr& e, const std::string& guard)
     return name(e, guard, false, load_expr(e.dtype(), fmt::format("buf{}[{}]", e.buffer(), index)));
   }
   // Read only where the branch is taken: elsewhere the index may be outside the buffer. The index
-  // itself is selected (element 0 where the branch is not taken), because a compiler vectorizing
-  // `g ? buf[i] : 0` may widen the load over the elements it skips.
+  // itself is selected (element 0 where the branch is not taken) and hidden from the optimizer
+  // (k_opaque), because g++ vectorizing `g ? buf[i] : 0` or `buf[g ? i : 0]` widens the load over
+  // elements the program never reads.
   std::string zero = fmt::format("{}(0)", compute_type(e.dtype()));
   if (buf.extent() == 0) return zero;  // an empty buffer: the branch is never taken
   masked_loads_ = true;
-  std::string value = load_expr(e.dtype(), fmt::format("buf{}[{} ? {} : 0]", e.buffer(), guard, index));
+  std::string value = load_expr(e.dtype(), fmt::format("buf{}[k_opaque({} ? {} : 0)]", e.buffer(), guard, index));
   return name(e, guard, true, fmt::format("({} ? {} : {})", guard, value, zero));
 }
 

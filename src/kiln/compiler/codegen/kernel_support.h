@@ -65,6 +65,15 @@ template <class T> inline T k_pow(T a, T b) {
   }
 }
 
+// An index the optimizer cannot see through. A masked load reads buf[k_opaque(g ? i : 0)]: with a
+// plain `buf[g ? i : 0]` g++ proves every address valid, then vectorizes it as whole-vector loads
+// and blends that run past the end of the buffer (seen against a guard page). The price: a loop
+// with masked loads (cat, slice_scatter) stays scalar.
+inline int64_t k_opaque(int64_t i) {
+  asm("" : "+r"(i));
+  return i;
+}
+
 // 16-bit floats are stored as their bits; conversions are branch-free so loops vectorize.
 inline float k_from_bf16(uint16_t b) { return std::bit_cast<float>(static_cast<uint32_t>(b) << 16); }
 inline uint16_t k_to_bf16(float f) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <set>
 #include <tuple>
 
@@ -97,9 +98,7 @@ class Lowerer {
         case graph::NodeKind::Call: lower_call(*n); break;
         case graph::NodeKind::Output:
           for (const auto& a : n->args()) {
-            for (const auto& r : std::get<std::vector<graph::ValueRef>>(a)) {
-              p_.outputs.push_back(realize_as(get(r), r.node->meta().at(static_cast<size_t>(r.index))));
-            }
+            for (const auto& r : std::get<std::vector<graph::ValueRef>>(a)) p_.outputs.push_back(output_of(r));
           }
           break;
         case graph::NodeKind::GetAttr:
@@ -127,26 +126,79 @@ class Lowerer {
   // A computed value that leaves the loop IR — a graph output, an extern's argument — stored in the
   // layout eager gives it (its traced strides) when that layout is dense: channels-last batch_norm,
   // pointwise ops on permuted inputs, and an as_strided (diagonal) extern whose strides assume it.
-  BufferView realize_as(const Lowered& v, const graph::TensorMeta& meta) {
-    if (v.strided || v.sizes.size() < 2 || meta.strides == contiguous_strides(v.sizes)) return realize(v, "output");
-    // Dims outermost first in memory: by stride, larger first (ties keep their order).
-    std::vector<size_t> order(v.sizes.size());
+  // The dims of `meta` outermost first in memory when its strides lay its elements out densely (a
+  // permutation of a contiguous layout); nothing when they leave gaps or overlap.
+  static std::optional<std::vector<size_t>> dense_order(const graph::TensorMeta& meta) {
+    std::vector<size_t> order(meta.sizes.size());
     std::iota(order.begin(), order.end(), 0);
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return meta.strides[a] > meta.strides[b]; });
-    Shape stored;
-    for (size_t d : order) stored.push_back(v.sizes[d]);
-    Shape stored_strides = contiguous_strides(stored);
-    Shape strides(v.sizes.size(), 0);
-    for (size_t k = 0; k < order.size(); ++k) strides[order[k]] = stored_strides[k];
-    for (size_t d = 0; d < strides.size(); ++d) {
-      // Not a permutation of a dense layout: contiguous it is.
-      if (v.sizes[d] > 1 && strides[d] != meta.strides[d]) return realize(v, "output");
+    int64_t stride = 1;
+    for (size_t k = order.size(); k-- > 0;) {
+      size_t d = order[k];
+      if (meta.sizes[d] > 1 && meta.strides[d] != stride) return std::nullopt;
+      stride *= meta.sizes[d];
     }
+    return order;
+  }
+
+  BufferView realize_as(const Lowered& v, const graph::TensorMeta& meta) {
+    if (v.strided || v.sizes.size() < 2 || meta.strides == contiguous_strides(v.sizes)) return realize(v, "output");
+    auto order = dense_order(meta);
+    if (!order) return realize(v, "output");  // not a dense layout: contiguous it is
+    Shape stored;
+    for (size_t d : *order) stored.push_back(v.sizes[d]);
     std::vector<Expr> idx(v.sizes.size());
-    for (size_t k = 0; k < order.size(); ++k) idx[order[k]] = loopir::index_var(k);
+    for (size_t k = 0; k < order->size(); ++k) idx[(*order)[k]] = loopir::index_var(k);
     int b = add_node(v.origin.empty() ? "output" : v.origin, v.dtype, stored, {}, loopir::ReduceKind::None, v.at(idx),
                      1.0);
     return BufferView{b, v.sizes, meta.strides, 0};
+  }
+
+  static const graph::TensorMeta& meta_of(graph::ValueRef r) { return r.node->meta().at(static_cast<size_t>(r.index)); }
+
+  // A graph output. One that is a view (transpose, slice, expand, ...) of a computed value is, as
+  // eagerly, that view of the value: the value is stored once in its traced layout and the output
+  // gets eager's strides and offset over it.
+  BufferView output_of(graph::ValueRef r) {
+    static const std::set<std::string> kViews = {"view_of",  "broadcast_in_dim", "transpose",   "squeeze",
+                                                 "slice",    "split_dim",        "collapse_view"};
+    const graph::TensorMeta& meta = meta_of(r);
+    if (get(r).strided) {
+      // A view of a buffer; where eager's result is a fresh dense tensor instead (a decomposition
+      // broadcast a constant, say), a copy in eager's layout.
+      const Lowered& v = get(r);
+      if (same_strides(v.view.strides, meta) || !dense_order(meta)) return v.view;
+      return realize_as(computed(v.at(index_vars(v.sizes.size())), v.dtype, v.sizes), meta);
+    }
+    // A dense result (what eager computes fresh, or a view that is dense anyway) is stored as such.
+    if (dense_order(meta)) return realize_as(get(r), meta);
+    const Lowered computed_value = get(r);
+    std::vector<const graph::Node*> chain;
+    graph::ValueRef base = r;
+    while (base.index == 0 && base.node->kind() == graph::NodeKind::Call && base.node->op()->schema().ns == "prims" &&
+           kViews.contains(base.node->op()->schema().name) && !get(base).strided) {
+      chain.push_back(base.node);
+      base = std::get<graph::ValueRef>(base.node->args().at(0));
+    }
+    if (chain.empty() || get(base).strided) return realize_as(computed_value, meta);
+    const Lowered& b = get(base);
+    BufferView stored = realize_as(b, meta_of(base));
+    values_[key(base)] = strided(stored.buffer, b.dtype, stored.sizes, stored.strides, stored.offset);
+    for (auto it = chain.rbegin(); it != chain.rend(); ++it) {  // the views again, now of a buffer
+      const graph::Node& v = **it;
+      lower_view(v, v.op()->schema().name, v.meta().at(0), index_vars(v.meta().at(0).sizes.size()));
+    }
+    const Lowered& out = get(r);
+    // Prims views that are not eager's (a decomposition's broadcast) give other strides: compute it.
+    return out.strided && same_strides(out.view.strides, meta) ? out.view : realize_as(computed_value, meta);
+  }
+
+  // Equal strides wherever they matter (dims of more than one element).
+  static bool same_strides(IntArrayRef strides, const graph::TensorMeta& meta) {
+    for (size_t d = 0; d < meta.sizes.size(); ++d) {
+      if (meta.sizes[d] > 1 && strides[d] != meta.strides[d]) return false;
+    }
+    return true;
   }
 
   // A loop node computing a new contiguous buffer; returns the buffer.
@@ -170,8 +222,8 @@ class Lowerer {
     if (!v.strided) v.origin = n.name();
     // Values read more than once are computed once (the scheduler may keep them in a kernel).
     if (!v.strided && uses_[key(n)] >= 2 && v.value.op_count() >= 1) {
-      BufferView view = realize(v, n.name());
-      v = strided(view.buffer, v.dtype, view.sizes, view.strides, 0);
+      BufferView view = realize_as(v, n.meta().at(0));  // in eager's layout: views of it keep eager's strides
+      v = strided(view.buffer, v.dtype, view.sizes, view.strides, view.offset);
     }
     values_[key(n)] = std::move(v);
   }
@@ -392,7 +444,7 @@ class Lowerer {
     call.op = n.op();
     for (const auto& a : n.args()) {
       if (const auto* r = std::get_if<graph::ValueRef>(&a)) {
-        call.args.emplace_back(realize_as(get(*r), r->node->meta().at(static_cast<size_t>(r->index))));
+        call.args.emplace_back(realize_as(get(*r), meta_of(*r)));
       } else if (const auto* l = std::get_if<std::vector<graph::ValueRef>>(&a)) {
         std::vector<BufferView> views;
         for (const auto& x : *l) {
