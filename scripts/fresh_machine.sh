@@ -60,6 +60,7 @@ security=$(mirror_for "$suite-security" http://deb.debian.org/debian-security)
 
 root=${KILN_FRESH_DIR:-$(mktemp -d -t kiln-fresh.XXXXXX)}
 mkdir -p "$root"
+chmod 755 "$root"  # mktemp makes it 0700: the system's / must be readable by its users (apt's _apt)
 mounts=()  # mount points inside $root, in the order mounted
 
 cleanup() {
