@@ -138,13 +138,17 @@ BoxedKernel logical(std::string prim) {
   };
 }
 
+// isnan/isinf of integers: a fresh tensor of falses, as eager's (not a broadcast constant, whose
+// strides would differ from eager's).
+Tensor all_false(const Tensor& x) { return prims::full(x.sizes(), false, DType::Bool, x.device()); }
+
 Tensor isnan(const Tensor& x) {
-  if (!is_floating(x.dtype())) return scalar_like(false, DType::Bool, x.sizes(), x.device());
+  if (!is_floating(x.dtype())) return all_false(x);
   return prims::binary("ne", x, x);
 }
 
 Tensor isinf(const Tensor& x) {
-  if (!is_floating(x.dtype())) return scalar_like(false, DType::Bool, x.sizes(), x.device());
+  if (!is_floating(x.dtype())) return all_false(x);
   Tensor magnitude = prims::unary("abs", x);
   Tensor inf = scalar_like(std::numeric_limits<double>::infinity(), x.dtype(), x.sizes(), x.device());
   return prims::binary("eq", magnitude, inf);
