@@ -58,8 +58,8 @@ TEST(Arange, EagerAndMetaFollowPyTorch) {
 // Bounds past 2^53 are exact with int64 arguments: the length is not computed through doubles
 // (where 2^60 + 10 - 2^60 is 0), in the kernel, the decomposition or the compiled code.
 TEST(Arange, LargeInt64BoundsAreExact) {
-  const int64_t base = int64_t{1} << 60;
-  auto fn = [base](const std::vector<Tensor>&) { return std::vector<Tensor>{arange(base, base + 10, 3)}; };
+  static constexpr int64_t base = int64_t{1} << 60;
+  auto fn = [](const std::vector<Tensor>&) { return std::vector<Tensor>{arange(base, base + 10, 3)}; };
   for (const Tensor& t : {fn({})[0], compile(fn)({})[0]}) {
     ASSERT_EQ(t.sizes().shape(), Shape{4});
     for (int64_t i = 0; i < 4; ++i) EXPECT_EQ(t.data_ptr<int64_t>()[i], base + 3 * i);

@@ -111,9 +111,9 @@ TEST(CompiledRegression, MostNegativeIntegerDividedByMinusOneWraps) {
 }
 
 TEST(CompiledRegression, IntegerConstantsAboveTwoToThe53AreExact) {
-  const int64_t big = (int64_t{1} << 60) + 1;
+  static constexpr int64_t big = (int64_t{1} << 60) + 1;
   Tensor x = arange(0, 6, 1, TensorOptions(DType::Int64));
-  Fn fn = [big](const std::vector<Tensor>& in) {
+  Fn fn = [](const std::vector<Tensor>& in) {
     return std::vector<Tensor>{add(in[0], Scalar(big)), mul(in[0], Scalar(big)),
                                full({3}, std::numeric_limits<int64_t>::min(), TensorOptions(DType::Int64))};
   };
