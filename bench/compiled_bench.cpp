@@ -81,41 +81,50 @@ std::vector<Workload> workloads(int64_t s) {
   std::vector<Workload> w;
   w.push_back({"pointwise_chain",
                [](const Inputs& in) { return Inputs{mul(gelu(add(mul(in[0], in[1]), in[2])), sigmoid(in[0]))}; },
-               {R({8192 / s, 8192}), R({8192}), R({8192})}, "gelu(x*a+b)*sigmoid(x) f32"});
-  w.push_back({"softmax", [](const Inputs& in) { return Inputs{softmax(in[0], -1)}; }, {R({16384 / s, 4096})},
+               {R({8192 / s, 8192}), R({8192}), R({8192})},
+               "gelu(x*a+b)*sigmoid(x) f32"});
+  w.push_back({"softmax",
+               [](const Inputs& in) { return Inputs{softmax(in[0], -1)}; },
+               {R({16384 / s, 4096})},
                "softmax(-1) f32"});
-  w.push_back({"layernorm", [](const Inputs& in) { return Inputs{layer_norm(in[0], {4096}, in[1], in[2])}; },
-               {R({16384 / s, 4096}), R({4096}), R({4096})}, "layer_norm f32"});
+  w.push_back({"layernorm",
+               [](const Inputs& in) { return Inputs{layer_norm(in[0], {4096}, in[1], in[2])}; },
+               {R({16384 / s, 4096}), R({4096}), R({4096})},
+               "layer_norm f32"});
   w.push_back({"rmsnorm_bf16",
                [](const Inputs& in) {
                  Tensor ms = mean(pow(in[0], Scalar(2)), IntArrayRef{-1}, true);
                  Tensor scaled = mul(in[0], rsqrt(add(ms, Scalar(1e-6))));
                  return Inputs{mul(scaled, in[1])};
                },
-               {R({16384 / s, 4096}, DType::BFloat16), R({4096}, DType::BFloat16)}, "rmsnorm bf16"});
+               {R({16384 / s, 4096}, DType::BFloat16), R({4096}, DType::BFloat16)},
+               "rmsnorm bf16"});
   w.push_back({"reductions",
                [](const Inputs& in) {
                  auto [v, m] = var_mean(in[0], IntArrayRef{1}, std::nullopt, false);
                  return Inputs{sum(in[0], IntArrayRef{0}), v, m};
                },
-               {R({8192 / s, 8192})}, "sum(0), var_mean(1) f32"});
+               {R({8192 / s, 8192})},
+               "sum(0), var_mean(1) f32"});
   int64_t M = 8192 / s / 4;  // a quarter of the baseline's CPU M: the GEMMs dominate on small hosts
   w.push_back({"gelu_mlp",
                [](const Inputs& in) { return Inputs{linear(gelu(linear(in[0], in[1], in[2])), in[3], in[4])}; },
-               {R({M, 4096}), R({16384, 4096}, DType::Float32, 0.02), R({16384}), R({4096, 16384}, DType::Float32, 0.02),
-                R({4096})},
+               {R({M, 4096}), R({16384, 4096}, DType::Float32, 0.02), R({16384}),
+                R({4096, 16384}, DType::Float32, 0.02), R({4096})},
                fmt::format("linear-gelu-linear f32 M={} D=4096 H=16384", M)});
   w.push_back({"attention_naive",
                [](const Inputs& in) {
                  Tensor scores = mul(matmul(in[0], in[1].transpose(-1, -2)), Scalar(0.125));
                  return Inputs{matmul(softmax(scores, -1), in[2])};
                },
-               {R({1, 16, 1024, 64}), R({1, 16, 1024, 64}), R({1, 16, 1024, 64})}, "softmax(QK^T)V f32 B=1 H=16 S=1024 D=64"});
+               {R({1, 16, 1024, 64}), R({1, 16, 1024, 64}), R({1, 16, 1024, 64})},
+               "softmax(QK^T)V f32 B=1 H=16 S=1024 D=64"});
   int64_t C = 1024;
-  w.push_back({"gpt2_block_fwd", gpt2_block,
-               {R({1, 1024, C}), R({C}), R({C}), R({3 * C, C}, DType::Float32, 0.02), R({3 * C}), R({C, C}, DType::Float32, 0.02),
-                R({C}), R({C}), R({C}), R({4 * C, C}, DType::Float32, 0.02), R({4 * C}), R({C, 4 * C}, DType::Float32, 0.02),
-                R({C})},
+  w.push_back({"gpt2_block_fwd",
+               gpt2_block,
+               {R({1, 1024, C}), R({C}), R({C}), R({3 * C, C}, DType::Float32, 0.02), R({3 * C}),
+                R({C, C}, DType::Float32, 0.02), R({C}), R({C}), R({C}), R({4 * C, C}, DType::Float32, 0.02),
+                R({4 * C}), R({C, 4 * C}, DType::Float32, 0.02), R({C})},
                "GPT-2 block fwd f32 B=1 T=1024 C=1024"});
   return w;
 }
@@ -152,13 +161,16 @@ int main(int argc, char** argv) {
     auto want = w.fn(w.inputs);
     double err = 0, ref = 0;
     for (size_t i = 0; i < want.size(); ++i) {
-      err = std::max(err, kiln::sub(got[i].to(kiln::DType::Float64), want[i].to(kiln::DType::Float64)).abs().amax().item<double>());
+      err = std::max(
+          err,
+          kiln::sub(got[i].to(kiln::DType::Float64), want[i].to(kiln::DType::Float64)).abs().amax().item<double>());
       ref = std::max(ref, want[i].to(kiln::DType::Float64).abs().amax().item<double>());
     }
-    std::printf("{\"name\": \"%s\", \"note\": \"%s\", \"kiln_eager_s\": %.6g, \"kiln_compiled_s\": %.6g, "
-                "\"cold_compile_s\": %.4g, \"warm_start_s\": %.4g, \"max_rel_err\": %.3g}\n",
-                w.name.c_str(), w.note.c_str(), eager, run, std::max(first_call - run, 0.0),
-                std::max(warm_first - run, 0.0), err / std::max(ref, 1e-30));
+    std::printf(
+        "{\"name\": \"%s\", \"note\": \"%s\", \"kiln_eager_s\": %.6g, \"kiln_compiled_s\": %.6g, "
+        "\"cold_compile_s\": %.4g, \"warm_start_s\": %.4g, \"max_rel_err\": %.3g}\n",
+        w.name.c_str(), w.note.c_str(), eager, run, std::max(first_call - run, 0.0), std::max(warm_first - run, 0.0),
+        err / std::max(ref, 1e-30));
     std::fflush(stdout);
   }
   std::filesystem::remove_all(cache);

@@ -82,8 +82,8 @@ void mm_2048(benchmark::State& s) {
     Tensor c = mm(a, b);
     benchmark::DoNotOptimize(c.data_ptr());
   }
-  s.counters["FLOP/s"] = benchmark::Counter(static_cast<double>(s.iterations()) * 2.0 * n * n * n,
-                                            benchmark::Counter::kIsRate);
+  s.counters["FLOP/s"] =
+      benchmark::Counter(static_cast<double>(s.iterations()) * 2.0 * n * n * n, benchmark::Counter::kIsRate);
 }
 
 }  // namespace

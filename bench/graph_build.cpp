@@ -25,9 +25,8 @@ TensorMeta f32() { return TensorMeta{DType::Float32, {4}, {1}, kCPU}; }
 // N for the growth fit, and the time per node ("per_node"): flat when the cost is linear.
 void per_node(benchmark::State& state) {
   state.SetComplexityN(state.range(0));
-  state.counters["per_node"] = benchmark::Counter(static_cast<double>(state.range(0)),
-                                                  benchmark::Counter::kIsIterationInvariantRate |
-                                                      benchmark::Counter::kInvert);
+  state.counters["per_node"] = benchmark::Counter(
+      static_cast<double>(state.range(0)), benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
 }
 
 // x -> relu -> relu -> ... (n calls), returning the last.

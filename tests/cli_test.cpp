@@ -55,8 +55,9 @@ TEST(Cli, OpsTsvListsEveryCoreOpWithExactSchemaAndTags) {
 TEST(Cli, OpsShowsKernelsKindsAndFormats) {
   CliRun tsv = run("ops --format tsv");
   EXPECT_NE(tsv.out.find("aten::exp\texp(Tensor self) -> Tensor\tcore pointwise\tleaf\tMeta,CPU"), std::string::npos);
-  EXPECT_NE(tsv.out.find("aten::view\tview(Tensor(a) self, SymInt[] size) -> Tensor(a)\tcore view\tleaf\tMeta,CPU,CUDA"),
-            std::string::npos);
+  EXPECT_NE(
+      tsv.out.find("aten::view\tview(Tensor(a) self, SymInt[] size) -> Tensor(a)\tcore view\tleaf\tMeta,CPU,CUDA"),
+      std::string::npos);
   EXPECT_NE(tsv.out.find("aten::zeros\t"), std::string::npos);
   EXPECT_NE(tsv.out.find("\tcompound\tany (decomposed)"), std::string::npos);
   CliRun md = run("ops --format md --kind compound");

@@ -24,11 +24,12 @@ TEST(Models, EveryLevelMatchesEager) {
       std::vector<Tensor> inputs;
       for (const auto& t : model.example_inputs) inputs.push_back(t.to(dtype));
       auto want = model.forward(inputs);
-      for (auto [level, ir] : {std::pair{trace::Level::ATen, graph::IrLevel::ATen},
-                               std::pair{trace::Level::Core, graph::IrLevel::Core},
-                               std::pair{trace::Level::Prims, graph::IrLevel::Prims}}) {
+      for (auto [level, ir] :
+           {std::pair{trace::Level::ATen, graph::IrLevel::ATen}, std::pair{trace::Level::Core, graph::IrLevel::Core},
+            std::pair{trace::Level::Prims, graph::IrLevel::Prims}}) {
         SCOPED_TRACE(model.name + " " + std::string(trace::level_name(level)) + " " + std::string(dtype_name(dtype)));
-        graph::Graph g = trace::trace(model.forward, inputs, trace::TraceOptions{.level = level, .names = model.input_names});
+        graph::Graph g =
+            trace::trace(model.forward, inputs, trace::TraceOptions{.level = level, .names = model.input_names});
         graph::verify_level(g, ir);
         std::string text = graph::print(g);
         EXPECT_EQ(graph::print(graph::parse(text)), text);

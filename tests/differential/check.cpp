@@ -203,18 +203,20 @@ class Checker {
     if (eager.raised || compiled.raised) {
       if (!compiled.raised) fail("raise:eager-only", "eager raised, compiled did not: " + first_line(eager.error));
       if (!eager.raised) {
-        fail("raise:compiled-only:" + gist(compiled.error), "compiled raised, eager did not: " + first_line(compiled.error));
+        fail("raise:compiled-only:" + gist(compiled.error),
+             "compiled raised, eager did not: " + first_line(compiled.error));
       }
       v_.raised = eager.raised && compiled.raised;
       if (torch && torch->raised != eager.raised) {
-        fail("raise:torch-differs", fmt::format("torch {} (kiln eager {}): {}", torch->raised ? "raised" : "did not raise",
-                                                eager.raised ? "raised" : "did not", first_line(torch->error)));
+        fail("raise:torch-differs",
+             fmt::format("torch {} (kiln eager {}): {}", torch->raised ? "raised" : "did not raise",
+                         eager.raised ? "raised" : "did not", first_line(torch->error)));
       }
       return v_;
     }
     if (compiled.outputs.size() != eager.outputs.size()) {
-      return fail("meta:count", fmt::format("compiled gave {} outputs, eager {}", compiled.outputs.size(),
-                                            eager.outputs.size()));
+      return fail("meta:count",
+                  fmt::format("compiled gave {} outputs, eager {}", compiled.outputs.size(), eager.outputs.size()));
     }
     if (torch && torch->raised) fail("raise:torch-only", "torch raised, kiln did not: " + first_line(torch->error));
     for (size_t k = 0; k < eager.outputs.size(); ++k) {
@@ -228,7 +230,7 @@ class Checker {
       }
       if (!same_significant_strides(e.sizes(), c.strides(), e.strides())) {
         fail("meta:strides", fmt::format("{}: compiled strides {}, eager {} (sizes {})", where, c.strides().vec(),
-                                               e.strides().vec(), e.sizes().vec()));
+                                         e.strides().vec(), e.sizes().vec()));
       }
       const Outcome* t = torch && !torch->raised && k < torch->outputs.size() ? &*torch : nullptr;
       if (t && (t->outputs[k].dtype() != e.dtype() || t->outputs[k].sizes().vec() != e.sizes().vec())) {
@@ -237,7 +239,7 @@ class Checker {
         t = nullptr;
       } else if (t && !same_significant_strides(e.sizes(), e.strides(), t->strides[k])) {
         fail("meta:torch-strides", fmt::format("{}: kiln eager strides {}, torch {} (sizes {})", where,
-                                                     e.strides().vec(), t->strides[k], e.sizes().vec()));
+                                               e.strides().vec(), t->strides[k], e.sizes().vec()));
       }
       const Tensor* r = ref && !ref->raised ? &ref->outputs[k] : nullptr;
       compare_values(where, op, c, e, r, t ? &t->outputs[k] : nullptr, loosest_[k]);
@@ -290,19 +292,21 @@ class Checker {
     if (bad == 0) return;
     std::string detail = fmt::format(
         "{}: Mismatched elements: {} / {} ({:.3g}%) [vs eager {}, vs float64 {}, vs torch {}]; greatest difference "
-        "at index {}: compiled {}, eager {}", where, bad, cv.size(), 100.0 * static_cast<double>(bad) / static_cast<double>(cv.size()),
-        bad_eager, bad_ref, bad_torch, worst, cv.at(worst), ev.at(worst));
+        "at index {}: compiled {}, eager {}",
+        where, bad, cv.size(), 100.0 * static_cast<double>(bad) / static_cast<double>(cv.size()), bad_eager, bad_ref,
+        bad_torch, worst, cv.at(worst), ev.at(worst));
     if (rv) detail += ", float64 " + rv->at(worst);
     if (tv) detail += ", torch " + tv->at(worst);
-    detail += fmt::format(" ({}, rtol {}, atol {})", loosest && !cv.integral ? dtype_name(*loosest) : dtype_name(dt), tol.rtol, tol.atol);
+    detail += fmt::format(" ({}, rtol {}, atol {})", loosest && !cv.integral ? dtype_name(*loosest) : dtype_name(dt),
+                          tol.rtol, tol.atol);
     fail("values:" + worst_kind + ":" + op, detail);
   }
 
   // The float64 runs: kiln eager against torch, both on widened inputs.
   void compare_references(const std::string& where, const std::string& op, const Tensor& r, const Tensor& t64) {
     if (r.dtype() != t64.dtype() || r.sizes().vec() != t64.sizes().vec()) {
-      fail("meta:float64-torch-differs:" + op, fmt::format("{}: kiln float64 run {}, torch {}", where, r.describe(),
-                                                            t64.describe()));
+      fail("meta:float64-torch-differs:" + op,
+           fmt::format("{}: kiln float64 run {}, torch {}", where, r.describe(), t64.describe()));
       return;
     }
     Values a = read_values(r), b = read_values(t64);

@@ -21,9 +21,9 @@ namespace kiln::difftest {
 
 struct Verdict {
   bool ok = true;
-  std::string kind;    // the failure class, e.g. "values:compiled-vs-eager:sum"; empty when ok
-  std::string detail;  // what differed, readable
-  bool raised = false; // eager and compiled both raised kiln::Error (they agree; nothing was compared)
+  std::string kind;     // the failure class, e.g. "values:compiled-vs-eager:sum"; empty when ok
+  std::string detail;   // what differed, readable
+  bool raised = false;  // eager and compiled both raised kiln::Error (they agree; nothing was compared)
 };
 
 // Checks `p` compiled by `backend`; with a non-empty `torch_dir`, also against the PyTorch results there.

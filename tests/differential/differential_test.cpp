@@ -66,7 +66,8 @@ TEST(Differential, CorpusReplays) {
   for (const auto& f : failures) {
     bool named = false;
     for (const auto& [name, p] : corpus) named = named || f.program.str() == p.str();
-    if (!named) ADD_FAILURE() << "the corpus merged into one program fails: " << f.result.kind << "\n" << f.result.report;
+    if (!named)
+      ADD_FAILURE() << "the corpus merged into one program fails: " << f.result.kind << "\n" << f.result.report;
   }
 }
 
@@ -116,9 +117,10 @@ TEST(DifferentialTier, GeneratorReachesTheHardCases) {
   }
   EXPECT_TRUE(transposed && expanded && offset && empty && zero_d && twice && big_constant && negative_zero);
   for (const char* fill : {"normal", "special", "pos", "nonzero"}) EXPECT_TRUE(fills.contains(fill)) << fill;
-  for (const char* op : {"add", "div", "where", "clamp", "sum", "mean", "amax", "amin", "prod", "var", "var_mean",
-                         "softmax", "log_softmax", "layer_norm", "transpose", "permute", "slice", "select", "expand",
-                         "unsqueeze", "view", "reshape", "diagonal", "cat", "full", "remainder", "fmod", "pow"}) {
+  for (const char* op : {"add",       "div",      "where", "clamp",    "sum",       "mean",        "amax",
+                         "amin",      "prod",     "var",   "var_mean", "softmax",   "log_softmax", "layer_norm",
+                         "transpose", "permute",  "slice", "select",   "expand",    "unsqueeze",   "view",
+                         "reshape",   "diagonal", "cat",   "full",     "remainder", "fmod",        "pow"}) {
     EXPECT_TRUE(ops.contains(op)) << op;
   }
   GenOptions large;

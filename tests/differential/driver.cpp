@@ -68,7 +68,8 @@ const std::string& torch_python() {
     const char* env = std::getenv("KILN_TORCH_PYTHON");
     std::string py = env ? env : std::string(KILN_SOURCE_DIR) + "/.venv/bin/python";
     if (!fs::exists(py)) return std::string();
-    std::string cmd = py + " -c \"import torch, sys; sys.exit(0 if torch.__version__.startswith('2.13') else 1)\""
+    std::string cmd = py +
+                      " -c \"import torch, sys; sys.exit(0 if torch.__version__.startswith('2.13') else 1)\""
                       " >/dev/null 2>&1";
     return std::system(cmd.c_str()) == 0 ? py : std::string();
   }();
@@ -138,8 +139,8 @@ RunResult Driver::check_in_child(const std::string& dir) {
   if (verdict.empty()) {
     r.ok = false;
     r.kind = "crash:exit";
-    r.report = fmt::format("the check exited with status {} and no verdict; its output ends:\n{}",
-                           WEXITSTATUS(status), tail(read_file(log), 1500));
+    r.report = fmt::format("the check exited with status {} and no verdict; its output ends:\n{}", WEXITSTATUS(status),
+                           tail(read_file(log), 1500));
     return r;
   }
   size_t nl = verdict.find('\n');
@@ -320,8 +321,8 @@ std::string save_to_corpus(const Program& p, const RunResult& failure, const std
   for (char& ch : stem) {
     if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '-';
   }
-  std::string path = fmt::format("{}/{}-{:08x}.txt", corpus_dir, stem,
-                                 static_cast<uint32_t>(std::hash<std::string>{}(p.str())));
+  std::string path =
+      fmt::format("{}/{}-{:08x}.txt", corpus_dir, stem, static_cast<uint32_t>(std::hash<std::string>{}(p.str())));
   fs::create_directories(corpus_dir);
   write_file(path, text);
   return path;

@@ -17,9 +17,9 @@ namespace kiln::difftest {
 
 struct RunResult {
   bool ok = true;
-  std::string kind;    // failure class ("crash:SIGSEGV", "values:compiled-vs-eager:sum", ...)
-  std::string report;  // what differed, or the end of the child's output for a crash
-  bool raised = false; // passed because eager and compiled both raised
+  std::string kind;     // failure class ("crash:SIGSEGV", "values:compiled-vs-eager:sum", ...)
+  std::string report;   // what differed, or the end of the child's output for a crash
+  bool raised = false;  // passed because eager and compiled both raised
 };
 
 struct Failure {

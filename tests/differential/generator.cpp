@@ -30,18 +30,19 @@ std::string list_str(const std::vector<int64_t>& v) {
 }
 
 const std::vector<std::string> kUnary = {
-    "abs", "neg", "exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "rsqrt", "reciprocal", "sin", "cos",
-    "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "sigmoid", "erf", "ceil",
-    "floor", "round", "trunc", "sign", "relu", "isnan", "isinf", "bitwise_not", "logical_not", "square", "silu",
-    "clone", "contiguous", "gelu"};
-const std::vector<std::string> kDiscrete = {"ceil", "floor", "round", "trunc", "sign", "isnan", "isinf",
-                                            "eq", "ne", "lt", "le", "gt", "ge", "logical_not", "logical_and",
-                                            "logical_or", "logical_xor"};
-const std::vector<std::string> kBinary = {"add", "sub", "mul", "maximum", "minimum", "fmod", "remainder", "atan2",
-                                          "pow", "bitwise_and", "bitwise_or", "bitwise_xor", "logical_and",
-                                          "logical_or", "logical_xor", "eq", "ne", "lt", "le", "gt", "ge", "div"};
-const std::vector<std::string> kViews = {"transpose", "permute", "slice", "select", "expand", "unsqueeze",
-                                         "squeeze", "view", "reshape", "diagonal"};
+    "abs",        "neg",   "exp",   "expm1",       "log",         "log1p",  "log2",  "log10", "sqrt",       "rsqrt",
+    "reciprocal", "sin",   "cos",   "tan",         "asin",        "acos",   "atan",  "sinh",  "cosh",       "tanh",
+    "asinh",      "acosh", "atanh", "sigmoid",     "erf",         "ceil",   "floor", "round", "trunc",      "sign",
+    "relu",       "isnan", "isinf", "bitwise_not", "logical_not", "square", "silu",  "clone", "contiguous", "gelu"};
+const std::vector<std::string> kDiscrete = {"ceil",  "floor",       "round",       "trunc",      "sign",       "isnan",
+                                            "isinf", "eq",          "ne",          "lt",         "le",         "gt",
+                                            "ge",    "logical_not", "logical_and", "logical_or", "logical_xor"};
+const std::vector<std::string> kBinary = {
+    "add", "sub",         "mul",        "maximum",     "minimum",     "fmod",       "remainder",   "atan2",
+    "pow", "bitwise_and", "bitwise_or", "bitwise_xor", "logical_and", "logical_or", "logical_xor", "eq",
+    "ne",  "lt",          "le",         "gt",          "ge",          "div"};
+const std::vector<std::string> kViews = {"transpose", "permute", "slice", "select",  "expand",
+                                         "unsqueeze", "squeeze", "view",  "reshape", "diagonal"};
 
 class Generator {
  public:
@@ -70,9 +71,9 @@ class Generator {
               : u < 0.98 ? r_.pick(std::vector<DType>{DType::Int16, DType::Int8, DType::UInt8})
                          : DType::Bool;
     if (o_.large) flavor_ = r_.chance(0.8) ? DType::Float32 : DType::Int64;
-    static const std::vector<Shape> shapes = {{},     {0},    {1},       {7},     {33},     {3, 4},
-                                              {4, 4}, {1, 5}, {5, 1},    {0, 3},  {3, 0},   {2, 3, 4},
-                                              {6, 33}, {17, 9}, {2, 1, 3}, {1, 1}, {8, 8},   {4, 1, 6}};
+    static const std::vector<Shape> shapes = {{},      {0},     {1},       {7},    {33},   {3, 4},
+                                              {4, 4},  {1, 5},  {5, 1},    {0, 3}, {3, 0}, {2, 3, 4},
+                                              {6, 33}, {17, 9}, {2, 1, 3}, {1, 1}, {8, 8}, {4, 1, 6}};
     static const std::vector<Shape> large = {{2, 1048577}, {1048583}, {1, 1100000}};
     base_ = o_.large ? r_.pick(large) : r_.pick(shapes);
   }
@@ -330,7 +331,8 @@ class Generator {
         }
         return "none";
       };
-      add("layer_norm", {x.name, list_str(shape), affine(), affine(), r_.pick(std::vector<std::string>{"f:1e-05", "f:0.001"})});
+      add("layer_norm",
+          {x.name, list_str(shape), affine(), affine(), r_.pick(std::vector<std::string>{"f:1e-05", "f:0.001"})});
     }
   }
 
@@ -365,10 +367,11 @@ class Generator {
   }
 
   void constant(const Value& x) {
-    DType d = r_.chance(0.5) ? x.meta.dtype() : r_.pick(std::vector<DType>{DType::Int64, DType::Float32, DType::Float64});
-    std::string value = r_.pick(std::vector<std::string>{"i:9007199254740993", "i:-9223372036854775807", "f:-0.0",
-                                                         "f:nan", "f:inf", "f:0.1", "i:3", "f:1e-40",
-                                                         "i:4611686018427387905"});
+    DType d = r_.chance(0.5) ? x.meta.dtype()
+                             : r_.pick(std::vector<DType>{DType::Int64, DType::Float32, DType::Float64});
+    std::string value =
+        r_.pick(std::vector<std::string>{"i:9007199254740993", "i:-9223372036854775807", "f:-0.0", "f:nan", "f:inf",
+                                         "f:0.1", "i:3", "f:1e-40", "i:4611686018427387905"});
     std::vector<int64_t> shape;
     if (x.meta.dim() > 0 && r_.chance(0.5)) shape = {x.meta.size(-1)};
     bool ok = r_.chance(0.3) ? add("scalar_tensor", {value, std::string(dtype_name(d))})

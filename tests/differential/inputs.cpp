@@ -45,8 +45,9 @@ Element float_element(const std::string& fill, DType t, Rng& r) {
   if (fill == "special" && r.uniform() < 0.6) {
     FloatLimits l = float_limits(t);
     const double inf = std::numeric_limits<double>::infinity();
-    const double specials[] = {0.0, -0.0, std::nan(""), inf, -inf, 1.0, -1.0, l.denorm_min, -l.denorm_min,
-                               l.denorm_min * 37, l.min_normal, l.max, -l.max, 0.5, -2.5, 2.5};
+    const double specials[] = {
+        0.0,          -0.0,  std::nan(""), inf, -inf, 1.0, -1.0, l.denorm_min, -l.denorm_min, l.denorm_min * 37,
+        l.min_normal, l.max, -l.max,       0.5, -2.5, 2.5};
     return {false, specials[r.next() % std::size(specials)], 0};
   }
   return {false, -3.0 + 6.0 * u, 0};
@@ -70,7 +71,8 @@ Element int_element(const std::string& fill, DType t, Rng& r) {
       default: min = std::numeric_limits<int64_t>::min(), max = std::numeric_limits<int64_t>::max(); break;
     }
     std::vector<int64_t> specials = {0, 1, -1, min, max, min + 1, max - 1, 2};
-    if (t == DType::Int64) specials.insert(specials.end(), {(int64_t{1} << 53) + 1, -(int64_t{1} << 53) - 1, int64_t{1} << 62});
+    if (t == DType::Int64)
+      specials.insert(specials.end(), {(int64_t{1} << 53) + 1, -(int64_t{1} << 53) - 1, int64_t{1} << 62});
     if (t == DType::UInt8) specials = {0, 1, 255, 254, 128, 127};
     return {true, 0, specials[r.next() % specials.size()]};
   }
@@ -99,7 +101,8 @@ std::vector<uint8_t> input_bytes(const InputSpec& spec) {
   std::vector<uint8_t> bytes(static_cast<size_t>(n) * esize);
   Rng r = Rng::from_seed(spec.seed);
   for (int64_t k = 0; k < n; ++k) {
-    Element e = is_floating(spec.dtype) ? float_element(spec.fill, spec.dtype, r) : int_element(spec.fill, spec.dtype, r);
+    Element e = is_floating(spec.dtype) ? float_element(spec.fill, spec.dtype, r)
+                                        : int_element(spec.fill, spec.dtype, r);
     store(e, spec.dtype, bytes.data() + static_cast<size_t>(k) * esize);
   }
   return bytes;

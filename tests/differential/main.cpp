@@ -11,9 +11,9 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
-#include <sstream>
 #include <map>
 #include <set>
+#include <sstream>
 #include <string>
 
 #include "driver.h"
@@ -103,8 +103,9 @@ int main(int argc, char** argv) {
     auto results = driver.run_each(programs);
     int failed = 0;
     for (size_t i = 0; i < results.size(); ++i) {
-      std::printf("%s: %s\n%s", argv[i + 2], results[i].ok ? (results[i].raised ? "ok (both raise)" : "ok")
-                                                              : results[i].kind.c_str(), results[i].report.c_str());
+      std::printf("%s: %s\n%s", argv[i + 2],
+                  results[i].ok ? (results[i].raised ? "ok (both raise)" : "ok") : results[i].kind.c_str(),
+                  results[i].report.c_str());
       failed += results[i].ok ? 0 : 1;
     }
     return failed == 0 ? 0 : 1;

@@ -134,21 +134,45 @@ const std::map<std::string, Impl>& ops() {
   static const std::map<std::string, Impl> table = [] {
     std::map<std::string, Impl> m;
     using Unary = Tensor (*)(const Tensor&);
-    const std::pair<const char*, Unary> unary[] = {
-        {"abs", &kiln::abs},       {"neg", &kiln::neg},         {"exp", &kiln::exp},
-        {"expm1", &kiln::expm1},   {"log", &kiln::log},         {"log1p", &kiln::log1p},
-        {"log2", &kiln::log2},     {"log10", &kiln::log10},     {"sqrt", &kiln::sqrt},
-        {"rsqrt", &kiln::rsqrt},   {"reciprocal", &kiln::reciprocal}, {"sin", &kiln::sin},
-        {"cos", &kiln::cos},       {"tan", &kiln::tan},         {"asin", &kiln::asin},
-        {"acos", &kiln::acos},     {"atan", &kiln::atan},       {"sinh", &kiln::sinh},
-        {"cosh", &kiln::cosh},     {"tanh", &kiln::tanh},       {"asinh", &kiln::asinh},
-        {"acosh", &kiln::acosh},   {"atanh", &kiln::atanh},     {"sigmoid", &kiln::sigmoid},
-        {"erf", &kiln::erf},       {"ceil", &kiln::ceil},       {"floor", &kiln::floor},
-        {"round", &kiln::round},   {"trunc", &kiln::trunc},     {"sign", &kiln::sign},
-        {"relu", &kiln::relu},     {"isnan", &kiln::isnan},     {"isinf", &kiln::isinf},
-        {"bitwise_not", &kiln::bitwise_not}, {"logical_not", &kiln::logical_not},
-        {"square", &kiln::square}, {"silu", &kiln::silu},       {"clone", [](const Tensor& x) { return clone(x); }},
-        {"contiguous", [](const Tensor& x) { return contiguous(x); }}};
+    const std::pair<const char*, Unary> unary[] = {{"abs", &kiln::abs},
+                                                   {"neg", &kiln::neg},
+                                                   {"exp", &kiln::exp},
+                                                   {"expm1", &kiln::expm1},
+                                                   {"log", &kiln::log},
+                                                   {"log1p", &kiln::log1p},
+                                                   {"log2", &kiln::log2},
+                                                   {"log10", &kiln::log10},
+                                                   {"sqrt", &kiln::sqrt},
+                                                   {"rsqrt", &kiln::rsqrt},
+                                                   {"reciprocal", &kiln::reciprocal},
+                                                   {"sin", &kiln::sin},
+                                                   {"cos", &kiln::cos},
+                                                   {"tan", &kiln::tan},
+                                                   {"asin", &kiln::asin},
+                                                   {"acos", &kiln::acos},
+                                                   {"atan", &kiln::atan},
+                                                   {"sinh", &kiln::sinh},
+                                                   {"cosh", &kiln::cosh},
+                                                   {"tanh", &kiln::tanh},
+                                                   {"asinh", &kiln::asinh},
+                                                   {"acosh", &kiln::acosh},
+                                                   {"atanh", &kiln::atanh},
+                                                   {"sigmoid", &kiln::sigmoid},
+                                                   {"erf", &kiln::erf},
+                                                   {"ceil", &kiln::ceil},
+                                                   {"floor", &kiln::floor},
+                                                   {"round", &kiln::round},
+                                                   {"trunc", &kiln::trunc},
+                                                   {"sign", &kiln::sign},
+                                                   {"relu", &kiln::relu},
+                                                   {"isnan", &kiln::isnan},
+                                                   {"isinf", &kiln::isinf},
+                                                   {"bitwise_not", &kiln::bitwise_not},
+                                                   {"logical_not", &kiln::logical_not},
+                                                   {"square", &kiln::square},
+                                                   {"silu", &kiln::silu},
+                                                   {"clone", [](const Tensor& x) { return clone(x); }},
+                                                   {"contiguous", [](const Tensor& x) { return contiguous(x); }}};
     for (const auto& [name, fn] : unary) {
       Unary f = fn;
       std::string op = name;
@@ -321,7 +345,8 @@ const std::map<std::string, Impl>& ops() {
     };
     m["full"] = [](const Env& e, const Args& a) {
       need(a, 3, "full");
-      return std::vector<Tensor>{full(to_shape(a[0]), to_scalar(a[1]), TensorOptions(e.dtype(a[2])).device(e.factories))};
+      return std::vector<Tensor>{
+          full(to_shape(a[0]), to_scalar(a[1]), TensorOptions(e.dtype(a[2])).device(e.factories))};
     };
     m["scalar_tensor"] = [](const Env& e, const Args& a) {
       need(a, 2, "scalar_tensor");
@@ -391,8 +416,10 @@ Program parse_program(const std::string& text) {
       have_output = true;
     } else {
       auto eq = std::find(w.begin(), w.end(), "=");
-      KILN_CHECK(eq != w.end() && eq != w.begin() && eq + 1 != w.end(), "difftest: line {}: expected "
-                 "'results = op args': '{}'", line_no, line);
+      KILN_CHECK(eq != w.end() && eq != w.begin() && eq + 1 != w.end(),
+                 "difftest: line {}: expected "
+                 "'results = op args': '{}'",
+                 line_no, line);
       OpCall c;
       c.results.assign(w.begin(), eq);
       c.op = *(eq + 1);

@@ -96,8 +96,14 @@ TEST(CompiledRegression, MostNegativeIntegerDividedByMinusOneWraps) {
   Tensor a = full({4}, lo, TensorOptions(DType::Int64));
   Tensor b = full({4}, -1, TensorOptions(DType::Int64));
   Fn fn = [](const std::vector<Tensor>& in) {
-    return std::vector<Tensor>{div(in[0], in[1], "trunc"), div(in[0], in[1], "floor"), remainder(in[0], in[1]),
-                               fmod(in[0], in[1]), neg(in[0]), abs(in[0]), mul(in[0], in[1]), add(in[0], in[0])};
+    return std::vector<Tensor>{div(in[0], in[1], "trunc"),
+                               div(in[0], in[1], "floor"),
+                               remainder(in[0], in[1]),
+                               fmod(in[0], in[1]),
+                               neg(in[0]),
+                               abs(in[0]),
+                               mul(in[0], in[1]),
+                               add(in[0], in[0])};
   };
   auto got = run_compiled(fn, {a, b});
   auto want = fn({a, b});
@@ -148,8 +154,8 @@ TEST(CompiledRegression, NegativeZeroConstantsKeepTheirSign) {
   Tensor e = m.make({5, 7}, DType::Int16, -3, 3);
   Tensor neg_zero = full({5, 7}, -0.0, TensorOptions(DType::Float32));
   Fn fn = [](const std::vector<Tensor>& in) {
-    return std::vector<Tensor>{mul(in[0], Scalar(-0.0)), add(in[0].mul(Scalar(0.0)), Scalar(-0.0)),
-                               pow(in[2], in[1]), full({2}, -0.0, TensorOptions(DType::Float64))};
+    return std::vector<Tensor>{mul(in[0], Scalar(-0.0)), add(in[0].mul(Scalar(0.0)), Scalar(-0.0)), pow(in[2], in[1]),
+                               full({2}, -0.0, TensorOptions(DType::Float64))};
   };
   auto got = run_compiled(fn, {x, e, neg_zero});
   auto want = fn({x, e, neg_zero});
@@ -218,7 +224,7 @@ TEST(CompiledRegression, ZeroSizeTensorsCompile) {
   EXPECT_EQ(to_doubles(got[1]), (std::vector<double>{0, 0, 0}));
   EXPECT_EQ(got[2].sizes().vec(), (std::vector<int64_t>{3, 0}));
   EXPECT_EQ(got[3].sizes().vec(), (std::vector<int64_t>{3, 0}));
-  EXPECT_TRUE(std::isnan(to_doubles(got[4])[0]));  // one element, correction 1: 0 / 0
+  EXPECT_TRUE(std::isnan(to_doubles(got[4])[0]));                  // one element, correction 1: 0 / 0
   for (double v : to_doubles(got[5])) EXPECT_TRUE(std::isnan(v));  // the mean of nothing
   for (size_t i = 0; i < got.size(); ++i) expect_identical(got[i], want[i], "output " + std::to_string(i));
 }

@@ -19,16 +19,39 @@ struct Named {
 };
 
 std::vector<Named> float_unary() {
-  std::vector<std::pair<const char*, UnaryOp>> ops = {
-      {"abs", &kiln::abs},     {"neg", &kiln::neg},     {"exp", &kiln::exp},     {"expm1", &kiln::expm1},
-      {"log", &kiln::log},     {"log1p", &kiln::log1p}, {"log2", &kiln::log2},   {"log10", &kiln::log10},
-      {"sqrt", &kiln::sqrt},   {"rsqrt", &kiln::rsqrt}, {"reciprocal", &kiln::reciprocal},
-      {"sin", &kiln::sin},     {"cos", &kiln::cos},     {"tan", &kiln::tan},     {"asin", &kiln::asin},
-      {"acos", &kiln::acos},   {"atan", &kiln::atan},   {"sinh", &kiln::sinh},   {"cosh", &kiln::cosh},
-      {"tanh", &kiln::tanh},   {"asinh", &kiln::asinh}, {"acosh", &kiln::acosh}, {"atanh", &kiln::atanh},
-      {"sigmoid", &kiln::sigmoid}, {"erf", &kiln::erf}, {"ceil", &kiln::ceil},   {"floor", &kiln::floor},
-      {"round", &kiln::round}, {"trunc", &kiln::trunc}, {"sign", &kiln::sign},   {"relu", &kiln::relu},
-      {"isnan", &kiln::isnan}, {"isinf", &kiln::isinf}};
+  std::vector<std::pair<const char*, UnaryOp>> ops = {{"abs", &kiln::abs},
+                                                      {"neg", &kiln::neg},
+                                                      {"exp", &kiln::exp},
+                                                      {"expm1", &kiln::expm1},
+                                                      {"log", &kiln::log},
+                                                      {"log1p", &kiln::log1p},
+                                                      {"log2", &kiln::log2},
+                                                      {"log10", &kiln::log10},
+                                                      {"sqrt", &kiln::sqrt},
+                                                      {"rsqrt", &kiln::rsqrt},
+                                                      {"reciprocal", &kiln::reciprocal},
+                                                      {"sin", &kiln::sin},
+                                                      {"cos", &kiln::cos},
+                                                      {"tan", &kiln::tan},
+                                                      {"asin", &kiln::asin},
+                                                      {"acos", &kiln::acos},
+                                                      {"atan", &kiln::atan},
+                                                      {"sinh", &kiln::sinh},
+                                                      {"cosh", &kiln::cosh},
+                                                      {"tanh", &kiln::tanh},
+                                                      {"asinh", &kiln::asinh},
+                                                      {"acosh", &kiln::acosh},
+                                                      {"atanh", &kiln::atanh},
+                                                      {"sigmoid", &kiln::sigmoid},
+                                                      {"erf", &kiln::erf},
+                                                      {"ceil", &kiln::ceil},
+                                                      {"floor", &kiln::floor},
+                                                      {"round", &kiln::round},
+                                                      {"trunc", &kiln::trunc},
+                                                      {"sign", &kiln::sign},
+                                                      {"relu", &kiln::relu},
+                                                      {"isnan", &kiln::isnan},
+                                                      {"isinf", &kiln::isinf}};
   std::vector<Named> out;
   for (const auto& entry : ops) {
     UnaryOp op = entry.second;
@@ -41,10 +64,9 @@ std::vector<Named> float_unary() {
 
 std::vector<Named> binary() {
   std::vector<std::pair<const char*, BinaryOp>> ops = {
-      {"mul", &kiln::mul},         {"maximum", &kiln::maximum}, {"minimum", &kiln::minimum},
-      {"atan2", &kiln::atan2},     {"eq", &kiln::eq},           {"ne", &kiln::ne},
-      {"lt", &kiln::lt},           {"le", &kiln::le},           {"gt", &kiln::gt},
-      {"ge", &kiln::ge},           {"fmod", &kiln::fmod},       {"remainder", &kiln::remainder},
+      {"mul", &kiln::mul}, {"maximum", &kiln::maximum}, {"minimum", &kiln::minimum}, {"atan2", &kiln::atan2},
+      {"eq", &kiln::eq},   {"ne", &kiln::ne},           {"lt", &kiln::lt},           {"le", &kiln::le},
+      {"gt", &kiln::gt},   {"ge", &kiln::ge},           {"fmod", &kiln::fmod},       {"remainder", &kiln::remainder},
       {"pow", &kiln::pow}};
   std::vector<Named> out;
   for (const auto& entry : ops) {
@@ -74,7 +96,10 @@ std::vector<Named> reductions_and_chains() {
       {"chain", [](const std::vector<Tensor>& in) { return mul(gelu(add(mul(in[0], in[1]), in[1])), sigmoid(in[0])); }},
       {"transpose_add", [](const std::vector<Tensor>& in) { return add(in[0].t(), Scalar(1)); }},
       {"slice_exp", [](const std::vector<Tensor>& in) { return exp(in[0].slice(1, 1, std::nullopt, 3)); }},
-      {"cat", [](const std::vector<Tensor>& in) { return cat(std::vector<Tensor>{in[0], neg(in[0])}, 1); }},
+      {"cat",
+       [](const std::vector<Tensor>& in) {
+         return cat(std::vector<Tensor>{in[0], neg(in[0])}, 1);
+       }},
       {"reshape", [](const std::vector<Tensor>& in) { return reshape(in[0].t(), {-1}); }},
   };
 }
@@ -133,8 +158,8 @@ TEST(CompiledHarness, BinaryOpsMatchEager) {
   }
   Maker m(71);
   Tensor ia = m.make({5, 12}, DType::Int64, -20, 20), ib = m.make({12}, DType::Int64, 1, 7);
-  std::vector<Named> int_ops = {binary()[0], binary()[1], binary()[2], binary()[4], binary()[10], binary()[11],
-                                binary()[13], binary()[14], binary()[16], binary()[17]};
+  std::vector<Named> int_ops = {binary()[0],  binary()[1],  binary()[2],  binary()[4],  binary()[10],
+                                binary()[11], binary()[13], binary()[14], binary()[16], binary()[17]};
   expect_compiled_equals_eager(int_ops, {ia, ib}, "int64");
 }
 
@@ -179,7 +204,8 @@ TEST(CompiledHarness, ReductionsViewsAndChainsMatchEager) {
     Tensor x = m.make({12, 40}, t, -2, 2), w = m.make({40}, t, 0.5, 1.5);
     expect_compiled_equals_eager(reductions_and_chains(), {x, w}, std::string(dtype_name(t)));
     Tensor transposed = m.transposed(12, 40, t);  // [12, 40], not contiguous
-    expect_compiled_equals_eager(reductions_and_chains(), {transposed, w}, "non-contiguous " + std::string(dtype_name(t)));
+    expect_compiled_equals_eager(reductions_and_chains(), {transposed, w},
+                                 "non-contiguous " + std::string(dtype_name(t)));
   }
 }
 

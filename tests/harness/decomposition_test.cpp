@@ -66,8 +66,8 @@ TEST(LeafDecompositions, NormalizationsMatchTheirKernels) {
       Tensor x = m.make(shape, t), w = m.make(normalized, t), b = m.make(normalized, t);
       Tolerance tol = loose(t);
       tol.atol = std::max(tol.atol, 1e-5);
-      expect_same(r.get("aten::native_layer_norm"), {Value(x), Value(normalized), Value(w), Value(b), Value(1e-5)},
-                  tol, x.describe());
+      expect_same(r.get("aten::native_layer_norm"), {Value(x), Value(normalized), Value(w), Value(b), Value(1e-5)}, tol,
+                  x.describe());
     }
   }
 }

@@ -71,7 +71,7 @@ TEST(Errors, ViewThatCannotBeExpressed) {
   Error e = caught([] { zeros({4, 6}).t().view({24}); });
   EXPECT_TRUE(contains(e, "view: size [24] is not compatible with input tensor's size [6, 4] and stride [1, 6]"))
       << e.what();
-  EXPECT_TRUE(contains(caught([] { zeros({4}).as_strided({4}, {2}); }), "as_strided")) ;
+  EXPECT_TRUE(contains(caught([] { zeros({4}).as_strided({4}, {2}); }), "as_strided"));
 }
 
 TEST(Errors, UnknownOpAndMissingKernel) {
@@ -112,11 +112,12 @@ TEST(Errors, ScalarArgumentOverflow) {
   EXPECT_STREQ(caught([] { add(zeros({2}, DType::Int8), zeros({2}, DType::Int8), Scalar(1000)); }).what(),
                "add: value cannot be converted to type int8 without overflow (alpha = 1000)");
   // The same rule when tracing (the meta functions check).
-  EXPECT_TRUE(contains(caught([] {
-                         trace::trace([](const std::vector<Tensor>&) { return std::vector<Tensor>{full({2}, 300, DType::UInt8)}; },
-                                      std::vector<Tensor>{}, trace::Level::Prims);
-                       }),
-                       "uint8"));
+  EXPECT_TRUE(contains(
+      caught([] {
+        trace::trace([](const std::vector<Tensor>&) { return std::vector<Tensor>{full({2}, 300, DType::UInt8)}; },
+                     std::vector<Tensor>{}, trace::Level::Prims);
+      }),
+      "uint8"));
   // What fits: wrapping negatives for unsigned dtypes, inf and NaN for floats, anything for bool.
   EXPECT_EQ(to_doubles(bytes.fill_(-1)), std::vector<double>(3, 255.0));
   EXPECT_EQ(to_doubles(full({1}, INFINITY, DType::Float16)), std::vector<double>{INFINITY});

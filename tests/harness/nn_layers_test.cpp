@@ -77,9 +77,9 @@ TEST(NnLayers, ConvolutionMatchesTheDefinition) {
   };
   std::vector<Case> cases = {
       {{2, 3, 9, 8}, {4, 3, 3, 3}, {{1, 1}, {1, 1}, {1, 1}, 1}},
-      {{1, 4, 11, 7}, {6, 2, 3, 2}, {{2, 1}, {0, 2}, {2, 1}, 2}},     // groups, stride, dilation, padding
-      {{2, 4, 5, 5}, {4, 1, 3, 3}, {{1, 1}, {1, 1}, {1, 1}, 4}},      // depthwise
-      {{2, 3, 17}, {5, 3, 4}, {{3}, {2}, {1}, 1}},                     // 1-D
+      {{1, 4, 11, 7}, {6, 2, 3, 2}, {{2, 1}, {0, 2}, {2, 1}, 2}},                // groups, stride, dilation, padding
+      {{2, 4, 5, 5}, {4, 1, 3, 3}, {{1, 1}, {1, 1}, {1, 1}, 4}},                 // depthwise
+      {{2, 3, 17}, {5, 3, 4}, {{3}, {2}, {1}, 1}},                               // 1-D
       {{1, 2, 4, 5, 6}, {3, 2, 2, 3, 2}, {{1, 2, 1}, {1, 0, 1}, {1, 1, 2}, 1}},  // 3-D
       {{3, 1, 1, 1}, {2, 1, 1, 1}, {{1, 1}, {0, 0}, {1, 1}, 1}},
   };
@@ -122,11 +122,17 @@ TEST(NnLayers, ConvolutionErrorsNameTheProblem) {
   Tensor x = zeros({1, 3, 5, 5}), w = zeros({4, 2, 3, 3});
   EXPECT_NE(error_of([&] { conv2d(x, w); }).find("expected input [1, 3, 5, 5] to have 2 channels"), std::string::npos);
   EXPECT_NE(error_of([&] { conv2d(x, zeros({4, 3, 7, 7})); }).find("smaller than the kernel size"), std::string::npos);
-  EXPECT_NE(error_of([&] { conv2d(zeros({5, 5}), w); }).find("expected 3D (unbatched) or 4D (batched) input"),
+  EXPECT_NE(error_of([&] {
+              conv2d(zeros({5, 5}), w);
+            }).find("expected 3D (unbatched) or 4D (batched) input"),
             std::string::npos);
-  EXPECT_NE(error_of([&] { conv2d(x, zeros({4, 3, 3, 3}, DType::Float64)); }).find("floating point of one dtype"),
+  EXPECT_NE(error_of([&] {
+              conv2d(x, zeros({4, 3, 3, 3}, DType::Float64));
+            }).find("floating point of one dtype"),
             std::string::npos);
-  EXPECT_NE(error_of([&] { conv2d(x, zeros({4, 3, 3, 3}), zeros({3})); }).find("expected bias of size [4]"),
+  EXPECT_NE(error_of([&] {
+              conv2d(x, zeros({4, 3, 3, 3}), zeros({3}));
+            }).find("expected bias of size [4]"),
             std::string::npos);
 }
 
@@ -141,7 +147,8 @@ TEST(NnLayers, BatchNormMatchesTheDefinition) {
   int64_t per_channel = 4 * 5 * 2;
   auto channel_of = [](size_t i) { return static_cast<size_t>((i / 10) % 3); };
   for (size_t i = 0; i < xs.size(); ++i) mean[channel_of(i)] += xs[i] / double(per_channel);
-  for (size_t i = 0; i < xs.size(); ++i) var[channel_of(i)] += std::pow(xs[i] - mean[channel_of(i)], 2) / double(per_channel);
+  for (size_t i = 0; i < xs.size(); ++i)
+    var[channel_of(i)] += std::pow(xs[i] - mean[channel_of(i)], 2) / double(per_channel);
   for (size_t i = 0; i < xs.size(); ++i) {
     size_t c = channel_of(i);
     eval[i] = (xs[i] - ms[c]) / std::sqrt(vs[c] + eps) * ws[c] + bs[c];
@@ -159,10 +166,12 @@ TEST(NnLayers, BatchNormMatchesTheDefinition) {
   }
   EXPECT_TRUE(close(running_mean, new_mean, tight));
   EXPECT_TRUE(close(running_var, new_var, tight));
-  EXPECT_NE(error_of([&] { batch_norm(x, w, b, zeros({4}, DType::Float64), rv, false); }).find("running_mean of size [3]"),
-            std::string::npos);
-  EXPECT_NE(error_of([&] { batch_norm(x, w, b, std::nullopt, std::nullopt, false); }).find("required when not training"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of([&] { batch_norm(x, w, b, zeros({4}, DType::Float64), rv, false); }).find("running_mean of size [3]"),
+      std::string::npos);
+  EXPECT_NE(
+      error_of([&] { batch_norm(x, w, b, std::nullopt, std::nullopt, false); }).find("required when not training"),
+      std::string::npos);
 }
 
 // ---- losses
@@ -178,7 +187,8 @@ TEST(NnLayers, LossesMatchTheDefinition) {
     double mx = -1e300, s = 0;
     for (int64_t c = 0; c < 4; ++c) mx = std::max(mx, z[static_cast<size_t>(n * 4 + c)]);
     for (int64_t c = 0; c < 4; ++c) s += std::exp(z[static_cast<size_t>(n * 4 + c)] - mx);
-    for (int64_t c = 0; c < 4; ++c) logp[static_cast<size_t>(n * 4 + c)] = z[static_cast<size_t>(n * 4 + c)] - mx - std::log(s);
+    for (int64_t c = 0; c < 4; ++c)
+      logp[static_cast<size_t>(n * 4 + c)] = z[static_cast<size_t>(n * 4 + c)] - mx - std::log(s);
   }
   for (double smoothing : {0.0, 0.2}) {
     std::vector<double> per(5, 0);
@@ -196,7 +206,8 @@ TEST(NnLayers, LossesMatchTheDefinition) {
     SCOPED_TRACE(smoothing);
     EXPECT_TRUE(close(cross_entropy(logits, target, weight, Reduction::None, -100, smoothing), per, tight));
     EXPECT_TRUE(close(cross_entropy(logits, target, weight, Reduction::Sum, -100, smoothing), {total}, tight));
-    EXPECT_TRUE(close(cross_entropy(logits, target, weight, Reduction::Mean, -100, smoothing), {total / weights}, tight));
+    EXPECT_TRUE(
+        close(cross_entropy(logits, target, weight, Reduction::Mean, -100, smoothing), {total / weights}, tight));
   }
   // nll_loss on log-probabilities without weights: the mean of the picked negatives.
   Tensor lp = log_softmax(logits, 1);
@@ -208,9 +219,13 @@ TEST(NnLayers, LossesMatchTheDefinition) {
   double prob_loss = 0;
   for (size_t i = 0; i < pv.size(); ++i) prob_loss -= pv[i] * logp[i];
   EXPECT_TRUE(close(cross_entropy(logits, probs), {prob_loss / 5}, Tolerance{1e-12, 1e-12}));
-  EXPECT_NE(error_of([&] { nll_loss(lp, from_vector<int64_t>({0, 1})); }).find("expected target of size [5]"),
+  EXPECT_NE(error_of([&] {
+              nll_loss(lp, from_vector<int64_t>({0, 1}));
+            }).find("expected target of size [5]"),
             std::string::npos);
-  EXPECT_NE(error_of([&] { nll_loss(lp, from_vector<int64_t>({0, 1, 2, 3, 4})); }).find("out of bounds"),
+  EXPECT_NE(error_of([&] {
+              nll_loss(lp, from_vector<int64_t>({0, 1, 2, 3, 4}));
+            }).find("out of bounds"),
             std::string::npos);
 }
 
@@ -222,7 +237,8 @@ TEST(NnLayers, ScaledDotProductAttentionMatchesTheDefinition) {
          v = m.make({b, kv, s, e}, DType::Float64, -1, 1);
   Tensor bool_mask = m.make({l, s}, DType::Bool);
   Tensor float_mask = m.make({l, s}, DType::Float64, -1, 1);
-  auto qs = to_doubles(q), ks = to_doubles(k), vs = to_doubles(v), bm = to_doubles(bool_mask), fm = to_doubles(float_mask);
+  auto qs = to_doubles(q), ks = to_doubles(k), vs = to_doubles(v), bm = to_doubles(bool_mask),
+       fm = to_doubles(float_mask);
   auto reference = [&](int mode, double scale) {
     std::vector<double> out;
     for (int64_t bi = 0; bi < b; ++bi) {
@@ -239,7 +255,8 @@ TEST(NnLayers, ScaledDotProductAttentionMatchesTheDefinition) {
             }
             score[j] = dot * scale;
             if (mode == 1 && j > i) score[j] = -std::numeric_limits<double>::infinity();
-            if (mode == 2 && bm[static_cast<size_t>(i * s + j)] == 0) score[j] = -std::numeric_limits<double>::infinity();
+            if (mode == 2 && bm[static_cast<size_t>(i * s + j)] == 0)
+              score[j] = -std::numeric_limits<double>::infinity();
             if (mode == 3) score[j] += fm[static_cast<size_t>(i * s + j)];
             mx = std::max(mx, score[j]);
           }
@@ -247,7 +264,8 @@ TEST(NnLayers, ScaledDotProductAttentionMatchesTheDefinition) {
           for (auto& sc : score) total += (sc = std::exp(sc - mx));
           for (int64_t x = 0; x < e; ++x) {
             double acc = 0;
-            for (int64_t j = 0; j < s; ++j) acc += score[j] / total * vs[static_cast<size_t>(((bi * kv + kh) * s + j) * e + x)];
+            for (int64_t j = 0; j < s; ++j)
+              acc += score[j] / total * vs[static_cast<size_t>(((bi * kv + kh) * s + j) * e + x)];
             out.push_back(acc);
           }
         }
@@ -260,10 +278,13 @@ TEST(NnLayers, ScaledDotProductAttentionMatchesTheDefinition) {
   // Rows the boolean mask blocks entirely give NaN in PyTorch and here; keep at least one key per row.
   for (int64_t i = 0; i < l; ++i) bool_mask.select(0, i).select(0, 0).fill_(true);
   bm = to_doubles(bool_mask);
-  EXPECT_TRUE(close(scaled_dot_product_attention(q, k, v, std::nullopt, 0, false, std::nullopt, true), reference(0, default_scale), tight));
+  EXPECT_TRUE(close(scaled_dot_product_attention(q, k, v, std::nullopt, 0, false, std::nullopt, true),
+                    reference(0, default_scale), tight));
   EXPECT_TRUE(close(scaled_dot_product_attention(q, k, v, std::nullopt, 0, true, 0.5, true), reference(1, 0.5), tight));
-  EXPECT_TRUE(close(scaled_dot_product_attention(q, k, v, bool_mask, 0, false, std::nullopt, true), reference(2, default_scale), tight));
-  EXPECT_TRUE(close(scaled_dot_product_attention(q, k, v, float_mask, 0, false, std::nullopt, true), reference(3, default_scale), tight));
+  EXPECT_TRUE(close(scaled_dot_product_attention(q, k, v, bool_mask, 0, false, std::nullopt, true),
+                    reference(2, default_scale), tight));
+  EXPECT_TRUE(close(scaled_dot_product_attention(q, k, v, float_mask, 0, false, std::nullopt, true),
+                    reference(3, default_scale), tight));
   EXPECT_NE(error_of([&] { scaled_dot_product_attention(q, k, v, bool_mask, 0, true); }).find("exclusive"),
             std::string::npos);
 }
@@ -274,11 +295,17 @@ TEST(NnLayers, GatherAndScatterAlongADim) {
   EXPECT_TRUE(close(gather(x, 1, index), {3, 0, 5, 5, 10, 11}, Tolerance{0, 0}));
   Tensor rows = from_vector<int64_t>({2, 0, 1}).view({1, 3});
   EXPECT_TRUE(close(gather(x.t(), 0, rows), {2, 4, 9}, Tolerance{0, 0}));
-  EXPECT_NE(error_of([&] { gather(x, 1, from_vector<int64_t>({-1}).view({1, 1})); }).find("out of bounds"),
+  EXPECT_NE(error_of([&] {
+              gather(x, 1, from_vector<int64_t>({-1}).view({1, 1}));
+            }).find("out of bounds"),
             std::string::npos);
-  EXPECT_NE(error_of([&] { gather(x, 1, from_vector<int64_t>({4}).view({1, 1})); }).find("out of bounds"),
+  EXPECT_NE(error_of([&] {
+              gather(x, 1, from_vector<int64_t>({4}).view({1, 1}));
+            }).find("out of bounds"),
             std::string::npos);
-  EXPECT_NE(error_of([&] { gather(x, 1, from_vector<int32_t>({1}).view({1, 1})); }).find("expected dtype int64"),
+  EXPECT_NE(error_of([&] {
+              gather(x, 1, from_vector<int32_t>({1}).view({1, 1}));
+            }).find("expected dtype int64"),
             std::string::npos);
   // scatter writes src[i][j] to out[i][index[i][j]] (dim 1); everything else keeps self's values.
   OpHandle scatter = Registry::global().get("aten::scatter.src");

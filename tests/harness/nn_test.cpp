@@ -35,10 +35,14 @@ std::vector<double> softmax_ref(const Tensor& t, int64_t dim, bool log_form, DTy
 TEST(Normalization, SoftmaxAndLogSoftmax) {
   Maker m(21);
   for (DType t : kFloatTypes) {
-    std::vector<std::pair<Tensor, int64_t>> cases = {
-        {m.make({3, 4, 5}, t), 0}, {m.make({3, 4, 5}, t), 1}, {m.make({3, 4, 5}, t), -1},
-        {m.transposed(9, 13, t), 1}, {m.make({}, t), 0}, {m.make({0, 3}, t), 1},
-        {m.extremal(t).view({2, 5}), 1}, {full({2, 4}, -INFINITY, t), 1}};
+    std::vector<std::pair<Tensor, int64_t>> cases = {{m.make({3, 4, 5}, t), 0},
+                                                     {m.make({3, 4, 5}, t), 1},
+                                                     {m.make({3, 4, 5}, t), -1},
+                                                     {m.transposed(9, 13, t), 1},
+                                                     {m.make({}, t), 0},
+                                                     {m.make({0, 3}, t), 1},
+                                                     {m.extremal(t).view({2, 5}), 1},
+                                                     {full({2, 4}, -INFINITY, t), 1}};
     if (t == DType::Float32) cases.push_back({m.make({1029, 917}, t), 1});
     for (auto& [x, dim] : cases) {
       for (bool log_form : {false, true}) {
@@ -65,8 +69,7 @@ TEST(Normalization, SoftmaxAndLogSoftmax) {
 TEST(Normalization, LayerNorm) {
   Maker m(31);
   for (DType t : kFloatTypes) {
-    for (auto [shape, normalized] :
-         std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>>{
+    for (auto [shape, normalized] : std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>>{
              {{4, 8}, {8}}, {{2, 3, 4}, {3, 4}}, {{5}, {5}}, {{0, 6}, {6}}, {{3, 1}, {1}}}) {
       Tensor x = m.make(shape, t);
       for (int affine = 0; affine < 3; ++affine) {
@@ -120,7 +123,7 @@ TEST(Normalization, LayerNorm) {
 Tolerance gemm_tolerance(DType t, int64_t k) {
   Tolerance tol = default_tolerance(t);
   if (!is_floating(t)) return tol;
-  double u = t == DType::Float64 ? 0x1p-53 : 0x1p-24;  // 16-bit types accumulate in float32
+  double u = t == DType::Float64 ? 0x1p-53 : 0x1p-24;   // 16-bit types accumulate in float32
   tol.atol += 2.0 * static_cast<double>(k) * u * 81.0;  // inputs lie in [-9, 9]
   return tol;
 }
@@ -145,11 +148,13 @@ std::vector<double> matmul_ref(const Tensor& a, const Tensor& b, DType out) {
 TEST(MatrixProducts, MmBmmAddmm) {
   Maker m(55);
   for (DType t : {DType::Float32, DType::Float64, DType::BFloat16, DType::Float16, DType::Int64}) {
-    std::vector<std::pair<Tensor, Tensor>> pairs = {
-        {m.make({5, 7}, t), m.make({7, 3}, t)},       {m.make({0, 3}, t), m.make({3, 4}, t)},
-        {m.make({4, 0}, t), m.make({0, 5}, t)},       {m.make({1, 1}, t), m.make({1, 1}, t)},
-        {m.make({65, 129}, t), m.make({129, 33}, t)}, {m.transposed(6, 9, t), m.transposed(9, 4, t)},
-        {m.make({3, 8}, t).slice(1, 0, 8, 2), m.make({4, 5}, t)}};
+    std::vector<std::pair<Tensor, Tensor>> pairs = {{m.make({5, 7}, t), m.make({7, 3}, t)},
+                                                    {m.make({0, 3}, t), m.make({3, 4}, t)},
+                                                    {m.make({4, 0}, t), m.make({0, 5}, t)},
+                                                    {m.make({1, 1}, t), m.make({1, 1}, t)},
+                                                    {m.make({65, 129}, t), m.make({129, 33}, t)},
+                                                    {m.transposed(6, 9, t), m.transposed(9, 4, t)},
+                                                    {m.make({3, 8}, t).slice(1, 0, 8, 2), m.make({4, 5}, t)}};
     for (auto& [a, b] : pairs) {
       SCOPED_TRACE(std::string("mm ") + a.describe() + " x " + b.describe());
       Tensor c = mm(a, b);

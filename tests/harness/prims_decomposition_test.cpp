@@ -158,7 +158,8 @@ TEST(PrimsDecompositions, ViewsKeepValuesAndShareStorage) {
       {"aten::alias", {Value(t)}},
       {"aten::diagonal", {Value(x), Value(1), Value(2), Value(1)}},
       {"aten::diagonal", {Value(x), Value(-1), Value(1), Value(2)}},
-      {"aten::as_strided", {Value(x), Value(std::vector<int64_t>{2, 2}), Value(std::vector<int64_t>{3, 1}), Value(int64_t{1})}},
+      {"aten::as_strided",
+       {Value(x), Value(std::vector<int64_t>{2, 2}), Value(std::vector<int64_t>{3, 1}), Value(int64_t{1})}},
   };
   for (auto& c : cases) {
     expect_same(r.get(c.op), c.args, "view");
@@ -231,8 +232,8 @@ TEST(PrimsDecompositions, FactoriesCopiesAndScatters) {
                 {Value(x), Value(src), Value(1), Value(int64_t{start}), Value(int64_t{end}), Value(int64_t{step})},
                 "slice_scatter");
   }
-  expect_same(r.get("aten::select_scatter"), {Value(x), Value(m.make({5}, DType::Float32)), Value(1), Value(int64_t{-2})},
-              "select_scatter");
+  expect_same(r.get("aten::select_scatter"),
+              {Value(x), Value(m.make({5}, DType::Float32)), Value(1), Value(int64_t{-2})}, "select_scatter");
   Tensor a = m.make({4, 3}, DType::Float32), b = m.make({3, 5}, DType::Float32), bias = m.make({5}, DType::Float32);
   expect_same(r.get("aten::addmm"), {Value(bias), Value(a), Value(b), Value(Scalar(0.5)), Value(Scalar(2))}, "addmm");
   Tensor nan_bias = full({5}, std::numeric_limits<double>::quiet_NaN());

@@ -68,9 +68,7 @@ std::vector<Case> cases(DType dtype) {
 using GroupFn = double (*)(const std::vector<double>&);
 
 double sum_of(const std::vector<double>& g) { return std::accumulate(g.begin(), g.end(), 0.0); }
-double prod_of(const std::vector<double>& g) {
-  return std::accumulate(g.begin(), g.end(), 1.0, std::multiplies<>());
-}
+double prod_of(const std::vector<double>& g) { return std::accumulate(g.begin(), g.end(), 1.0, std::multiplies<>()); }
 double mean_of(const std::vector<double>& g) { return sum_of(g) / static_cast<double>(g.size()); }
 double max_of(const std::vector<double>& g) {
   double m = -INFINITY;

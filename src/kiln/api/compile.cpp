@@ -19,19 +19,17 @@ struct Backends {
 Backends& backends() {
   static Backends* b = [] {
     auto* r = new Backends();
-    r->by_name["eager"] = Backend{trace::Level::Core, [](graph::Graph g, const std::vector<Tensor>&) {
-                                    auto shared = std::make_shared<graph::Graph>(std::move(g));
-                                    return CompiledCallable([shared](const std::vector<Tensor>& in) {
-                                      return graph::interpret(*shared, in);
-                                    });
-                                  }};
-    r->by_name["inductor"] = Backend{trace::Level::Prims, [](graph::Graph g, const std::vector<Tensor>&) {
-                                       auto exe = runtime::compile_graph(std::move(g));
-                                       KILN_LOG("memory", "{}", exe->memory_plan().str());
-                                       return CompiledCallable([exe](const std::vector<Tensor>& in) {
-                                         return exe->run(in);
-                                       });
-                                     }};
+    r->by_name["eager"] = Backend{
+        trace::Level::Core, [](graph::Graph g, const std::vector<Tensor>&) {
+          auto shared = std::make_shared<graph::Graph>(std::move(g));
+          return CompiledCallable([shared](const std::vector<Tensor>& in) { return graph::interpret(*shared, in); });
+        }};
+    r->by_name["inductor"] =
+        Backend{trace::Level::Prims, [](graph::Graph g, const std::vector<Tensor>&) {
+                  auto exe = runtime::compile_graph(std::move(g));
+                  KILN_LOG("memory", "{}", exe->memory_plan().str());
+                  return CompiledCallable([exe](const std::vector<Tensor>& in) { return exe->run(in); });
+                }};
     return r;
   }();
   return *b;
@@ -118,7 +116,8 @@ CompiledFunction::CompiledFunction(trace::TracedFn fn, CompileOptions options) :
   if (it == b.by_name.end()) {
     std::vector<std::string> names;
     for (const auto& [name, unused] : b.by_name) names.push_back(name);
-    KILN_FAIL(ErrorKind::Value, "compile: unknown backend '{}' (registered: {})", options.backend, fmt::join(names, ", "));
+    KILN_FAIL(ErrorKind::Value, "compile: unknown backend '{}' (registered: {})", options.backend,
+              fmt::join(names, ", "));
   }
   state_->fn = std::move(fn);
   state_->backend = it->second;
@@ -163,6 +162,8 @@ size_t CompiledFunction::compiled_signatures() const {
   return state_->compiled.size();
 }
 
-CompiledFunction compile(trace::TracedFn fn, CompileOptions options) { return CompiledFunction(std::move(fn), std::move(options)); }
+CompiledFunction compile(trace::TracedFn fn, CompileOptions options) {
+  return CompiledFunction(std::move(fn), std::move(options));
+}
 
 }  // namespace kiln

@@ -4,7 +4,8 @@
 // Compiled code is cached per input signature (dtype, sizes, strides, device of every input, and
 // which inputs share memory); each call checks the signature (the guard) and a new one compiles
 // again (KILN_LOG=recompiles says why). A trace treats inputs as distinct tensors, so when inputs
-// overlap in memory and the function mutates an input, that signature runs the function eagerly. Backends are chosen by name and users can add their own:
+// overlap in memory and the function mutates an input, that signature runs the function eagerly. Backends are chosen by
+// name and users can add their own:
 //   "inductor" (default): traces at the prims level, fuses, generates C++, compiles and caches it;
 //   "eager": traces at the core level and interprets the graph with the eager kernels.
 // KILN_LOG=graph prints the traced graphs, output_code the generated source, fusion the fusion

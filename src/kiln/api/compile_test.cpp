@@ -4,9 +4,9 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <limits>
 #include <set>
-#include <filesystem>
 
 #include "kiln/api/compile.h"
 #include "kiln/compiler/codegen/build.h"
@@ -88,7 +88,7 @@ TEST(Compile, MlpIsGemmsPlusFusedEpilogues) {
     return std::vector<Tensor>{linear(h, in[3], in[4])};
   };
   auto s = schedule_of(mlp, in);
-  EXPECT_EQ(extern_count(s), 2u);  // the two GEMMs
+  EXPECT_EQ(extern_count(s), 2u);   // the two GEMMs
   EXPECT_EQ(s.kernel_count(), 2u);  // bias + gelu; bias
   auto got = compile(mlp)(in);
   EXPECT_LT(max_error(got[0], mlp(in)[0]), 1e-4);
@@ -298,9 +298,8 @@ TEST(Compile, InputsSharingMemoryReachTheBackendWithoutAMutation) {
                    Backend{trace::Level::Core, [&compiles](graph::Graph g, const std::vector<Tensor>&) {
                              ++compiles;
                              auto shared = std::make_shared<graph::Graph>(std::move(g));
-                             return CompiledCallable([shared](const std::vector<Tensor>& in) {
-                               return graph::interpret(*shared, in);
-                             });
+                             return CompiledCallable(
+                                 [shared](const std::vector<Tensor>& in) { return graph::interpret(*shared, in); });
                            }});
   manual_seed(11);
   Tensor x = randn({8, 8});

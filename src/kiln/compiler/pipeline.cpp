@@ -43,9 +43,14 @@ void verify_graph(const graph::Graph& g) {
 }  // namespace
 
 const std::vector<std::string>& pipeline_passes() {
-  static const std::vector<std::string> names = {"fold_constants", "eliminate_common_subexpressions",
-                                                 "eliminate_dead_code", "lower", "schedule", "plan_memory",
-                                                 "generate_cpp", "build"};
+  static const std::vector<std::string> names = {"fold_constants",
+                                                 "eliminate_common_subexpressions",
+                                                 "eliminate_dead_code",
+                                                 "lower",
+                                                 "schedule",
+                                                 "plan_memory",
+                                                 "generate_cpp",
+                                                 "build"};
   return names;
 }
 
@@ -86,7 +91,8 @@ void verify_schedule(const loopir::Program& p, const Schedule& s) {
       order.push_back(i);
     }
   }
-  KILN_CHECK(order.size() == p.steps.size(), "schedule: runs {} steps of a program of {}", order.size(), p.steps.size());
+  KILN_CHECK(order.size() == p.steps.size(), "schedule: runs {} steps of a program of {}", order.size(),
+             p.steps.size());
   for (size_t i = 0; i < order.size(); ++i) {
     KILN_CHECK(order[i] == static_cast<int>(i), "schedule: step {} runs in position {} (steps run in program order)",
                order[i], i);
@@ -99,13 +105,15 @@ CompiledGraph run_pipeline(graph::Graph& g, bool build) {
   auto check_graph = [&] { verify_graph(g); };
   auto said = [](bool changed) { return std::string(changed ? ", changed" : ", unchanged"); };
   if (verify_passes()) verify_graph(g);
-  pass("fold_constants", [&] { return said(graph::fold_constants(g)); }, show_graph, check_graph);
-  pass("eliminate_common_subexpressions", [&] { return said(graph::eliminate_common_subexpressions(g)); },
-       show_graph, check_graph);
-  pass("eliminate_dead_code", [&] { return said(graph::eliminate_dead_code(g)); }, show_graph, check_graph);
   pass(
-      "lower", [&] { return c.program = lower(g), std::string(); }, [&] { return c.program.str(); },
-      [] {});
+      "fold_constants", [&] { return said(graph::fold_constants(g)); }, show_graph, check_graph);
+  pass(
+      "eliminate_common_subexpressions", [&] { return said(graph::eliminate_common_subexpressions(g)); }, show_graph,
+      check_graph);
+  pass(
+      "eliminate_dead_code", [&] { return said(graph::eliminate_dead_code(g)); }, show_graph, check_graph);
+  pass(
+      "lower", [&] { return c.program = lower(g), std::string(); }, [&] { return c.program.str(); }, [] {});
   loopir::verify(c.program);  // always: the generated code relies on it (loads in bounds, buffers written)
   pass(
       "schedule", [&] { return c.schedule = schedule(c.program), std::string(); },
@@ -121,8 +129,8 @@ CompiledGraph run_pipeline(graph::Graph& g, bool build) {
   KILN_LOG("output_code", "{}", c.source.code);
   if (build) {
     pass(
-        "build", [&] { return c.library = compile_cpp(c.source.code), std::string(); },
-        [&] { return std::string(); }, [] {});
+        "build", [&] { return c.library = compile_cpp(c.source.code), std::string(); }, [&] { return std::string(); },
+        [] {});
   }
   return c;
 }

@@ -51,7 +51,9 @@ TEST(Pipeline, GraphPassesRunBeforeLowering) {
 
 TEST(Pipeline, ScheduleVerifierRejectsBrokenSchedules) {
   graph::Graph g = traced(
-      [](const std::vector<Tensor>& in) { return std::vector<Tensor>{sum(exp(in[0]), IntArrayRef{1}), neg(in[1])}; },
+      [](const std::vector<Tensor>& in) {
+        return std::vector<Tensor>{sum(exp(in[0]), IntArrayRef{1}), neg(in[1])};
+      },
       {randn({4, 8}), randn({3, 5})});
   loopir::Program p = lower(g);
   Schedule s = schedule(p);

@@ -86,7 +86,6 @@ class CpuAllocator final : public Allocator {
   }
 
  private:
-
   std::mutex mu_;
   std::map<size_t, std::vector<void*>> free_;
   CpuCacheStats stats_;

@@ -26,12 +26,12 @@ std::string_view dtype_name(DType t) {
 
 std::optional<DType> parse_dtype(std::string_view name) {
   static constexpr std::pair<std::string_view, DType> kAliases[] = {
-      {"bool", DType::Bool},         {"uint8", DType::UInt8},     {"byte", DType::UInt8},
-      {"int8", DType::Int8},         {"char", DType::Int8},       {"int16", DType::Int16},
-      {"short", DType::Int16},       {"int32", DType::Int32},     {"int", DType::Int32},
-      {"int64", DType::Int64},       {"long", DType::Int64},      {"float16", DType::Float16},
-      {"half", DType::Float16},      {"bfloat16", DType::BFloat16}, {"float32", DType::Float32},
-      {"float", DType::Float32},     {"float64", DType::Float64}, {"double", DType::Float64},
+      {"bool", DType::Bool},     {"uint8", DType::UInt8},       {"byte", DType::UInt8},
+      {"int8", DType::Int8},     {"char", DType::Int8},         {"int16", DType::Int16},
+      {"short", DType::Int16},   {"int32", DType::Int32},       {"int", DType::Int32},
+      {"int64", DType::Int64},   {"long", DType::Int64},        {"float16", DType::Float16},
+      {"half", DType::Float16},  {"bfloat16", DType::BFloat16}, {"float32", DType::Float32},
+      {"float", DType::Float32}, {"float64", DType::Float64},   {"double", DType::Float64},
   };
   for (const auto& [alias, t] : kAliases) {
     if (alias == name) return t;

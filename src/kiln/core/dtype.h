@@ -17,9 +17,8 @@ namespace kiln {
 
 enum class DType : uint8_t { Bool, UInt8, Int8, Int16, Int32, Int64, Float16, BFloat16, Float32, Float64 };
 inline constexpr int kNumDTypes = 10;
-inline constexpr DType kAllDTypes[] = {DType::Bool,    DType::UInt8,    DType::Int8,    DType::Int16,
-                                       DType::Int32,   DType::Int64,    DType::Float16, DType::BFloat16,
-                                       DType::Float32, DType::Float64};
+inline constexpr DType kAllDTypes[] = {DType::Bool,  DType::UInt8,   DType::Int8,     DType::Int16,   DType::Int32,
+                                       DType::Int64, DType::Float16, DType::BFloat16, DType::Float32, DType::Float64};
 
 size_t element_size(DType t);
 // PyTorch's canonical name: "float32", "int64", "bool", ...
@@ -36,24 +35,66 @@ constexpr bool is_integral(DType t, bool include_bool) {
 constexpr bool is_reduced_float(DType t) { return t == DType::Float16 || t == DType::BFloat16; }
 constexpr bool is_signed(DType t) { return t != DType::Bool && t != DType::UInt8; }
 
-template <class T> struct DTypeOf;
-template <> struct DTypeOf<bool> { static constexpr DType value = DType::Bool; };
-template <> struct DTypeOf<uint8_t> { static constexpr DType value = DType::UInt8; };
-template <> struct DTypeOf<int8_t> { static constexpr DType value = DType::Int8; };
-template <> struct DTypeOf<int16_t> { static constexpr DType value = DType::Int16; };
-template <> struct DTypeOf<int32_t> { static constexpr DType value = DType::Int32; };
-template <> struct DTypeOf<int64_t> { static constexpr DType value = DType::Int64; };
-template <> struct DTypeOf<Half> { static constexpr DType value = DType::Float16; };
-template <> struct DTypeOf<BFloat16> { static constexpr DType value = DType::BFloat16; };
-template <> struct DTypeOf<float> { static constexpr DType value = DType::Float32; };
-template <> struct DTypeOf<double> { static constexpr DType value = DType::Float64; };
-template <class T> inline constexpr DType dtype_of = DTypeOf<T>::value;
+template <class T>
+struct DTypeOf;
+template <>
+struct DTypeOf<bool> {
+  static constexpr DType value = DType::Bool;
+};
+template <>
+struct DTypeOf<uint8_t> {
+  static constexpr DType value = DType::UInt8;
+};
+template <>
+struct DTypeOf<int8_t> {
+  static constexpr DType value = DType::Int8;
+};
+template <>
+struct DTypeOf<int16_t> {
+  static constexpr DType value = DType::Int16;
+};
+template <>
+struct DTypeOf<int32_t> {
+  static constexpr DType value = DType::Int32;
+};
+template <>
+struct DTypeOf<int64_t> {
+  static constexpr DType value = DType::Int64;
+};
+template <>
+struct DTypeOf<Half> {
+  static constexpr DType value = DType::Float16;
+};
+template <>
+struct DTypeOf<BFloat16> {
+  static constexpr DType value = DType::BFloat16;
+};
+template <>
+struct DTypeOf<float> {
+  static constexpr DType value = DType::Float32;
+};
+template <>
+struct DTypeOf<double> {
+  static constexpr DType value = DType::Float64;
+};
+template <class T>
+inline constexpr DType dtype_of = DTypeOf<T>::value;
 
 // The type arithmetic happens in: float for the 16-bit floats, the type itself otherwise.
-template <class T> struct OpMath { using type = T; };
-template <> struct OpMath<Half> { using type = float; };
-template <> struct OpMath<BFloat16> { using type = float; };
-template <class T> using opmath_t = typename OpMath<T>::type;
+template <class T>
+struct OpMath {
+  using type = T;
+};
+template <>
+struct OpMath<Half> {
+  using type = float;
+};
+template <>
+struct OpMath<BFloat16> {
+  using type = float;
+};
+template <class T>
+using opmath_t = typename OpMath<T>::type;
 
 // Calls f.template operator()<T>() with T the C++ type of `t`.
 template <class F>

@@ -23,9 +23,9 @@ inline uint16_t float_to_half_bits(float f) {
   uint32_t abs = x & 0x7fffffffu;
   if (abs >= 0x7f800000u) return static_cast<uint16_t>(sign | (abs > 0x7f800000u ? 0x7e00u : 0x7c00u));
   if (abs >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // rounds to >= 65520: inf
-  if (abs < 0x38800000u) {                                                // half subnormal or zero
-    float scaled = std::bit_cast<float>(abs) * 16777216.0f;  // * 2^24: the subnormal unit becomes 1
-    uint32_t m = static_cast<uint32_t>(__builtin_nearbyintf(scaled));  // ties-to-even (default mode)
+  if (abs < 0x38800000u) {                                               // half subnormal or zero
+    float scaled = std::bit_cast<float>(abs) * 16777216.0f;              // * 2^24: the subnormal unit becomes 1
+    uint32_t m = static_cast<uint32_t>(__builtin_nearbyintf(scaled));    // ties-to-even (default mode)
     return static_cast<uint16_t>(sign | m);
   }
   uint32_t mant_odd = (abs >> 13) & 1u;

@@ -31,10 +31,10 @@ class IntArrayRef {
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
 #endif
-  IntArrayRef(const std::vector<int64_t>& v) : data_(v.data()), size_(v.size()) {}                  // NOLINT
+  IntArrayRef(const std::vector<int64_t>& v) : data_(v.data()), size_(v.size()) {}  // NOLINT
   template <size_t N>
   IntArrayRef(const SmallVector<int64_t, N>& v) : data_(v.data()), size_(v.size()) {}  // NOLINT
-  IntArrayRef(std::span<const int64_t> s) : data_(s.data()), size_(s.size()) {}       // NOLINT
+  IntArrayRef(std::span<const int64_t> s) : data_(s.data()), size_(s.size()) {}        // NOLINT
 
   constexpr const int64_t* data() const { return data_; }
   constexpr size_t size() const { return size_; }

@@ -27,8 +27,8 @@ class Scalar {
   }
   template <std::floating_point T>
   Scalar(T v) : kind_(Kind::Double), d_(static_cast<double>(v)) {}  // NOLINT
-  Scalar(Half v) : Scalar(static_cast<float>(v)) {}                  // NOLINT
-  Scalar(BFloat16 v) : Scalar(static_cast<float>(v)) {}              // NOLINT
+  Scalar(Half v) : Scalar(static_cast<float>(v)) {}                 // NOLINT
+  Scalar(BFloat16 v) : Scalar(static_cast<float>(v)) {}             // NOLINT
 
   Kind kind() const { return kind_; }
   bool is_bool() const { return kind_ == Kind::Bool; }

@@ -47,9 +47,7 @@ DType promote_types(DType a, DType b) {
   return element_size(a) >= element_size(b) ? a : b;
 }
 
-void ResultType::add_wrapped(DType t) {
-  wrapped_ = promote_optional(wrapped_, is_floating(t) ? kDefaultFloat : t);
-}
+void ResultType::add_wrapped(DType t) { wrapped_ = promote_optional(wrapped_, is_floating(t) ? kDefaultFloat : t); }
 
 ResultType& ResultType::add(const TensorBase& t) {
   if (t.is_wrapped_number()) {

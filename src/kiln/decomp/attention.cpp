@@ -28,11 +28,12 @@ Tensor sdpa(const Tensor& query, const Tensor& key, const Tensor& value, const s
              "scaled_dot_product_attention: query {}, key {} and value {} need at least 2 dims", query.sizes(),
              key.sizes(), value.sizes());
   KILN_CHECK(!(is_causal && attn_mask), "scaled_dot_product_attention: is_causal and attn_mask are exclusive");
-  KILN_CHECK(dropout_p >= 0 && dropout_p < 1, "scaled_dot_product_attention: dropout_p {} must be in [0, 1)", dropout_p);
+  KILN_CHECK(dropout_p >= 0 && dropout_p < 1, "scaled_dot_product_attention: dropout_p {} must be in [0, 1)",
+             dropout_p);
   int64_t e = query.sizes()[query.dim() - 1];
   KILN_CHECK(key.sizes()[key.dim() - 1] == e,
-             "scaled_dot_product_attention: query {} and key {} must share their last (embedding) size",
-             query.sizes(), key.sizes());
+             "scaled_dot_product_attention: query {} and key {} must share their last (embedding) size", query.sizes(),
+             key.sizes());
   Tensor k = key, v = value;
   if (enable_gqa && query.dim() >= 3 && key.dim() >= 3) {
     int64_t q_heads = query.sizes()[query.dim() - 3], kv_heads = key.sizes()[key.dim() - 3];

@@ -128,8 +128,8 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> legit_functional(
                                                        weight, bias, running_mean, running_var, momentum, eps);
     return {out, mean, rstd, clone(running_mean), clone(running_var)};
   }
-  auto [out, mean, rstd] =
-      kiln::detail::call<Three>(KILN_OP("aten::_native_batch_norm_legit.no_stats"), input, weight, bias, true, momentum, eps);
+  auto [out, mean, rstd] = kiln::detail::call<Three>(KILN_OP("aten::_native_batch_norm_legit.no_stats"), input, weight,
+                                                     bias, true, momentum, eps);
   // The running statistics move toward the batch's (the variance unbiased).
   DType compute = compute_dtype(input);
   Tensor x = as_compute(input, compute);
@@ -160,17 +160,17 @@ Tensor batch_norm(const Tensor& input, const std::optional<Tensor>& weight, cons
              "batch_norm: running_mean and running_var must both be given or both be None");
   if (!running_mean) {
     KILN_CHECK(training, "batch_norm: running_mean and running_var are required when not training");
-    return std::get<0>(kiln::detail::call<std::tuple<Tensor, Tensor, Tensor>>(KILN_OP("aten::_native_batch_norm_legit.no_stats"),
-                                                                input, weight, bias, training, momentum, eps));
+    return std::get<0>(kiln::detail::call<std::tuple<Tensor, Tensor, Tensor>>(
+        KILN_OP("aten::_native_batch_norm_legit.no_stats"), input, weight, bias, training, momentum, eps));
   }
   if (!training) {
     return std::get<0>(kiln::detail::call<std::tuple<Tensor, Tensor, Tensor>>(
         KILN_OP("aten::_native_batch_norm_legit_no_training"), input, weight, bias, *running_mean, *running_var,
         momentum, eps));
   }
-  return std::get<0>(kiln::detail::call<std::tuple<Tensor, Tensor, Tensor>>(KILN_OP("aten::_native_batch_norm_legit"), input, weight,
-                                                              bias, *running_mean, *running_var, training, momentum,
-                                                              eps));
+  return std::get<0>(kiln::detail::call<std::tuple<Tensor, Tensor, Tensor>>(KILN_OP("aten::_native_batch_norm_legit"),
+                                                                            input, weight, bias, *running_mean,
+                                                                            *running_var, training, momentum, eps));
 }
 
 template <auto Fn>
@@ -190,9 +190,8 @@ const KernelRegistrar kRegister([](Registry& r) {
 }  // namespace
 
 std::tuple<Tensor, Tensor, Tensor> batch_norm_no_training(const Tensor& input, const std::optional<Tensor>& weight,
-                                                         const std::optional<Tensor>& bias,
-                                                         const Tensor& running_mean, const Tensor& running_var,
-                                                         double /*momentum*/, double eps) {
+                                                          const std::optional<Tensor>& bias, const Tensor& running_mean,
+                                                          const Tensor& running_var, double /*momentum*/, double eps) {
   check_input(input, "_native_batch_norm_legit_no_training");
   int64_t channels = input.sizes()[1];
   check_channels(running_mean, channels, "_native_batch_norm_legit_no_training", "running_mean");
@@ -211,8 +210,8 @@ std::tuple<Tensor, Tensor, Tensor> batch_norm_no_training(const Tensor& input, c
 }
 
 std::tuple<Tensor, Tensor, Tensor> batch_norm_no_stats(const Tensor& input, const std::optional<Tensor>& weight,
-                                                      const std::optional<Tensor>& bias, bool /*training*/,
-                                                      double /*momentum*/, double eps) {
+                                                       const std::optional<Tensor>& bias, bool /*training*/,
+                                                       double /*momentum*/, double eps) {
   check_input(input, "_native_batch_norm_legit");
   int64_t channels = input.sizes()[1];
   check_channels(weight, channels, "_native_batch_norm_legit", "weight");

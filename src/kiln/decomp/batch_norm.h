@@ -12,12 +12,11 @@ namespace kiln::decomp {
 
 // Normalizes with the given running statistics; the saved statistics are empty, as PyTorch's.
 std::tuple<Tensor, Tensor, Tensor> batch_norm_no_training(const Tensor& input, const std::optional<Tensor>& weight,
-                                                         const std::optional<Tensor>& bias,
-                                                         const Tensor& running_mean, const Tensor& running_var,
-                                                         double momentum, double eps);
+                                                          const std::optional<Tensor>& bias, const Tensor& running_mean,
+                                                          const Tensor& running_var, double momentum, double eps);
 // Normalizes with the batch's statistics; returns (out, mean, 1/sqrt(var + eps)) per channel.
 std::tuple<Tensor, Tensor, Tensor> batch_norm_no_stats(const Tensor& input, const std::optional<Tensor>& weight,
-                                                      const std::optional<Tensor>& bias, bool training,
-                                                      double momentum, double eps);
+                                                       const std::optional<Tensor>& bias, bool training,
+                                                       double momentum, double eps);
 
 }  // namespace kiln::decomp

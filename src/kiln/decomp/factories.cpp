@@ -7,7 +7,6 @@
 namespace kiln::decomp {
 namespace {
 
-
 TensorOptions options(std::optional<DType> dtype, std::optional<Device> device) {
   TensorOptions o;
   o.dtype_ = dtype;

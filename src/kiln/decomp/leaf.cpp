@@ -39,9 +39,7 @@ Tensor sigmoid_decomposed(const Tensor& input) {
 }
 
 // The max of an empty dim does not exist (amax raises); an empty input needs no shift.
-Tensor shifted_by_max(const Tensor& in, int64_t dim) {
-  return in.numel() == 0 ? in : sub(in, amax(in, {dim}, true));
-}
+Tensor shifted_by_max(const Tensor& in, int64_t dim) { return in.numel() == 0 ? in : sub(in, amax(in, {dim}, true)); }
 
 // x, or a contiguous copy when it is not contiguous (no op recorded when it is). softmax,
 // log_softmax and layer_norm, like their kernels, give contiguous results: they read a contiguous
@@ -63,8 +61,8 @@ Tensor log_softmax_decomposed(const Tensor& x, int64_t dim, bool half_to_float) 
 }
 
 std::tuple<Tensor, Tensor, Tensor> layer_norm_decomposed(const Tensor& input, IntArrayRef normalized_shape,
-                                              const std::optional<Tensor>& weight, const std::optional<Tensor>& bias,
-                                              double eps) {
+                                                         const std::optional<Tensor>& weight,
+                                                         const std::optional<Tensor>& bias, double eps) {
   Tensor x = upcast(dense(input));
   std::vector<int64_t> dims(normalized_shape.size());
   std::iota(dims.begin(), dims.end(), x.dim() - static_cast<int64_t>(normalized_shape.size()));

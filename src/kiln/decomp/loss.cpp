@@ -28,7 +28,8 @@ Picked pick(const Tensor& self, const Tensor& target, const std::optional<Tensor
   if (weight) {
     KILN_CHECK(weight->dim() == 1 && weight->sizes()[0] == classes,
                "{}: weight tensor should be defined either for all {} classes or no classes but got weight tensor of "
-               "shape: {}", op, classes, weight->sizes());
+               "shape: {}",
+               op, classes, weight->sizes());
   }
   Tensor ignored = eq(target, Scalar(ignore_index));
   Tensor zeros_like_target = zeros_like(target);

@@ -14,8 +14,8 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   KILN_CHECK(da >= 1 && db >= 1, "matmul: both arguments need at least 1 dimension, got {} and {}", a.describe(),
              b.describe());
   if (da == 1 && db == 1) {
-    KILN_CHECK(a.sizes()[0] == b.sizes()[0], "matmul: 1D tensors of sizes {} and {} cannot be multiplied",
-               a.sizes()[0], b.sizes()[0]);
+    KILN_CHECK(a.sizes()[0] == b.sizes()[0], "matmul: 1D tensors of sizes {} and {} cannot be multiplied", a.sizes()[0],
+               b.sizes()[0]);
     return sum(mul(a, b));
   }
   if (da == 2 && db == 2) return mm(a, b);
@@ -73,8 +73,9 @@ Tensor log_softmax(const Tensor& self, int64_t dim, std::optional<DType> dtype) 
 
 // silu keeps its input's dtype, so (as PyTorch's kernel) it takes floating inputs only.
 Tensor silu(const Tensor& self) {
-  KILN_CHECK_TYPE(is_floating(self.dtype()), "silu: not implemented for {} (input {}); it needs a floating point tensor",
-                  dtype_name(self.dtype()), self.describe());
+  KILN_CHECK_TYPE(is_floating(self.dtype()),
+                  "silu: not implemented for {} (input {}); it needs a floating point tensor", dtype_name(self.dtype()),
+                  self.describe());
   return mul(self, sigmoid(self));
 }
 Tensor square(const Tensor& self) { return pow(self, Scalar(2)); }

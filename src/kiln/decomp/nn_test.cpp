@@ -118,8 +118,8 @@ std::vector<Tensor> attention(const std::vector<Tensor>& in) {
 
 TEST(Decompositions, TracedAttentionIsCoreAtenAndMatchesEager) {
   manual_seed(14);
-  std::vector<Tensor> in{randn({2, 5, 8}, DType::Float64), randn({8, 8}, DType::Float64),
-                         randn({8, 8}, DType::Float64), randn({8, 8}, DType::Float64)};
+  std::vector<Tensor> in{randn({2, 5, 8}, DType::Float64), randn({8, 8}, DType::Float64), randn({8, 8}, DType::Float64),
+                         randn({8, 8}, DType::Float64)};
   graph::Graph g = trace::trace(attention, in, trace::Level::Core);
   graph::verify_level(g, graph::IrLevel::Core);
   auto got = graph::interpret(g, in);

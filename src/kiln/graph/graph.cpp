@@ -92,8 +92,8 @@ Node* Graph::append(std::unique_ptr<Node> node, const std::string& base) {
   const Anchor* anchor = anchors_.empty() ? nullptr : &anchors_.back();
   Node* before = anchor ? anchor->node : nullptr;
   KILN_CHECK(!anchor || !anchor->erased, "graph: cannot add node '{}': its insertion point was erased", base);
-  KILN_CHECK(!before || before->graph_ == this, "graph: cannot add node '{}': the insertion point '{}' is not in this graph",
-             base, before->name_);
+  KILN_CHECK(!before || before->graph_ == this,
+             "graph: cannot add node '{}': the insertion point '{}' is not in this graph", base, before->name_);
   KILN_CHECK(before || !output_node() || node->kind_ == NodeKind::Output,
              "graph: cannot add node '{}' after the output node", base);
   std::string name = unique_name(base);

@@ -70,7 +70,7 @@ class Node {
   std::vector<Arg> args_;
   std::vector<Node*> users_;
   std::vector<TensorMeta> meta_;
-  const Graph* graph_ = nullptr;                        // the graph holding the node
+  const Graph* graph_ = nullptr;                         // the graph holding the node
   std::list<std::unique_ptr<Node>>::iterator position_;  // where in graph_->nodes()
 };
 

@@ -83,7 +83,9 @@ struct Model {
   void remove_uses(Node* n) {
     for (Node* in : inputs_of(*n)) std::erase(users[in], n);
   }
-  size_t index_of(const Node* n) const { return static_cast<size_t>(std::find(order.begin(), order.end(), n) - order.begin()); }
+  size_t index_of(const Node* n) const {
+    return static_cast<size_t>(std::find(order.begin(), order.end(), n) - order.begin());
+  }
 };
 
 void expect_same(const Graph& g, const Model& m) {

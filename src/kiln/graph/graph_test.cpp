@@ -24,8 +24,9 @@ Graph small_mlp(const Tensor& b) {
   Node* relu = g.call(op("aten::relu"), {add->result()}, {f32({2, 4})});
   Node* mx = g.call(op("aten::max.dim"), {relu->result(), Value(int64_t{1}), Value(false)},
                     {f32({2}), TensorMeta{DType::Int64, {2}, {1}, kCPU}});
-  Node* split = g.call(op("aten::split_with_sizes"), {relu->result(), Value(std::vector<int64_t>{1, 3}), Value(int64_t{1})},
-                       {TensorMeta{DType::Float32, {2, 1}, {4, 1}, kCPU}, TensorMeta{DType::Float32, {2, 3}, {4, 1}, kCPU}});
+  Node* split =
+      g.call(op("aten::split_with_sizes"), {relu->result(), Value(std::vector<int64_t>{1, 3}), Value(int64_t{1})},
+             {TensorMeta{DType::Float32, {2, 1}, {4, 1}, kCPU}, TensorMeta{DType::Float32, {2, 3}, {4, 1}, kCPU}});
   Node* cat = g.call(op("aten::cat"), {std::vector<ValueRef>{split->result(1), split->result(0)}, Value(int64_t{1})},
                      {f32({2, 4})});
   g.output({mx->result(0), mx->result(1), cat->result()});
@@ -181,7 +182,8 @@ TEST(Graph, ParseErrorsNameLineAndColumn) {
             "graph parse error at line 2, column 16: unknown op 'aten::nope'");
   EXPECT_EQ(parse_error("graph(%x: f32[2]):\n  %y: f32[2] = aten::exp(%z)\n  return (%y)\n"),
             "graph parse error at line 2, column 26: unknown value %z");
-  EXPECT_EQ(parse_error("graph(%x: q8[2]):\n  return (%x)\n"), "graph parse error at line 1, column 11: unknown dtype 'q8'");
+  EXPECT_EQ(parse_error("graph(%x: q8[2]):\n  return (%x)\n"),
+            "graph parse error at line 1, column 11: unknown dtype 'q8'");
   EXPECT_EQ(parse_error("graph(%x: f32[2]):\n  %y: f32[2] = aten::exp(%x)\n"),
             "graph parse error at line 3, column 1: expected 'return'");
   EXPECT_NE(parse_error("graph(%x: f32[2]):\n  %y: f32[] = aten::sum.dim_IntList(%x, [x], False)\n  return (%y)\n")

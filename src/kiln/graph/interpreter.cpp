@@ -10,8 +10,8 @@ std::vector<Tensor> interpret(const Graph& g, std::span<const Tensor> inputs) {
   std::unordered_map<const Node*, std::vector<Value>> env;
   auto lookup = [&](const ValueRef& r) -> const Value& { return env.at(r.node).at(static_cast<size_t>(r.index)); };
   auto placeholders = g.placeholders();
-  KILN_CHECK(inputs.size() == placeholders.size(), "interpret: the graph takes {} inputs, got {}",
-             placeholders.size(), inputs.size());
+  KILN_CHECK(inputs.size() == placeholders.size(), "interpret: the graph takes {} inputs, got {}", placeholders.size(),
+             inputs.size());
   size_t next_input = 0;
   std::vector<Tensor> outputs;
   for (const auto& up : g.nodes()) {

@@ -21,8 +21,8 @@ void check_call(const Node& n) {
                  n.name(), s.arguments[i].name, n.op()->name(), t.to_string(), v.type_name());
     } else {
       KILN_CHECK(t.base == BaseType::Tensor && (std::holds_alternative<ValueRef>(a) == !t.list),
-                 "lint: node %{} passes a tensor for argument '{}' of {}, which is {}", n.name(),
-                 s.arguments[i].name, n.op()->name(), t.to_string());
+                 "lint: node %{} passes a tensor for argument '{}' of {}, which is {}", n.name(), s.arguments[i].name,
+                 n.op()->name(), t.to_string());
     }
   }
   for (size_t i = n.args().size(); i < s.arguments.size(); ++i) {
@@ -70,8 +70,8 @@ void lint(const Graph& g) {
       KILN_CHECK(r.index >= 0 && (static_cast<size_t>(r.index) < r.node->meta().size() || r.index == 0),
                  "lint: node %{} uses result {} of %{}, which has {}", n.name(), r.index, r.node->name(),
                  r.node->meta().size());
-      KILN_CHECK(listed.contains({r.node, &n}),
-                 "lint: node %{} uses %{} but is missing from its users", n.name(), r.node->name());
+      KILN_CHECK(listed.contains({r.node, &n}), "lint: node %{} uses %{} but is missing from its users", n.name(),
+                 r.node->name());
     });
     for (const Node* user : n.users()) {
       bool refers = false;

@@ -51,8 +51,9 @@ class Parser {
       expect(')');
       if (types.size() != 1) fail("get_attr has exactly one result", name_at);
       auto it = attrs_.find(name);
-      Tensor value = it != attrs_.end() ? it->second
-                                        : Tensor(empty_strided_tensor(types[0].sizes, types[0].strides, types[0].dtype, kMeta));
+      Tensor value = it != attrs_.end()
+                         ? it->second
+                         : Tensor(empty_strided_tensor(types[0].sizes, types[0].strides, types[0].dtype, kMeta));
       Node* node = g_.get_attr(name, value);
       node->set_meta(std::move(types));  // the declared type, also when a meta stand-in holds the place
       bind(name, node, name_at);
@@ -91,7 +92,8 @@ class Parser {
           v = parse_default(literal, type);
         } catch (const Error& e) {
           fail(fmt::format("bad constant '{}' for argument '{}' of {} ({})", literal, schema[args.size()].name,
-                           op->name(), e.what()), at);
+                           op->name(), e.what()),
+               at);
         }
         if (!coerce_value(v, type)) fail(fmt::format("'{}' is not a {}", literal, type.to_string()), at);
         args.emplace_back(std::move(v));
@@ -188,7 +190,8 @@ class Parser {
     if (m.strides.size() != m.sizes.size()) fail("strides and sizes differ in length", at);
     if (accept('@')) {
       size_t dev_at = pos_;
-      while (pos_ < text_.size() && (std::isalnum(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == ':')) ++pos_;
+      while (pos_ < text_.size() && (std::isalnum(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == ':'))
+        ++pos_;
       try {
         m.device = Device::parse(text_.substr(dev_at, pos_ - dev_at));
       } catch (const Error&) {

@@ -5,9 +5,9 @@
 #include "kiln/graph/constant_fold.h"
 #include "kiln/graph/cse.h"
 #include "kiln/graph/dce.h"
+#include "kiln/graph/lint.h"
 #include "kiln/graph/parser.h"
 #include "kiln/graph/printer.h"
-#include "kiln/graph/lint.h"
 #include "kiln/graph/verify_level.h"
 #include "kiln/ops/api.h"
 
@@ -68,7 +68,8 @@ TEST(VerifyLevel, CoreRejectsNonCoreAndMutatingOps) {
   %r: f32[2] = aten::relu_(%x)
   return (%r)
 )";
-  EXPECT_EQ(verify_error(inplace, IrLevel::Core), "verify core: node %r calls aten::relu_, which is not a Core ATen op");
+  EXPECT_EQ(verify_error(inplace, IrLevel::Core),
+            "verify core: node %r calls aten::relu_, which is not a Core ATen op");
 }
 
 TEST(VerifyLevel, PrimsRejectsNonPrimsAndImplicitPromotionOrBroadcasting) {
@@ -116,7 +117,8 @@ TEST(ConstantFold, FoldsCallsOnConstantsOnly) {
   %e: f32[3] = aten::exp(%w2)
   %y: f32[3] = aten::add.Tensor(%x, %e, 1)
   return (%y)
-)", {{"w", from_vector<float>({0, 1, 2})}});
+)",
+                  {{"w", from_vector<float>({0, 1, 2})}});
   EXPECT_TRUE(fold_constants(g));
   EXPECT_TRUE(eliminate_dead_code(g));
   lint(g);
@@ -129,7 +131,8 @@ TEST(ConstantFold, FoldsCallsOnConstantsOnly) {
   EXPECT_FLOAT_EQ(folded.data_ptr<float>()[2], std::exp(4.0f));
   EXPECT_FALSE(fold_constants(g));
   // A meta stand-in has no data to fold.
-  Graph stand_in = parse("graph(%x: f32[3]):\n  %w: f32[3] = get_attr()\n  %e: f32[3] = aten::exp(%w)\n  return (%e)\n");
+  Graph stand_in =
+      parse("graph(%x: f32[3]):\n  %w: f32[3] = get_attr()\n  %e: f32[3] = aten::exp(%w)\n  return (%e)\n");
   EXPECT_FALSE(fold_constants(stand_in));
 }
 

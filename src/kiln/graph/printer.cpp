@@ -20,7 +20,8 @@ std::string_view short_dtype_name(DType t) {
 
 std::string type_string(const TensorMeta& m) {
   std::string s = fmt::format("{}{}", short_dtype_name(m.dtype), IntArrayRef(m.sizes));
-  if (!IntArrayRef(m.strides).equals(contiguous_strides(m.sizes))) s += fmt::format("{{{}}}", fmt::join(m.strides, ", "));
+  if (!IntArrayRef(m.strides).equals(contiguous_strides(m.sizes)))
+    s += fmt::format("{{{}}}", fmt::join(m.strides, ", "));
   if (!m.device.is_cpu()) {
     s += '@';
     s += m.device.to_string();
@@ -60,9 +61,7 @@ std::string print(const Graph& g) {
   for (const auto& n : g.nodes()) {
     switch (n->kind()) {
       case NodeKind::Placeholder: break;
-      case NodeKind::GetAttr:
-        out += fmt::format("  %{}: {} = get_attr()\n", n->name(), result_types(*n));
-        break;
+      case NodeKind::GetAttr: out += fmt::format("  %{}: {} = get_attr()\n", n->name(), result_types(*n)); break;
       case NodeKind::Call: {
         std::vector<std::string> args;
         for (const auto& a : n->args()) args.push_back(arg_string(a));

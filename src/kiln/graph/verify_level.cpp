@@ -42,7 +42,8 @@ void verify_prims_node(const Node& n) {
     }
     KILN_CHECK(m.sizes == lead->sizes,
                "verify prims: node %{} ({}) has operands of shapes {} and {}; broadcasting must be explicit "
-               "(broadcast_in_dim)", n.name(), op->name(), lead->sizes, m.sizes);
+               "(broadcast_in_dim)",
+               n.name(), op->name(), lead->sizes, m.sizes);
     bool dtype_free = is_where && i == 1;  // the first value operand after the predicate sets the dtype
     if (dtype_free) {
       lead = &m;
@@ -50,7 +51,8 @@ void verify_prims_node(const Node& n) {
     }
     KILN_CHECK_TYPE(m.dtype == lead->dtype,
                     "verify prims: node %{} ({}) has operands of dtypes {} and {}; type promotion must be explicit "
-                    "(convert_element_type)", n.name(), op->name(), dtype_name(lead->dtype), dtype_name(m.dtype));
+                    "(convert_element_type)",
+                    n.name(), op->name(), dtype_name(lead->dtype), dtype_name(m.dtype));
   }
 }
 

@@ -14,9 +14,8 @@ namespace {
 void run_into(OpHandle op, OpHandle functional, Stack& stack, Tensor self) {
   call_op(functional, stack);
   const Tensor& result = stack.at(0).to_tensor();
-  KILN_CHECK(result.sizes().equals(self.sizes()),
-             "{}: output with shape {} doesn't match the broadcast shape {}", op->name(), self.sizes(),
-             result.sizes());
+  KILN_CHECK(result.sizes().equals(self.sizes()), "{}: output with shape {} doesn't match the broadcast shape {}",
+             op->name(), self.sizes(), result.sizes());
   KILN_CHECK_TYPE(can_cast(result.dtype(), self.dtype()),
                   "{}: result type {} can't be cast to the desired output type {}", op->name(), result.dtype(),
                   self.dtype());
@@ -25,7 +24,9 @@ void run_into(OpHandle op, OpHandle functional, Stack& stack, Tensor self) {
   stack.emplace_back(self);
 }
 
-void run_inplace(OpHandle op, OpHandle functional, Stack& stack) { run_into(op, functional, stack, stack.at(0).to_tensor()); }
+void run_inplace(OpHandle op, OpHandle functional, Stack& stack) {
+  run_into(op, functional, stack, stack.at(0).to_tensor());
+}
 
 void run_out(OpHandle op, OpHandle functional, Stack& stack) {
   Tensor out = stack.back().to_tensor();
@@ -35,7 +36,8 @@ void run_out(OpHandle op, OpHandle functional, Stack& stack) {
 
 const KernelRegistrar kRegister([](Registry& r) {
   for (OpHandle op : r.ops()) {
-    if (!op->has_tag(OpTag::Inplace) || op->kernel(DispatchKey::CPU) || op->provenance() != Provenance::Native) continue;
+    if (!op->has_tag(OpTag::Inplace) || op->kernel(DispatchKey::CPU) || op->provenance() != Provenance::Native)
+      continue;
     OpHandle functional = r.functional_variant(op);
     if (!functional) continue;  // resize_ has no functional form
     for (DispatchKey k : {DispatchKey::CPU, DispatchKey::Meta}) {

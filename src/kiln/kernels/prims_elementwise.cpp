@@ -17,34 +17,59 @@ struct ElementwisePrim {
 };
 
 const ElementwisePrim kElementwise[] = {
-    {"abs", "aten::abs", Operands::Numeric},       {"acos", "aten::acos", Operands::Float},
-    {"acosh", "aten::acosh", Operands::Float},     {"asin", "aten::asin", Operands::Float},
-    {"asinh", "aten::asinh", Operands::Float},     {"atan", "aten::atan", Operands::Float},
-    {"atanh", "aten::atanh", Operands::Float},     {"cos", "aten::cos", Operands::Float},
-    {"cosh", "aten::cosh", Operands::Float},       {"bitwise_not", "aten::bitwise_not", Operands::Integral},
-    {"ceil", "aten::ceil", Operands::Numeric},     {"erf", "aten::erf", Operands::Float},
-    {"exp", "aten::exp", Operands::Float},         {"expm1", "aten::expm1", Operands::Float},
-    {"floor", "aten::floor", Operands::Numeric},   {"log", "aten::log", Operands::Float},
-    {"log1p", "aten::log1p", Operands::Float},     {"log2", "aten::log2", Operands::Float},
-    {"log10", "aten::log10", Operands::Float},     {"reciprocal", "aten::reciprocal", Operands::Float},
-    {"neg", "aten::neg", Operands::Numeric},       {"round", "aten::round", Operands::Numeric},
-    {"rsqrt", "aten::rsqrt", Operands::Float},     {"sign", "aten::sign", Operands::Numeric},
-    {"sin", "aten::sin", Operands::Float},         {"sinh", "aten::sinh", Operands::Float},
-    {"sqrt", "aten::sqrt", Operands::Float},       {"tan", "aten::tan", Operands::Float},
-    {"tanh", "aten::tanh", Operands::Float},       {"trunc", "aten::trunc", Operands::Numeric},
-    {"clone", "aten::clone"},                      {"fill", "aten::fill.Scalar"},
-    {"add", "aten::add.Tensor"},                   {"atan2", "aten::atan2", Operands::Float},
+    {"abs", "aten::abs", Operands::Numeric},
+    {"acos", "aten::acos", Operands::Float},
+    {"acosh", "aten::acosh", Operands::Float},
+    {"asin", "aten::asin", Operands::Float},
+    {"asinh", "aten::asinh", Operands::Float},
+    {"atan", "aten::atan", Operands::Float},
+    {"atanh", "aten::atanh", Operands::Float},
+    {"cos", "aten::cos", Operands::Float},
+    {"cosh", "aten::cosh", Operands::Float},
+    {"bitwise_not", "aten::bitwise_not", Operands::Integral},
+    {"ceil", "aten::ceil", Operands::Numeric},
+    {"erf", "aten::erf", Operands::Float},
+    {"exp", "aten::exp", Operands::Float},
+    {"expm1", "aten::expm1", Operands::Float},
+    {"floor", "aten::floor", Operands::Numeric},
+    {"log", "aten::log", Operands::Float},
+    {"log1p", "aten::log1p", Operands::Float},
+    {"log2", "aten::log2", Operands::Float},
+    {"log10", "aten::log10", Operands::Float},
+    {"reciprocal", "aten::reciprocal", Operands::Float},
+    {"neg", "aten::neg", Operands::Numeric},
+    {"round", "aten::round", Operands::Numeric},
+    {"rsqrt", "aten::rsqrt", Operands::Float},
+    {"sign", "aten::sign", Operands::Numeric},
+    {"sin", "aten::sin", Operands::Float},
+    {"sinh", "aten::sinh", Operands::Float},
+    {"sqrt", "aten::sqrt", Operands::Float},
+    {"tan", "aten::tan", Operands::Float},
+    {"tanh", "aten::tanh", Operands::Float},
+    {"trunc", "aten::trunc", Operands::Numeric},
+    {"clone", "aten::clone"},
+    {"fill", "aten::fill.Scalar"},
+    {"add", "aten::add.Tensor"},
+    {"atan2", "aten::atan2", Operands::Float},
     {"bitwise_and", "aten::bitwise_and.Tensor", Operands::Integral},
     {"bitwise_or", "aten::bitwise_or.Tensor", Operands::Integral},
     {"bitwise_xor", "aten::bitwise_xor.Tensor", Operands::Integral},
-    {"div", "aten::div.Tensor"},                   {"eq", "aten::eq.Tensor"},
-    {"fmod", "aten::fmod.Tensor"}, {"ge", "aten::ge.Tensor"},
-    {"gt", "aten::gt.Tensor"},                     {"le", "aten::le.Tensor"},
-    {"lt", "aten::lt.Tensor"},                     {"maximum", "aten::maximum"},
-    {"minimum", "aten::minimum"},                  {"mul", "aten::mul.Tensor"},
-    {"ne", "aten::ne.Tensor"},                     {"pow", "aten::pow.Tensor_Tensor"},
-    {"remainder", "aten::remainder.Tensor"}, {"sub", "aten::sub.Tensor", Operands::Numeric},
-    {"where", "aten::where.self"},                 {"convert_element_type", "aten::_to_copy"},
+    {"div", "aten::div.Tensor"},
+    {"eq", "aten::eq.Tensor"},
+    {"fmod", "aten::fmod.Tensor"},
+    {"ge", "aten::ge.Tensor"},
+    {"gt", "aten::gt.Tensor"},
+    {"le", "aten::le.Tensor"},
+    {"lt", "aten::lt.Tensor"},
+    {"maximum", "aten::maximum"},
+    {"minimum", "aten::minimum"},
+    {"mul", "aten::mul.Tensor"},
+    {"ne", "aten::ne.Tensor"},
+    {"pow", "aten::pow.Tensor_Tensor"},
+    {"remainder", "aten::remainder.Tensor"},
+    {"sub", "aten::sub.Tensor", Operands::Numeric},
+    {"where", "aten::where.self"},
+    {"convert_element_type", "aten::_to_copy"},
 };
 
 // Runs the kernel `aten` has at `key` on `stack` (all arguments present).
@@ -84,13 +109,15 @@ void check_operands(const ElementwisePrim& p, const Stack& stack) {
     const Tensor& t = operands[i];
     KILN_CHECK(t.sizes().equals(lead.sizes()),
                "prims::{}: operands must have the same shape (prims do not broadcast; use broadcast_in_dim), got {} "
-               "and {}", name, lead.sizes(), t.sizes());
+               "and {}",
+               name, lead.sizes(), t.sizes());
     KILN_CHECK(t.device() == lead.device(), "prims::{}: operands must be on one device, got {} and {}", name,
                lead.device(), t.device());
     if (i < first) continue;
     KILN_CHECK_TYPE(t.dtype() == lead.dtype(),
                     "prims::{}: operands must have the same dtype (prims do not promote; use convert_element_type), "
-                    "got {} and {}", name, dtype_name(lead.dtype()), dtype_name(t.dtype()));
+                    "got {} and {}",
+                    name, dtype_name(lead.dtype()), dtype_name(t.dtype()));
   }
   KILN_CHECK_TYPE(fits(p.operands, lead.dtype()), "prims::{}: not defined for {} operands", name,
                   dtype_name(lead.dtype()));
@@ -129,6 +156,5 @@ const KernelRegistrar kRegister([](Registry& r) {
 });
 
 }  // namespace
-
 
 }  // namespace kiln::kernels

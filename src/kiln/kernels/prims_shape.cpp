@@ -11,8 +11,8 @@ namespace kiln::kernels {
 namespace {
 
 void check_dim(int64_t dim, int64_t ndim, std::string_view prim, std::string_view arg) {
-  KILN_CHECK_INDEX(dim >= 0 && dim < ndim, "prims::{}: {} {} is out of range for a tensor of {} dims", prim, arg,
-                   dim, ndim);
+  KILN_CHECK_INDEX(dim >= 0 && dim < ndim, "prims::{}: {} {} is out of range for a tensor of {} dims", prim, arg, dim,
+                   ndim);
 }
 
 // ---- Views
@@ -56,7 +56,8 @@ Tensor collapse_view(const Tensor& a, int64_t start, int64_t end) {
     if (d < end && !empty) {
       KILN_CHECK(sizes[i] == 1 || sizes[i + 1] == 1 || strides[i] == strides[i + 1] * sizes[i + 1],
                  "prims::collapse_view: dims {}..{} of a tensor with sizes {} and strides {} are not one contiguous "
-                 "span; use prims::collapse (a copy)", start, end, a.sizes(), a.strides());
+                 "span; use prims::collapse (a copy)",
+                 start, end, a.sizes(), a.strides());
     }
   }
   if (empty) stride = 0;
@@ -73,7 +74,8 @@ Tensor slice(const Tensor& a, IntArrayRef start, IntArrayRef limit, std::optiona
   auto n = static_cast<size_t>(a.dim());
   KILN_CHECK(start.size() == n && limit.size() == n && (!step || step->size() == n),
              "prims::slice: start_indices {}, limit_indices {} and strides need one entry per dim of a tensor of "
-             "sizes {}", start, limit, a.sizes());
+             "sizes {}",
+             start, limit, a.sizes());
   Shape sizes(n), strides(n);
   int64_t offset = a.storage_offset();
   for (size_t i = 0; i < n; ++i) {
@@ -81,7 +83,8 @@ Tensor slice(const Tensor& a, IntArrayRef start, IntArrayRef limit, std::optiona
     int64_t size = a.sizes()[static_cast<int64_t>(i)];
     KILN_CHECK(0 <= s && s <= e && e <= size && st > 0,
                "prims::slice: dim {} of size {} cannot be sliced [{}:{}:{}] (need 0 <= start <= limit <= size, "
-               "stride > 0)", i, size, s, e, st);
+               "stride > 0)",
+               i, size, s, e, st);
     sizes[i] = (e - s + st - 1) / st;
     strides[i] = a.strides()[static_cast<int64_t>(i)] * st;
     offset += s * a.strides()[static_cast<int64_t>(i)];
@@ -107,8 +110,8 @@ Tensor split_dim(const Tensor& a, int64_t dim, int64_t outer) {
 Tensor squeeze(const Tensor& a, IntArrayRef dimensions) {
   for (int64_t d : dimensions) {
     check_dim(d, a.dim(), "squeeze", "dimension");
-    KILN_CHECK(a.sizes()[d] == 1, "prims::squeeze: dim {} has size {}, only size-1 dims can be squeezed (sizes {})",
-               d, a.sizes()[d], a.sizes());
+    KILN_CHECK(a.sizes()[d] == 1, "prims::squeeze: dim {} has size {}, only size-1 dims can be squeezed (sizes {})", d,
+               a.sizes()[d], a.sizes());
   }
   return kiln::squeeze(a, dimensions);
 }
@@ -185,8 +188,9 @@ Tensor prod(const Tensor& inp, std::optional<IntArrayRef> dims, std::optional<DT
 
 Tensor extremum(const Tensor& inp, std::optional<IntArrayRef> dims, std::optional<DType> output_dtype, bool max) {
   std::string_view prim = max ? "amax" : "amin";
-  KILN_CHECK_TYPE(!output_dtype || *output_dtype == inp.dtype(), "prims::{}: output_dtype {} differs from the input's {}",
-                  prim, dtype_name(*output_dtype), dtype_name(inp.dtype()));
+  KILN_CHECK_TYPE(!output_dtype || *output_dtype == inp.dtype(),
+                  "prims::{}: output_dtype {} differs from the input's {}", prim, dtype_name(*output_dtype),
+                  dtype_name(inp.dtype()));
   auto d = reduction_dims(inp, dims, prim);
   if (d.empty() && inp.dim() > 0) return clone(inp);
   return max ? kiln::amax(inp, IntArrayRef(d), false) : kiln::amin(inp, IntArrayRef(d), false);

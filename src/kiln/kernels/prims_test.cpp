@@ -61,9 +61,10 @@ TEST(Prims, BroadcastInDimMapsDimsAndZeroesStrides) {
   EXPECT_EQ(max_diff(b, x.view({1, 3, 1}).expand({2, 3, 4})), 0.0);
   Tensor one = ones({1, 4});
   EXPECT_EQ(vec(prims::broadcast_in_dim(one, {5, 4}, {0, 1}).strides()), (std::vector<int64_t>{0, 1}));
-  EXPECT_NE(error_of([&] { prims::broadcast_in_dim(x, {3, 2}, {1}); }).find("cannot become size 2"),
-            std::string::npos);
-  EXPECT_NE(error_of([&] { prims::broadcast_in_dim(one, {1, 4}, {1, 0}); }).find("strictly ascending"),
+  EXPECT_NE(error_of([&] { prims::broadcast_in_dim(x, {3, 2}, {1}); }).find("cannot become size 2"), std::string::npos);
+  EXPECT_NE(error_of([&] {
+              prims::broadcast_in_dim(one, {1, 4}, {1, 0});
+            }).find("strictly ascending"),
             std::string::npos);
 }
 

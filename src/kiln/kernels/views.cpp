@@ -38,15 +38,18 @@ Tensor permute(const Tensor& self, IntArrayRef dims) {
 Tensor expand(const Tensor& self, IntArrayRef size, bool /*implicit*/) {
   KILN_CHECK(static_cast<int64_t>(size.size()) >= self.dim(),
              "expand: the number of sizes provided ({}) must be greater or equal to the number of dimensions in the "
-             "tensor ({})", size.size(), self.dim());
+             "tensor ({})",
+             size.size(), self.dim());
   size_t nd = size.size();
   size_t offset = nd - static_cast<size_t>(self.dim());
   Shape sizes(nd), strides(nd);
   for (size_t i = nd; i-- > 0;) {
     int64_t target = size[i];
     if (i < offset) {
-      KILN_CHECK(target >= 0, "expand: the expanded size of the tensor ({}) isn't allowed in a leading, non-existing "
-                 "dimension {}", target, i);
+      KILN_CHECK(target >= 0,
+                 "expand: the expanded size of the tensor ({}) isn't allowed in a leading, non-existing "
+                 "dimension {}",
+                 target, i);
       sizes[i] = target;
       strides[i] = 0;
       continue;
@@ -55,7 +58,8 @@ Tensor expand(const Tensor& self, IntArrayRef size, bool /*implicit*/) {
     if (target == -1) target = have;
     KILN_CHECK(have == target || have == 1,
                "expand: the expanded size of the tensor ({}) must match the existing size ({}) at non-singleton "
-               "dimension {}; target sizes: {}, tensor sizes: {}", target, have, i, size, self.sizes());
+               "dimension {}; target sizes: {}, tensor sizes: {}",
+               target, have, i, size, self.sizes());
     sizes[i] = target;
     strides[i] = have == target ? self.strides()[i - offset] : 0;
   }
@@ -122,10 +126,11 @@ Tensor as_strided(const Tensor& self, IntArrayRef size, IntArrayRef stride, std:
   }
   int64_t span = storage_span(size, stride);
   int64_t needed = span == 0 ? 0 : (offset + span) * static_cast<int64_t>(self.element_size());
-  KILN_CHECK(needed <= static_cast<int64_t>(self.storage()->nbytes()),
-             "as_strided: sizes {}, strides {}, storage offset {} and itemsize {} require a storage of {} bytes, out of "
-             "bounds for a storage of {} bytes", size, stride, offset, self.element_size(), needed,
-             self.storage()->nbytes());
+  KILN_CHECK(
+      needed <= static_cast<int64_t>(self.storage()->nbytes()),
+      "as_strided: sizes {}, strides {}, storage offset {} and itemsize {} require a storage of {} bytes, out of "
+      "bounds for a storage of {} bytes",
+      size, stride, offset, self.element_size(), needed, self.storage()->nbytes());
   return self.view_with(size, stride, offset);
 }
 
@@ -139,9 +144,11 @@ std::vector<Tensor> split_with_sizes(const Tensor& self, IntArrayRef split_sizes
     KILN_CHECK(s >= 0, "split_with_sizes: split sizes must be non-negative, got {}", split_sizes);
     total += s;
   }
-  KILN_CHECK(total == self.sizes()[d],
-             "split_with_sizes: expects split_sizes to sum exactly to {} (input tensor's size at dimension {}), but got "
-             "split_sizes={}", self.sizes()[d], d, split_sizes);
+  KILN_CHECK(
+      total == self.sizes()[d],
+      "split_with_sizes: expects split_sizes to sum exactly to {} (input tensor's size at dimension {}), but got "
+      "split_sizes={}",
+      self.sizes()[d], d, split_sizes);
   std::vector<Tensor> out;
   int64_t start = 0;
   for (int64_t s : split_sizes) {

@@ -77,7 +77,9 @@ TEST(Views, ErrorsNameTheOpAndSizes) {
   };
   EXPECT_EQ(message([&] { x.select(1, 3); }), "select: index 3 out of range for tensor of size [2, 3] at dimension 1");
   EXPECT_EQ(message([&] { x.permute({0, 0}); }), "permute: repeated dim 0 in permutation [0, 0]");
-  EXPECT_EQ(message([&] { x.expand({4, 2}); }),
+  EXPECT_EQ(message([&] {
+              x.expand({4, 2});
+            }),
             "expand: the expanded size of the tensor (2) must match the existing size (3) at non-singleton dimension "
             "1; target sizes: [4, 2], tensor sizes: [2, 3]");
   EXPECT_EQ(message([&] { x.view({4}); }), "view: shape [4] is invalid for input of size 6");

@@ -151,7 +151,7 @@ Tensor logical_and(const Tensor& a, const Tensor& b) { return call<Tensor>(KILN_
 Tensor logical_or(const Tensor& a, const Tensor& b) { return call<Tensor>(KILN_OP("aten::logical_or"), a, b); }
 Tensor logical_xor(const Tensor& a, const Tensor& b) { return call<Tensor>(KILN_OP("aten::logical_xor"), a, b); }
 
-#define KILN_BINARY_TS(name)                                                                      \
+#define KILN_BINARY_TS(name)                                                                                      \
   Tensor name(const Tensor& a, const Tensor& b) { return call<Tensor>(KILN_OP("aten::" #name ".Tensor"), a, b); } \
   Tensor name(const Tensor& a, const Scalar& b) { return call<Tensor>(KILN_OP("aten::" #name ".Scalar"), a, b); }
 KILN_BINARY_TS(fmod)
@@ -182,15 +182,11 @@ Tensor sum(const Tensor& self, std::optional<DType> dtype) { return call<Tensor>
 Tensor sum(const Tensor& self, std::optional<IntArrayRef> dim, bool keepdim, std::optional<DType> dtype) {
   return call<Tensor>(KILN_OP("aten::sum.dim_IntList"), self, dim, keepdim, dtype);
 }
-Tensor mean(const Tensor& self, std::optional<DType> dtype) {
-  return call<Tensor>(KILN_OP("aten::mean"), self, dtype);
-}
+Tensor mean(const Tensor& self, std::optional<DType> dtype) { return call<Tensor>(KILN_OP("aten::mean"), self, dtype); }
 Tensor mean(const Tensor& self, std::optional<IntArrayRef> dim, bool keepdim, std::optional<DType> dtype) {
   return call<Tensor>(KILN_OP("aten::mean.dim"), self, dim, keepdim, dtype);
 }
-Tensor prod(const Tensor& self, std::optional<DType> dtype) {
-  return call<Tensor>(KILN_OP("aten::prod"), self, dtype);
-}
+Tensor prod(const Tensor& self, std::optional<DType> dtype) { return call<Tensor>(KILN_OP("aten::prod"), self, dtype); }
 Tensor prod(const Tensor& self, int64_t dim, bool keepdim, std::optional<DType> dtype) {
   return call<Tensor>(KILN_OP("aten::prod.dim_int"), self, dim, keepdim, dtype);
 }
@@ -266,8 +262,8 @@ Tensor nll_loss(const Tensor& self, const Tensor& target, const std::optional<Te
                 int64_t ignore_index) {
   return call<Tensor>(KILN_OP("aten::nll_loss"), self, target, weight, static_cast<int64_t>(reduction), ignore_index);
 }
-Tensor cross_entropy(const Tensor& self, const Tensor& target, const std::optional<Tensor>& weight,
-                     Reduction reduction, int64_t ignore_index, double label_smoothing) {
+Tensor cross_entropy(const Tensor& self, const Tensor& target, const std::optional<Tensor>& weight, Reduction reduction,
+                     int64_t ignore_index, double label_smoothing) {
   return call<Tensor>(KILN_OP("aten::cross_entropy_loss"), self, target, weight, static_cast<int64_t>(reduction),
                       ignore_index, label_smoothing);
 }
@@ -321,9 +317,7 @@ Tensor select(const Tensor& self, int64_t dim, int64_t index) {
 }
 Tensor squeeze(const Tensor& self) { return call<Tensor>(KILN_OP("aten::squeeze"), self); }
 Tensor squeeze(const Tensor& self, int64_t dim) { return call<Tensor>(KILN_OP("aten::squeeze.dim"), self, dim); }
-Tensor squeeze(const Tensor& self, IntArrayRef dims) {
-  return call<Tensor>(KILN_OP("aten::squeeze.dims"), self, dims);
-}
+Tensor squeeze(const Tensor& self, IntArrayRef dims) { return call<Tensor>(KILN_OP("aten::squeeze.dims"), self, dims); }
 Tensor unsqueeze(const Tensor& self, int64_t dim) { return call<Tensor>(KILN_OP("aten::unsqueeze"), self, dim); }
 Tensor as_strided(const Tensor& self, IntArrayRef size, IntArrayRef stride, std::optional<int64_t> offset) {
   return call<Tensor>(KILN_OP("aten::as_strided"), self, size, stride, offset);
@@ -340,9 +334,7 @@ Tensor transpose(const Tensor& self, int64_t dim0, int64_t dim1) {
 }
 Tensor t(const Tensor& self) { return call<Tensor>(KILN_OP("aten::t"), self); }
 Tensor reshape(const Tensor& self, IntArrayRef shape) { return call<Tensor>(KILN_OP("aten::reshape"), self, shape); }
-Tensor contiguous(const Tensor& self, MemoryFormat mf) {
-  return call<Tensor>(KILN_OP("aten::contiguous"), self, mf);
-}
+Tensor contiguous(const Tensor& self, MemoryFormat mf) { return call<Tensor>(KILN_OP("aten::contiguous"), self, mf); }
 
 // ---- Copies
 Tensor cat(std::span<const Tensor> tensors, int64_t dim) { return call<Tensor>(KILN_OP("aten::cat"), tensors, dim); }

@@ -18,7 +18,7 @@ struct TensorOptions {
   std::optional<DType> dtype_;
   std::optional<Device> device_;
   TensorOptions() = default;
-  TensorOptions(DType d) : dtype_(d) {}   // NOLINT
+  TensorOptions(DType d) : dtype_(d) {}    // NOLINT
   TensorOptions(Device d) : device_(d) {}  // NOLINT
   TensorOptions dtype(DType d) const {
     auto o = *this;
@@ -239,7 +239,8 @@ Tensor clone(const Tensor& self, std::optional<MemoryFormat> memory_format = std
 // Functional copy: a new tensor shaped like self holding src (broadcast, converted).
 Tensor copy(const Tensor& self, const Tensor& src);
 Tensor& copy_(Tensor& self, const Tensor& src);
-Tensor _to_copy(const Tensor& self, TensorOptions options = {}, std::optional<MemoryFormat> memory_format = std::nullopt);
+Tensor _to_copy(const Tensor& self, TensorOptions options = {},
+                std::optional<MemoryFormat> memory_format = std::nullopt);
 Tensor to(const Tensor& self, DType dtype);
 Tensor fill(const Tensor& self, const Scalar& value);
 Scalar _local_scalar_dense(const Tensor& self);

@@ -46,35 +46,75 @@ Stack box_all(const Args&... args) {
 }
 
 // ---- Value -> C++ (views into the Value stay valid while it is on the stack)
-template <class T> struct Unbox;
-template <> struct Unbox<Tensor> { static const Tensor& get(const Value& v) { return v.to_tensor(); } };
+template <class T>
+struct Unbox;
+template <>
+struct Unbox<Tensor> {
+  static const Tensor& get(const Value& v) { return v.to_tensor(); }
+};
 // An argument a kernel takes as it comes (a Generator?, say).
-template <> struct Unbox<Value> { static const Value& get(const Value& v) { return v; } };
-template <> struct Unbox<int64_t> { static int64_t get(const Value& v) { return v.to_int(); } };
-template <> struct Unbox<double> { static double get(const Value& v) { return v.to_double(); } };
-template <> struct Unbox<bool> { static bool get(const Value& v) { return v.to_bool(); } };
-template <> struct Unbox<Scalar> { static Scalar get(const Value& v) { return v.to_scalar(); } };
-template <> struct Unbox<std::string_view> {
+template <>
+struct Unbox<Value> {
+  static const Value& get(const Value& v) { return v; }
+};
+template <>
+struct Unbox<int64_t> {
+  static int64_t get(const Value& v) { return v.to_int(); }
+};
+template <>
+struct Unbox<double> {
+  static double get(const Value& v) { return v.to_double(); }
+};
+template <>
+struct Unbox<bool> {
+  static bool get(const Value& v) { return v.to_bool(); }
+};
+template <>
+struct Unbox<Scalar> {
+  static Scalar get(const Value& v) { return v.to_scalar(); }
+};
+template <>
+struct Unbox<std::string_view> {
   static std::string_view get(const Value& v) { return v.to_string_value(); }
 };
-template <> struct Unbox<IntArrayRef> { static IntArrayRef get(const Value& v) { return v.to_int_list(); } };
-template <> struct Unbox<std::span<const Tensor>> {
+template <>
+struct Unbox<IntArrayRef> {
+  static IntArrayRef get(const Value& v) { return v.to_int_list(); }
+};
+template <>
+struct Unbox<std::span<const Tensor>> {
   static std::span<const Tensor> get(const Value& v) { return v.to_tensor_list(); }
 };
-template <> struct Unbox<std::vector<std::optional<Tensor>>> {
+template <>
+struct Unbox<std::vector<std::optional<Tensor>>> {
   static const std::vector<std::optional<Tensor>>& get(const Value& v) { return v.to_optional_tensor_list(); }
 };
-template <> struct Unbox<std::vector<bool>> {
+template <>
+struct Unbox<std::vector<bool>> {
   static const std::vector<bool>& get(const Value& v) { return v.to_bool_list(); }
 };
-template <> struct Unbox<std::vector<double>> {
+template <>
+struct Unbox<std::vector<double>> {
   static const std::vector<double>& get(const Value& v) { return v.to_double_list(); }
 };
-template <> struct Unbox<DType> { static DType get(const Value& v) { return v.to_dtype(); } };
-template <> struct Unbox<Device> { static Device get(const Value& v) { return v.to_device(); } };
-template <> struct Unbox<Layout> { static Layout get(const Value& v) { return v.to_layout(); } };
-template <> struct Unbox<MemoryFormat> { static MemoryFormat get(const Value& v) { return v.to_memory_format(); } };
-template <class T> struct Unbox<std::optional<T>> {
+template <>
+struct Unbox<DType> {
+  static DType get(const Value& v) { return v.to_dtype(); }
+};
+template <>
+struct Unbox<Device> {
+  static Device get(const Value& v) { return v.to_device(); }
+};
+template <>
+struct Unbox<Layout> {
+  static Layout get(const Value& v) { return v.to_layout(); }
+};
+template <>
+struct Unbox<MemoryFormat> {
+  static MemoryFormat get(const Value& v) { return v.to_memory_format(); }
+};
+template <class T>
+struct Unbox<std::optional<T>> {
   static std::optional<T> get(const Value& v) {
     if (v.is_none()) return std::nullopt;
     return T(Unbox<T>::get(v));
@@ -93,14 +133,17 @@ void push_result(Stack& s, std::tuple<Ts...> t) {
 }
 
 // ---- stack -> typed results (for the typed API)
-template <class R> struct Result { static R take(Stack& s) { return Unbox<R>::get(s.at(0)); } };
-template <> struct Result<std::vector<Tensor>> {
+template <class R>
+struct Result {
+  static R take(Stack& s) { return Unbox<R>::get(s.at(0)); }
+};
+template <>
+struct Result<std::vector<Tensor>> {
   static std::vector<Tensor> take(Stack& s) { return s.at(0).to_tensor_list(); }
 };
-template <class... Ts> struct Result<std::tuple<Ts...>> {
-  static std::tuple<Ts...> take(Stack& s) {
-    return take_at(s, std::index_sequence_for<Ts...>{});
-  }
+template <class... Ts>
+struct Result<std::tuple<Ts...>> {
+  static std::tuple<Ts...> take(Stack& s) { return take_at(s, std::index_sequence_for<Ts...>{}); }
   template <size_t... I>
   static std::tuple<Ts...> take_at(Stack& s, std::index_sequence<I...>) {
     return std::tuple<Ts...>(Unbox<Ts>::get(s.at(I))...);

@@ -19,10 +19,10 @@
 namespace kiln {
 
 struct CustomOpDef {
-  std::string schema;     // "namespace::name[.overload](args) -> returns"; the namespace may not be aten
-  std::string tags;       // space-separated op tags, e.g. "pointwise"
-  BoxedKernel meta;       // required: shape inference
-  BoxedKernel cpu;        // optional: the CPU kernel
+  std::string schema;  // "namespace::name[.overload](args) -> returns"; the namespace may not be aten
+  std::string tags;    // space-separated op tags, e.g. "pointwise"
+  BoxedKernel meta;    // required: shape inference
+  BoxedKernel cpu;     // optional: the CPU kernel
 };
 
 // Declares the op and attaches its kernels; throws kiln::Error for a malformed schema, a missing

@@ -18,7 +18,8 @@ void add_tensor_device(const Tensor& t, OpHandle op, std::optional<Device>& devi
   if (!device) {
     device = d;
   } else {
-    KILN_CHECK(*device == d, "{}: expected all tensors to be on the same device, but found at least two devices, {} and {}",
+    KILN_CHECK(*device == d,
+               "{}: expected all tensors to be on the same device, but found at least two devices, {} and {}",
                op->name(), *device, d);
   }
 }

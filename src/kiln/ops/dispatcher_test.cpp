@@ -138,16 +138,23 @@ TEST(CustomOp, RegistersRunsOnCpuAndMetaAndWraps) {
   }
   EXPECT_EQ(wrapped, 1);
 
-  EXPECT_THROW(register_custom_op({.schema = "aten::mine(Tensor a) -> Tensor", .tags = "", .meta = boxed_kernel<&scaled_add_meta>(), .cpu = {}}),
+  EXPECT_THROW(register_custom_op({.schema = "aten::mine(Tensor a) -> Tensor",
+                                   .tags = "",
+                                   .meta = boxed_kernel<&scaled_add_meta>(),
+                                   .cpu = {}}),
                Error);
-  EXPECT_THROW(register_custom_op({.schema = "nonamespace(Tensor a) -> Tensor", .tags = "", .meta = boxed_kernel<&scaled_add_meta>(), .cpu = {}}),
+  EXPECT_THROW(register_custom_op({.schema = "nonamespace(Tensor a) -> Tensor",
+                                   .tags = "",
+                                   .meta = boxed_kernel<&scaled_add_meta>(),
+                                   .cpu = {}}),
                Error);
   EXPECT_THROW(register_custom_op({.schema = "testlib::scaled_add(Tensor a) -> Tensor",
                                    .tags = "",
                                    .meta = boxed_kernel<&scaled_add_meta>(),
                                    .cpu = {}}),
                Error);
-  EXPECT_THROW(register_custom_op({.schema = "testlib::no_meta(Tensor a) -> Tensor", .tags = "", .meta = {}, .cpu = {}}), Error);
+  EXPECT_THROW(
+      register_custom_op({.schema = "testlib::no_meta(Tensor a) -> Tensor", .tags = "", .meta = {}, .cpu = {}}), Error);
 }
 
 TEST(Dispatcher, FallbackRunsForOpsWithoutTheirOwnKernel) {

@@ -10,6 +10,8 @@ namespace {
 
 constexpr OpKind kCompound = OpKind::Compound;
 
+// One op a line, as PyTorch writes its schemas.
+// clang-format off
 const OpDecl kNativeOps[] = {
     // ---- Core ATen (193 ops)
     {"native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)", "core nondeterministic_seeded"},
@@ -271,6 +273,7 @@ const OpDecl kNativeOps[] = {
     {"sigmoid_(Tensor(a!) self) -> Tensor(a!)", "pointwise"},
     {"clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)", "pointwise"},
 };
+// clang-format on
 
 }  // namespace
 

@@ -6,9 +6,15 @@
 
 namespace kiln {
 namespace {
-constexpr std::string_view kTagNames[kNumOpTags] = {
-    "core", "prim", "pointwise", "reduction", "view", "inplace", "nondeterministic_seeded",
-    "dynamic_output_shape", "data_dependent_output"};
+constexpr std::string_view kTagNames[kNumOpTags] = {"core",
+                                                    "prim",
+                                                    "pointwise",
+                                                    "reduction",
+                                                    "view",
+                                                    "inplace",
+                                                    "nondeterministic_seeded",
+                                                    "dynamic_output_shape",
+                                                    "data_dependent_output"};
 }
 
 std::string_view op_tag_name(OpTag t) { return kTagNames[static_cast<int>(t)]; }

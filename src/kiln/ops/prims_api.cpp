@@ -26,7 +26,9 @@ Value optional_dtype(std::optional<DType> d) { return d ? Value(*d) : Value(); }
 }  // namespace
 
 Tensor unary(std::string_view name, const Tensor& x) { return call_tensor(name, {Value(x)}); }
-Tensor binary(std::string_view name, const Tensor& a, const Tensor& b) { return call_tensor(name, {Value(a), Value(b)}); }
+Tensor binary(std::string_view name, const Tensor& a, const Tensor& b) {
+  return call_tensor(name, {Value(a), Value(b)});
+}
 Tensor where(const Tensor& pred, const Tensor& a, const Tensor& b) {
   return call_tensor("where", {Value(pred), Value(a), Value(b)});
 }
@@ -47,13 +49,16 @@ Tensor broadcast_in_dim(const Tensor& a, IntArrayRef shape, IntArrayRef broadcas
 Tensor collapse_view(const Tensor& a, int64_t start, int64_t end) {
   return call_tensor("collapse_view", {Value(a), Value(start), Value(end)});
 }
-Tensor slice(const Tensor& a, IntArrayRef start_indices, IntArrayRef limit_indices, std::optional<IntArrayRef> strides) {
+Tensor slice(const Tensor& a, IntArrayRef start_indices, IntArrayRef limit_indices,
+             std::optional<IntArrayRef> strides) {
   return call_tensor("slice", {Value(a), int_list(start_indices), int_list(limit_indices), optional_int_list(strides)});
 }
 Tensor split_dim(const Tensor& a, int64_t dim, int64_t outer_length) {
   return call_tensor("split_dim", {Value(a), Value(dim), Value(outer_length)});
 }
-Tensor squeeze(const Tensor& a, IntArrayRef dimensions) { return call_tensor("squeeze", {Value(a), int_list(dimensions)}); }
+Tensor squeeze(const Tensor& a, IntArrayRef dimensions) {
+  return call_tensor("squeeze", {Value(a), int_list(dimensions)});
+}
 Tensor transpose(const Tensor& a, IntArrayRef permutation) {
   return call_tensor("transpose", {Value(a), int_list(permutation)});
 }

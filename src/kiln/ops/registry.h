@@ -116,10 +116,10 @@ class KernelRegistrar {
 };
 
 // Looks an op up once and caches the handle: KILN_OP("aten::add.Tensor").
-#define KILN_OP(name)                                                   \
-  ([]() -> ::kiln::OpHandle {                                           \
+#define KILN_OP(name)                                                            \
+  ([]() -> ::kiln::OpHandle {                                                    \
     static const ::kiln::OpHandle handle = ::kiln::Registry::global().get(name); \
-    return handle;                                                      \
+    return handle;                                                               \
   }())
 
 }  // namespace kiln

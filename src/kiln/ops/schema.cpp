@@ -15,11 +15,19 @@ struct BaseTypeName {
   BaseType type;
 };
 constexpr BaseTypeName kBaseTypes[] = {
-    {"Tensor", BaseType::Tensor},         {"int", BaseType::Int},           {"SymInt", BaseType::SymInt},
-    {"float", BaseType::Float},           {"bool", BaseType::Bool},         {"Scalar", BaseType::Scalar},
-    {"str", BaseType::Str},               {"ScalarType", BaseType::ScalarType}, {"Layout", BaseType::Layout},
-    {"Device", BaseType::Device},         {"MemoryFormat", BaseType::MemoryFormat},
-    {"SymBool", BaseType::SymBool},       {"Generator", BaseType::Generator},
+    {"Tensor", BaseType::Tensor},
+    {"int", BaseType::Int},
+    {"SymInt", BaseType::SymInt},
+    {"float", BaseType::Float},
+    {"bool", BaseType::Bool},
+    {"Scalar", BaseType::Scalar},
+    {"str", BaseType::Str},
+    {"ScalarType", BaseType::ScalarType},
+    {"Layout", BaseType::Layout},
+    {"Device", BaseType::Device},
+    {"MemoryFormat", BaseType::MemoryFormat},
+    {"SymBool", BaseType::SymBool},
+    {"Generator", BaseType::Generator},
 };
 
 std::string_view base_type_name(BaseType t) {

@@ -14,7 +14,19 @@
 namespace kiln {
 
 enum class BaseType : uint8_t {
-  Tensor, Int, SymInt, Float, Bool, Scalar, Str, ScalarType, Layout, Device, MemoryFormat, SymBool, Generator
+  Tensor,
+  Int,
+  SymInt,
+  Float,
+  Bool,
+  Scalar,
+  Str,
+  ScalarType,
+  Layout,
+  Device,
+  MemoryFormat,
+  SymBool,
+  Generator
 };
 
 struct Type {

@@ -36,7 +36,8 @@ TEST(Schema, ParsesListsOptionalsAndAliases) {
   EXPECT_FALSE(idx.arguments[1].type.optional);
   EXPECT_EQ(idx.arguments[1].type.to_string(), "Tensor?[]");
 
-  Schema mean = parse_schema("mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor");
+  Schema mean =
+      parse_schema("mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor");
   EXPECT_EQ(mean.arguments[1].type.list_size, 1);
   EXPECT_TRUE(mean.arguments[1].type.optional);
   EXPECT_EQ(mean.arguments[1].type.to_string(), "int[1]?");

@@ -22,7 +22,9 @@ Tensor Tensor::sqrt() const { return kiln::sqrt(*this); }
 Tensor Tensor::sigmoid() const { return kiln::sigmoid(*this); }
 Tensor Tensor::tanh() const { return kiln::tanh(*this); }
 Tensor Tensor::relu() const { return kiln::relu(*this); }
-Tensor Tensor::clamp(std::optional<Scalar> min, std::optional<Scalar> max) const { return kiln::clamp(*this, min, max); }
+Tensor Tensor::clamp(std::optional<Scalar> min, std::optional<Scalar> max) const {
+  return kiln::clamp(*this, min, max);
+}
 Tensor Tensor::eq(const Tensor& o) const { return kiln::eq(*this, o); }
 Tensor Tensor::eq(const Scalar& o) const { return kiln::eq(*this, o); }
 Tensor Tensor::lt(const Scalar& o) const { return kiln::lt(*this, o); }

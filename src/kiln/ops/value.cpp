@@ -29,9 +29,9 @@ Scalar Value::to_scalar() const {
 }
 
 std::string_view Value::type_name() const {
-  static constexpr std::string_view kNames[] = {
-      "None", "Tensor", "int", "float", "bool", "str", "int[]", "float[]", "bool[]", "Tensor[]", "Tensor?[]",
-      "ScalarType", "Device", "Layout", "MemoryFormat"};
+  static constexpr std::string_view kNames[] = {"None",      "Tensor",     "int",     "float",  "bool",
+                                                "str",       "int[]",      "float[]", "bool[]", "Tensor[]",
+                                                "Tensor?[]", "ScalarType", "Device",  "Layout", "MemoryFormat"};
   return kNames[v_.index()];
 }
 

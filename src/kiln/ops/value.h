@@ -17,29 +17,42 @@ namespace kiln {
 class Value {
  public:
   enum class Tag : uint8_t {
-    None, Tensor, Int, Double, Bool, String, IntList, DoubleList, BoolList, TensorList,
-    OptionalTensorList, DType, Device, Layout, MemoryFormat
+    None,
+    Tensor,
+    Int,
+    Double,
+    Bool,
+    String,
+    IntList,
+    DoubleList,
+    BoolList,
+    TensorList,
+    OptionalTensorList,
+    DType,
+    Device,
+    Layout,
+    MemoryFormat
   };
 
   Value() = default;
-  Value(std::nullopt_t) {}  // NOLINT
-  Value(Tensor t) : v_(std::move(t)) {}  // NOLINT
-  Value(int64_t i) : v_(i) {}             // NOLINT
-  Value(int i) : v_(int64_t{i}) {}        // NOLINT
-  Value(double d) : v_(d) {}              // NOLINT
-  Value(bool b) : v_(b) {}                // NOLINT
-  Value(const Scalar& s);                 // NOLINT: Int, Double or Bool by the scalar's kind
-  Value(std::string s) : v_(std::move(s)) {}  // NOLINT
-  Value(const char* s) : v_(std::string(s)) {}  // NOLINT
-  Value(std::vector<int64_t> l) : v_(std::move(l)) {}  // NOLINT
-  Value(std::vector<double> l) : v_(std::move(l)) {}   // NOLINT
-  Value(std::vector<bool> l) : v_(std::move(l)) {}     // NOLINT
-  Value(std::vector<Tensor> l) : v_(std::move(l)) {}   // NOLINT
+  Value(std::nullopt_t) {}                                           // NOLINT
+  Value(Tensor t) : v_(std::move(t)) {}                              // NOLINT
+  Value(int64_t i) : v_(i) {}                                        // NOLINT
+  Value(int i) : v_(int64_t{i}) {}                                   // NOLINT
+  Value(double d) : v_(d) {}                                         // NOLINT
+  Value(bool b) : v_(b) {}                                           // NOLINT
+  Value(const Scalar& s);                                            // NOLINT: Int, Double or Bool by the scalar's kind
+  Value(std::string s) : v_(std::move(s)) {}                         // NOLINT
+  Value(const char* s) : v_(std::string(s)) {}                       // NOLINT
+  Value(std::vector<int64_t> l) : v_(std::move(l)) {}                // NOLINT
+  Value(std::vector<double> l) : v_(std::move(l)) {}                 // NOLINT
+  Value(std::vector<bool> l) : v_(std::move(l)) {}                   // NOLINT
+  Value(std::vector<Tensor> l) : v_(std::move(l)) {}                 // NOLINT
   Value(std::vector<std::optional<Tensor>> l) : v_(std::move(l)) {}  // NOLINT
-  Value(DType t) : v_(t) {}                // NOLINT
-  Value(Device d) : v_(d) {}               // NOLINT
-  Value(Layout l) : v_(l) {}               // NOLINT
-  Value(MemoryFormat m) : v_(m) {}         // NOLINT
+  Value(DType t) : v_(t) {}                                          // NOLINT
+  Value(Device d) : v_(d) {}                                         // NOLINT
+  Value(Layout l) : v_(l) {}                                         // NOLINT
+  Value(MemoryFormat m) : v_(m) {}                                   // NOLINT
 
   Tag tag() const { return static_cast<Tag>(v_.index()); }
   bool is_none() const { return tag() == Tag::None; }

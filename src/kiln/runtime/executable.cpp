@@ -28,8 +28,8 @@ void Executable::check_input(size_t i, const Tensor& t) const {
              want.device);
   KILN_CHECK_TYPE(t.dtype() == want.dtype, "compiled function: input {} ({}) has dtype {}, expected {}", i, name,
                   dtype_name(t.dtype()), dtype_name(want.dtype));
-  KILN_CHECK(t.sizes().equals(want.sizes), "compiled function: input {} ({}) has sizes {}, expected {}", i,
-             name, t.sizes(), want.sizes);
+  KILN_CHECK(t.sizes().equals(want.sizes), "compiled function: input {} ({}) has sizes {}, expected {}", i, name,
+             t.sizes(), want.sizes);
   int64_t numel = 1, low = 0, high = 0;  // the elements the view reaches, relative to its offset
   for (size_t d = 0; d < want.sizes.size(); ++d) {
     numel *= want.sizes[d];
@@ -40,14 +40,15 @@ void Executable::check_input(size_t i, const Tensor& t) const {
   for (size_t d = 0; d < want.sizes.size(); ++d) {
     KILN_CHECK(want.sizes[d] == 1 || t.strides()[d] == want.strides[d],
                "compiled function: input {} ({}) of sizes {} has strides {}, expected {} (the compiled code is "
-               "specialized to its strides)", i, name, want.sizes, t.strides(), want.strides);
+               "specialized to its strides)",
+               i, name, want.sizes, t.strides(), want.strides);
   }
   auto item = static_cast<int64_t>(element_size(want.dtype));
   int64_t first = t.storage_offset() + low, end = t.storage_offset() + high + 1;
   KILN_CHECK(first >= 0 && end * item <= static_cast<int64_t>(t.storage()->nbytes()),
              "compiled function: input {} ({}) of sizes {}, strides {} and offset {} reaches elements {} to {} of its "
-             "storage, which holds {} bytes ({} elements of {})", i, name, want.sizes, want.strides,
-             t.storage_offset(), first, end - 1, t.storage()->nbytes(),
+             "storage, which holds {} bytes ({} elements of {})",
+             i, name, want.sizes, want.strides, t.storage_offset(), first, end - 1, t.storage()->nbytes(),
              static_cast<int64_t>(t.storage()->nbytes()) / item, dtype_name(want.dtype));
 }
 
@@ -67,7 +68,8 @@ void check_extern_result(const loopir::Program& p, const loopir::ExternCall& cal
   const auto& b = p.buffers[static_cast<size_t>(call.outs[i])];
   KILN_CHECK_KIND(r.dtype() == b.dtype && r.sizes().equals(b.sizes), ErrorKind::Internal,
                   "compiled function: extern {} returned result {} as {} {}, the trace said {} {}",
-                  call.op->schema().qualified_name(), i, dtype_name(r.dtype()), r.sizes(), dtype_name(b.dtype), b.sizes);
+                  call.op->schema().qualified_name(), i, dtype_name(r.dtype()), r.sizes(), dtype_name(b.dtype),
+                  b.sizes);
   const StorageImpl* memory = r.storage().get();
   auto aliased = compiler::aliased_arguments(call, i);
   for (const auto& v : aliased) {
@@ -76,8 +78,8 @@ void check_extern_result(const loopir::Program& p, const loopir::ExternCall& cal
   loopir::for_each_view(call, [&](const loopir::BufferView& v) {
     KILN_CHECK_KIND(tensors[static_cast<size_t>(v.buffer)].storage().get() != memory, ErrorKind::Internal,
                     "compiled function: extern {} returned result {} sharing memory with its argument buf{}, which its "
-                    "schema ({}) does not say it aliases", call.op->schema().qualified_name(), i, v.buffer,
-                    call.op->schema().text);
+                    "schema ({}) does not say it aliases",
+                    call.op->schema().qualified_name(), i, v.buffer, call.op->schema().text);
   });
 }
 
@@ -98,8 +100,8 @@ std::vector<Tensor> Executable::run(std::span<const Tensor> inputs) const {
     if (b.role != loopir::BufferRole::Computed) continue;
     auto i = static_cast<size_t>(b.id);
     if (plan_.slot[i] >= 0) {
-      tensors[i] = make_tensor(slots[static_cast<size_t>(plan_.slot[i])].storage(), b.sizes, contiguous_strides(b.sizes),
-                               0, b.dtype);
+      tensors[i] = make_tensor(slots[static_cast<size_t>(plan_.slot[i])].storage(), b.sizes,
+                               contiguous_strides(b.sizes), 0, b.dtype);
     } else if (plan_.output[i]) {
       tensors[i] = empty(b.sizes, TensorOptions(b.dtype));
     }

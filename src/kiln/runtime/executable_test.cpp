@@ -104,8 +104,8 @@ void expect_error(const Executable& exe, const Tensor& input, std::initializer_l
 TEST(Executable, InputsAreCheckedAgainstTheCompiledSignature) {
   manual_seed(2);
   Tensor x = randn({4, 6});
-  auto exe = compiled([](const std::vector<Tensor>& in) { return std::vector<Tensor>{mul(exp(in[0]), Scalar(2))}; },
-                      {x});
+  auto exe =
+      compiled([](const std::vector<Tensor>& in) { return std::vector<Tensor>{mul(exp(in[0]), Scalar(2))}; }, {x});
   EXPECT_LT(max_error(exe->run(std::vector<Tensor>{x})[0], mul(exp(x), Scalar(2))), 1e-5);
   expect_error(*exe, x.to(DType::Float64), {"input 0 (arg0)", "dtype float64", "expected float32"});
   expect_error(*exe, randn({4, 7}), {"input 0 (arg0)", "sizes [4, 7]", "expected [4, 6]"});

@@ -45,11 +45,11 @@ namespace detail {
 #define KILN_CHECK(cond, ...) KILN_CHECK_KIND(cond, ::kiln::ErrorKind::Value, __VA_ARGS__)
 #define KILN_CHECK_INDEX(cond, ...) KILN_CHECK_KIND(cond, ::kiln::ErrorKind::Index, __VA_ARGS__)
 #define KILN_CHECK_TYPE(cond, ...) KILN_CHECK_KIND(cond, ::kiln::ErrorKind::Type, __VA_ARGS__)
-#define KILN_CHECK_KIND(cond, kind, ...)                                   \
-  do {                                                                     \
-    if (!(cond)) [[unlikely]] {                                            \
-      ::kiln::detail::throw_error((kind), ::fmt::format(__VA_ARGS__));     \
-    }                                                                      \
+#define KILN_CHECK_KIND(cond, kind, ...)                               \
+  do {                                                                 \
+    if (!(cond)) [[unlikely]] {                                        \
+      ::kiln::detail::throw_error((kind), ::fmt::format(__VA_ARGS__)); \
+    }                                                                  \
   } while (0)
 // Throws unconditionally.
 #define KILN_FAIL(kind, ...) ::kiln::detail::throw_error((kind), ::fmt::format(__VA_ARGS__))

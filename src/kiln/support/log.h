@@ -17,9 +17,9 @@ void log_line(std::string_view channel, std::string_view message);
 
 }  // namespace kiln
 
-#define KILN_LOG(channel, ...)                                                     \
-  do {                                                                             \
-    if (::kiln::log_enabled(channel)) {                                            \
-      ::kiln::detail::log_line(channel, ::fmt::format(__VA_ARGS__));               \
-    }                                                                              \
+#define KILN_LOG(channel, ...)                                       \
+  do {                                                               \
+    if (::kiln::log_enabled(channel)) {                              \
+      ::kiln::detail::log_line(channel, ::fmt::format(__VA_ARGS__)); \
+    }                                                                \
   } while (0)

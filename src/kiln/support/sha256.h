@@ -21,8 +21,8 @@ class Sha256 {
   void compress(const uint8_t* block);
   std::array<uint32_t, 8> state_;
   std::array<uint8_t, 64> block_{};
-  size_t used_ = 0;       // bytes waiting in block_
-  uint64_t length_ = 0;   // message bytes so far
+  size_t used_ = 0;      // bytes waiting in block_
+  uint64_t length_ = 0;  // message bytes so far
 };
 
 // The hex SHA-256 digest of `bytes`.

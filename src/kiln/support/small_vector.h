@@ -28,7 +28,9 @@ class SmallVector {
   SmallVector(std::initializer_list<T> init) { assign(init.begin(), init.end()); }
   SmallVector(std::span<const T> s) { assign(s.begin(), s.end()); }
   template <class It>
-  SmallVector(It first, It last) { assign(first, last); }
+  SmallVector(It first, It last) {
+    assign(first, last);
+  }
   SmallVector(const SmallVector& o) { assign(o.begin(), o.end()); }
   SmallVector(SmallVector&& o) noexcept { steal(o); }
   ~SmallVector() { release(); }

@@ -91,10 +91,11 @@ int demo_command(const std::vector<std::string>&) {
     double eager_s = best_of(5, [&] { norm(args); });
     double compiled_s = best_of(5, [&] { compiled(args); });
     double diff = sub(fused, norm(args)[0]).abs().amax().item<double>();
-    std::printf("softmax(gelu(layer_norm(x))) on [2048, 1024]: first call %.2f s (trace, fuse, generate C++, "
-                "build or load from the cache),\nthen %.2f ms compiled vs %.2f ms eager; largest difference %.1e. "
-                "`kiln explain mlp` shows kernels and code.\n",
-                first, compiled_s * 1e3, eager_s * 1e3, diff);
+    std::printf(
+        "softmax(gelu(layer_norm(x))) on [2048, 1024]: first call %.2f s (trace, fuse, generate C++, "
+        "build or load from the cache),\nthen %.2f ms compiled vs %.2f ms eager; largest difference %.1e. "
+        "`kiln explain mlp` shows kernels and code.\n",
+        first, compiled_s * 1e3, eager_s * 1e3, diff);
   }
 
   section("The op registry");

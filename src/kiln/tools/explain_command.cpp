@@ -91,9 +91,8 @@ int explain_command(const std::vector<std::string>& args) {
   std::printf("\n== prims: prims only, promotion and broadcasting explicit; GEMMs and convolutions stay whole (%s)\n%s",
               op_counts(prims).c_str(), graph::print(prims).c_str());
   // The prims trace also redoes aten -> core; show only what Core ATen ops became.
-  std::erase_if(to_prims, [](const trace::Decomposition& d) {
-    return Registry::global().get(d.op)->kind() == OpKind::Compound;
-  });
+  std::erase_if(to_prims,
+                [](const trace::Decomposition& d) { return Registry::global().get(d.op)->kind() == OpKind::Compound; });
   print_decompositions("core -> prims", to_prims);
 
   // What kiln::compile makes of the prims graph: kernels, memory, and the C++ it generates.

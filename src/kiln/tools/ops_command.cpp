@@ -88,8 +88,8 @@ int ops_command(const std::vector<std::string>& args) {
     bool keep = std::all_of(tags.begin(), tags.end(), [&](OpTag t) { return op->has_tag(t); });
     if (!kind.empty() && op_kind_name(op->kind()) != kind) keep = false;
     if (!keep) continue;
-    rows.push_back({op->name(), op->schema().text, op->tags().to_string(), std::string(op_kind_name(op->kind())),
-                    devices_of(op)});
+    rows.push_back(
+        {op->name(), op->schema().text, op->tags().to_string(), std::string(op_kind_name(op->kind())), devices_of(op)});
   }
   if (format == "tsv") {
     std::printf("name\tschema\ttags\tkind\tdevices\n");

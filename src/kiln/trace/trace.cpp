@@ -60,7 +60,8 @@ struct Tracer {
     auto it = values.find(t.impl());
     KILN_CHECK(it != values.end(),
                "trace: {} received a tensor ({}) that is neither a traced input nor made inside the traced "
-               "function; pass it as an input", op->name(), t.describe());
+               "function; pass it as an input",
+               op->name(), t.describe());
     return it->second;
   }
 
@@ -123,7 +124,8 @@ Tensor scatter_through_positions(Tracer& t, const Tracer::ViewStep& step, const 
   if (step.op->name() == "aten::as_strided") {
     KILN_CHECK_KIND(parent.is_contiguous() && parent.storage_offset() == 0, ErrorKind::NotImplemented,
                     "trace: functionalizing a write through as_strided of a non-contiguous or offset tensor ({}) is "
-                    "not supported yet", parent.describe());
+                    "not supported yet",
+                    parent.describe());
   }
   auto call = [&](const char* op, Stack args) {
     record(t, r.get(op), args, t.below_trace);
@@ -131,13 +133,14 @@ Tensor scatter_through_positions(Tracer& t, const Tracer::ViewStep& step, const 
   };
   std::vector<int64_t> flat{-1};
   Tensor positions = call("aten::arange.start_step", {Value(int64_t{0}), Value(parent.numel()), Value(int64_t{1}),
-                                                       Value(DType::Int64), Value(), Value(t.device), Value()});
+                                                      Value(DType::Int64), Value(), Value(t.device), Value()});
   positions = call("aten::view", {Value(positions), Value(parent.sizes().vec())});
   Tensor covered = record_call(t, step.op, positions, step.args);
   Tensor covered_flat = call("aten::reshape", {Value(covered), Value(flat)});
   Tensor src_flat = call("aten::reshape", {Value(src), Value(flat)});
   Tensor parent_flat = call("aten::reshape", {Value(parent), Value(flat)});
-  Tensor updated = call("aten::scatter.src", {Value(parent_flat), Value(int64_t{0}), Value(covered_flat), Value(src_flat)});
+  Tensor updated =
+      call("aten::scatter.src", {Value(parent_flat), Value(int64_t{0}), Value(covered_flat), Value(src_flat)});
   return call("aten::view", {Value(updated), Value(parent.sizes().vec())});
 }
 
@@ -151,7 +154,9 @@ Tensor scatter_back(Tracer& t, const Tracer::ViewStep& step, const Tensor& paren
     return call("aten::slice_scatter", args);
   }
   if (name == "aten::select.int") return call("aten::select_scatter", {Value(src), step.args[0], step.args[1]});
-  auto reshaped = [&] { return record_call(t, Registry::global().get("aten::view"), src, {Value(parent.sizes().vec())}); };
+  auto reshaped = [&] {
+    return record_call(t, Registry::global().get("aten::view"), src, {Value(parent.sizes().vec())});
+  };
   if (name == "aten::view" || name == "aten::unsqueeze" || name == "aten::squeeze" || name == "aten::squeeze.dim" ||
       name == "aten::squeeze.dims" || name == "aten::alias") {
     return reshaped();
@@ -159,10 +164,12 @@ Tensor scatter_back(Tracer& t, const Tracer::ViewStep& step, const Tensor& paren
   if (name == "aten::permute") {
     const auto& dims = step.args[0].to_int_list();
     std::vector<int64_t> inverse(dims.size());
-    for (size_t i = 0; i < dims.size(); ++i) inverse[static_cast<size_t>(wrap_dim(dims[i], parent.dim(), "permute"))] = static_cast<int64_t>(i);
+    for (size_t i = 0; i < dims.size(); ++i)
+      inverse[static_cast<size_t>(wrap_dim(dims[i], parent.dim(), "permute"))] = static_cast<int64_t>(i);
     return record_call(t, Registry::global().get("aten::permute"), src, {Value(inverse)});
   }
-  KILN_CHECK(name != "aten::expand", "trace: an in-place write through an expanded view writes some elements more than "
+  KILN_CHECK(name != "aten::expand",
+             "trace: an in-place write through an expanded view writes some elements more than "
              "once (unsupported, as in PyTorch); clone the expanded tensor first");
   return scatter_through_positions(t, step, parent, src);
 }
@@ -349,7 +356,10 @@ const KernelRegistrar kRegister([](Registry& r) {
 }  // namespace
 
 graph::Graph trace(const TracedFn& fn, std::span<const Tensor> example_inputs, Level level) {
-  return trace(fn, example_inputs, TraceOptions{.level = level, .names = {}, .table = nullptr, .decompositions = nullptr, .keep_ops_without_prims = false});
+  return trace(
+      fn, example_inputs,
+      TraceOptions{
+          .level = level, .names = {}, .table = nullptr, .decompositions = nullptr, .keep_ops_without_prims = false});
 }
 
 graph::Graph trace(const TracedFn& fn, std::span<const Tensor> example_inputs, const TraceOptions& options) {

@@ -114,7 +114,8 @@ namespace {
 // Runs `fn` eagerly on copies of `inputs` and as functionalized core and prims graphs on other
 // copies; outputs and the inputs' final values must agree.
 void expect_functionalized_like_eager(const TracedFn& fn, const std::vector<Tensor>& inputs, const char* must_contain) {
-  for (auto [traced_level, ir] : {std::pair{Level::Core, graph::IrLevel::Core}, std::pair{Level::Prims, graph::IrLevel::Prims}}) {
+  for (auto [traced_level, ir] :
+       {std::pair{Level::Core, graph::IrLevel::Core}, std::pair{Level::Prims, graph::IrLevel::Prims}}) {
     const Level level = traced_level;  // (a lambda below uses it; clang 14 cannot capture bindings)
     SCOPED_TRACE(std::string(level_name(level)));
     graph::Graph g = trace(fn, inputs, level);
@@ -142,7 +143,8 @@ void expect_functionalized_like_eager(const TracedFn& fn, const std::vector<Tens
       return level == Level::Core ? error : error / std::max(1.0, b.abs().amax().item<double>()) > 1e-12 ? error : 0.0;
     };
     for (size_t i = 0; i < got.size(); ++i) EXPECT_EQ(differ(got[i], want[i]), 0.0) << text;
-    for (size_t i = 0; i < inputs.size(); ++i) EXPECT_EQ(differ(graph_in[i], eager_in[i]), 0.0) << "input " << i << "\n" << text;
+    for (size_t i = 0; i < inputs.size(); ++i)
+      EXPECT_EQ(differ(graph_in[i], eager_in[i]), 0.0) << "input " << i << "\n" << text;
   }
 }
 
@@ -175,11 +177,11 @@ TEST(Functionalize, MutatingASliceWritesThroughToTheInput) {
 TEST(Functionalize, ViewsOfViewsAndStaleSiblingViews) {
   auto fn = [](const std::vector<Tensor>& in) {
     Tensor row = in[0].select(0, 1);
-    Tensor part = row.slice(0, 0, 2);           // a view of a view
-    Tensor column = in[0].t().select(0, 0);     // a sibling view, read after the mutation
+    Tensor part = row.slice(0, 0, 2);        // a view of a view
+    Tensor column = in[0].t().select(0, 0);  // a sibling view, read after the mutation
     part.fill_(7);
     Tensor z = in[1].view({2, 3});
-    z.add_(ones({3}, DType::Float64));          // mutation through a reshaping view
+    z.add_(ones({3}, DType::Float64));  // mutation through a reshaping view
     return std::vector<Tensor>{mul(column, Scalar(2)), in[1]};
   };
   expect_functionalized_like_eager(fn, {arange(9, DType::Float64).view({3, 3}), arange(6, DType::Float64)},
@@ -215,8 +217,9 @@ TEST(Functionalize, OutVariantsAndBatchNormRunningStatistics) {
     return std::vector<Tensor>{y};
   };
   manual_seed(11);
-  std::vector<Tensor> inputs = {randn({3}, DType::Float64), randn({5}, DType::Float64), randn({4, 2, 3}, DType::Float64),
-                                randn({2}, DType::Float64), add(rand({2}, DType::Float64), Scalar(1))};
+  std::vector<Tensor> inputs = {randn({3}, DType::Float64), randn({5}, DType::Float64),
+                                randn({4, 2, 3}, DType::Float64), randn({2}, DType::Float64),
+                                add(rand({2}, DType::Float64), Scalar(1))};
   expect_functionalized_like_eager(fn, inputs, "aten::_native_batch_norm_legit.no_stats");
 }
 

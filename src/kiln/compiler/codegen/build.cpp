@@ -120,9 +120,10 @@ std::string include_dir() {
 // The command without sanitizers: what production code is built with.
 std::string optimizing_command() {
   const char* cxx = std::getenv("CXX");
-  return fmt::format("{} -std=c++20 -O3 -march={} -mprefer-vector-width=512 -fopenmp -fPIC -shared -fno-math-errno "
-                     "-fno-trapping-math -I{}",
-                     cxx && *cxx ? cxx : "c++", KILN_CODEGEN_ARCH, include_dir());
+  return fmt::format(
+      "{} -std=c++20 -O3 -march={} -mprefer-vector-width=512 -fopenmp -fPIC -shared -fno-math-errno "
+      "-fno-trapping-math -I{}",
+      cxx && *cxx ? cxx : "c++", KILN_CODEGEN_ARCH, include_dir());
 }
 
 }  // namespace
@@ -219,7 +220,8 @@ std::string vectorization_report(const std::string& source) {
     f << source;
   }
   // Without sanitizers: their checks keep loops from vectorizing that production code vectorizes.
-  auto [status, output] = run(fmt::format("{} -fopt-info-vec-optimized -o {}.so {}.cpp", optimizing_command(), base, base));
+  auto [status, output] =
+      run(fmt::format("{} -fopt-info-vec-optimized -o {}.so {}.cpp", optimizing_command(), base, base));
   fs::remove(base + ".cpp", ec);
   fs::remove(base + ".so", ec);
   return status == 0 ? output : std::string();

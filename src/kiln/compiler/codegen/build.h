@@ -29,7 +29,8 @@ class Library {
 
  private:
   friend std::shared_ptr<Library> compile_cpp(const std::string& source);
-  Library(void* handle, std::string path, bool from_cache) : handle_(handle), path_(std::move(path)), from_cache_(from_cache) {}
+  Library(void* handle, std::string path, bool from_cache)
+      : handle_(handle), path_(std::move(path)), from_cache_(from_cache) {}
   void* handle_;
   std::string path_;
   bool from_cache_;

@@ -103,8 +103,8 @@ class ScopedEnv {
 };
 
 std::filesystem::path fresh_dir(const char* tag) {
-  auto dir = std::filesystem::path(cache_dir()) / fmt::format("{}.{}.{}", tag, getpid(),
-                                                             std::chrono::steady_clock::now().time_since_epoch().count());
+  auto dir = std::filesystem::path(cache_dir()) /
+             fmt::format("{}.{}.{}", tag, getpid(), std::chrono::steady_clock::now().time_since_epoch().count());
   std::filesystem::create_directories(dir / "probe");
   return dir;
 }
@@ -151,7 +151,8 @@ TEST(CacheKey, IncludesTheBytesOfEveryIncludedHeader) {
 TEST(CacheKey, AChangedHeaderRebuildsTheObject) {
   auto dir = fresh_dir("rebuild");
   ScopedEnv include("KILN_INCLUDE_DIR", dir.string());
-  std::string source = unique_source("header") + "#include \"probe/value.h\"\nextern \"C\" int value() { return VALUE; }\n";
+  std::string source = unique_source("header") +
+                       "#include \"probe/value.h\"\nextern \"C\" int value() { return VALUE; }\n";
   write(dir / "probe/value.h", "#define VALUE 1\n");
   using ValueFn = int (*)();
   auto first = compile_cpp(source);

@@ -20,16 +20,19 @@ bool wraps(DType d) { return !is_floating(d) && d != DType::Bool; }
 
 std::string apply(const std::string& op, const std::vector<std::string>& a, DType out, DType in) {
   static const std::map<std::string, std::string> kUnary = {
-      {"abs", "std::abs"},     {"acos", "std::acos"},   {"acosh", "std::acosh"}, {"asin", "std::asin"},
-      {"asinh", "std::asinh"}, {"atan", "std::atan"},   {"atanh", "std::atanh"}, {"cos", "std::cos"},
-      {"cosh", "std::cosh"},   {"ceil", "std::ceil"},   {"erf", "k_erf"},        {"exp", "k_exp"},
-      {"expm1", "std::expm1"}, {"floor", "std::floor"}, {"log", "std::log"},     {"log1p", "std::log1p"},
-      {"log2", "std::log2"},   {"log10", "std::log10"}, {"round", "std::nearbyint"}, {"sin", "std::sin"},
-      {"sinh", "std::sinh"},   {"sqrt", "std::sqrt"},   {"tan", "std::tan"},     {"tanh", "std::tanh"},
-      {"trunc", "std::trunc"}, {"sign", "k_sign"}};
+      {"abs", "std::abs"},         {"acos", "std::acos"},   {"acosh", "std::acosh"},
+      {"asin", "std::asin"},       {"asinh", "std::asinh"}, {"atan", "std::atan"},
+      {"atanh", "std::atanh"},     {"cos", "std::cos"},     {"cosh", "std::cosh"},
+      {"ceil", "std::ceil"},       {"erf", "k_erf"},        {"exp", "k_exp"},
+      {"expm1", "std::expm1"},     {"floor", "std::floor"}, {"log", "std::log"},
+      {"log1p", "std::log1p"},     {"log2", "std::log2"},   {"log10", "std::log10"},
+      {"round", "std::nearbyint"}, {"sin", "std::sin"},     {"sinh", "std::sinh"},
+      {"sqrt", "std::sqrt"},       {"tan", "std::tan"},     {"tanh", "std::tanh"},
+      {"trunc", "std::trunc"},     {"sign", "k_sign"}};
   static const std::map<std::string, std::string> kInfix = {
-      {"add", "+"}, {"sub", "-"}, {"mul", "*"}, {"div", "/"},  {"eq", "=="}, {"ne", "!="}, {"lt", "<"},
-      {"le", "<="}, {"gt", ">"},  {"ge", ">="}, {"bitwise_and", "&"}, {"bitwise_or", "|"}, {"bitwise_xor", "^"}};
+      {"add", "+"},         {"sub", "-"},        {"mul", "*"},        {"div", "/"}, {"eq", "=="},
+      {"ne", "!="},         {"lt", "<"},         {"le", "<="},        {"gt", ">"},  {"ge", ">="},
+      {"bitwise_and", "&"}, {"bitwise_or", "|"}, {"bitwise_xor", "^"}};
   // Integer arithmetic wraps around (two's complement), as eager's does; C++'s would be undefined.
   static const std::map<std::string, std::string> kWrapping = {
       {"add", "k_add"}, {"sub", "k_sub"}, {"mul", "k_mul"}, {"neg", "k_neg"}, {"abs", "k_abs"}};
@@ -38,12 +41,14 @@ std::string apply(const std::string& op, const std::vector<std::string>& a, DTyp
     return out == DType::Bool ? fmt::format("({} != 0)", a[0]) : fmt::format("static_cast<{}>({})", t, a[0]);
   }
   if (wraps(out)) {
-    if (auto it = kWrapping.find(op); it != kWrapping.end()) return fmt::format("{}({})", it->second, fmt::join(a, ", "));
+    if (auto it = kWrapping.find(op); it != kWrapping.end())
+      return fmt::format("{}({})", it->second, fmt::join(a, ", "));
   }
   if (op == "neg") return fmt::format("(-{})", a[0]);
   if (op == "reciprocal") return fmt::format("({}(1) / {})", t, a[0]);
   if (op == "rsqrt") return fmt::format("({}(1) / std::sqrt({}))", t, a[0]);
-  if (op == "bitwise_not") return in == DType::Bool ? fmt::format("(!{})", a[0]) : fmt::format("static_cast<{}>(~{})", t, a[0]);
+  if (op == "bitwise_not")
+    return in == DType::Bool ? fmt::format("(!{})", a[0]) : fmt::format("static_cast<{}>(~{})", t, a[0]);
   if (op == "maximum") return fmt::format("k_max({}, {})", a[0], a[1]);
   if (op == "minimum") return fmt::format("k_min({}, {})", a[0], a[1]);
   if (op == "remainder") return fmt::format("k_remainder({}, {})", a[0], a[1]);
@@ -226,10 +231,10 @@ std::string BodyWriter::emit_op(const ScalarExpr& e, const std::string& guard) {
   DType in = ops[0].dtype();
   if (is_integer_division(e.name(), in)) {
     int site = ctx_.sites.add(ctx_.origin);
-    std::string call = fmt::format("k_{}({}, {}, kiln_status, {})", e.name(), args[0],
-                                   args[1], site);
+    std::string call = fmt::format("k_{}({}, {}, kiln_status, {})", e.name(), args[0], args[1], site);
     // Where the branch is not taken nothing is divided (eager never computed those elements).
-    if (!guard.empty()) return name(e, guard, true, fmt::format("({} ? {} : {}(0))", guard, call, compute_type(e.dtype())));
+    if (!guard.empty())
+      return name(e, guard, true, fmt::format("({} ? {} : {}(0))", guard, call, compute_type(e.dtype())));
     return name(e, guard, masked, call);
   }
   // Small constant powers are products (std::pow does not vectorize): x^2 is exactly x*x.

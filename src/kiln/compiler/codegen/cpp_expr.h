@@ -38,9 +38,9 @@ class BodyWriter {
  public:
   struct Context {
     const loopir::Program& program;
-    const loopir::Ranges& ranges;      // of row and col, for proving loads in bounds
+    const loopir::Ranges& ranges;  // of row and col, for proving loads in bounds
     ErrorSites& sites;
-    std::string origin;                // the node being written, for error messages
+    std::string origin;  // the node being written, for error messages
   };
   BodyWriter(Context ctx, const std::map<int, std::string>& locals, std::string& out, std::string indent);
   // The name (or literal) holding e's value.

@@ -15,18 +15,41 @@
 
 namespace kiln::kernel_support {
 
-template <class T> inline T k_max(T a, T b) { return a != a ? a : (b != b ? b : (a > b ? a : b)); }
-template <class T> inline T k_min(T a, T b) { return a != a ? a : (b != b ? b : (a < b ? a : b)); }
-template <class T> inline T k_sign(T x) { return T((T(0) < x) - (x < T(0))); }  // NaN -> 0, as eager
+template <class T>
+inline T k_max(T a, T b) {
+  return a != a ? a : (b != b ? b : (a > b ? a : b));
+}
+template <class T>
+inline T k_min(T a, T b) {
+  return a != a ? a : (b != b ? b : (a < b ? a : b));
+}
+template <class T>
+inline T k_sign(T x) {
+  return T((T(0) < x) - (x < T(0)));
+}  // NaN -> 0, as eager
 
-template <class T> inline constexpr bool kWraps = std::is_integral_v<T> && !std::is_same_v<T, bool>;
+template <class T>
+inline constexpr bool kWraps = std::is_integral_v<T> && !std::is_same_v<T, bool>;
 
 // Integer +, -, *, negation and abs in two's complement (what PyTorch's kernels produce).
-template <class T> inline T k_add(T a, T b) { return cpu::wrapping_add(a, b); }
-template <class T> inline T k_sub(T a, T b) { return cpu::wrapping_sub(a, b); }
-template <class T> inline T k_mul(T a, T b) { return cpu::wrapping_mul(a, b); }
-template <class T> inline T k_neg(T a) { return cpu::wrapping_neg(a); }
-template <class T> inline T k_abs(T a) {
+template <class T>
+inline T k_add(T a, T b) {
+  return cpu::wrapping_add(a, b);
+}
+template <class T>
+inline T k_sub(T a, T b) {
+  return cpu::wrapping_sub(a, b);
+}
+template <class T>
+inline T k_mul(T a, T b) {
+  return cpu::wrapping_mul(a, b);
+}
+template <class T>
+inline T k_neg(T a) {
+  return cpu::wrapping_neg(a);
+}
+template <class T>
+inline T k_abs(T a) {
   if constexpr (std::is_unsigned_v<T>) return a;
   else return a < 0 ? cpu::wrapping_neg(a) : a;
 }
@@ -34,25 +57,30 @@ template <class T> inline T k_abs(T a) {
 // A zero integer divisor stores `site` (which node divided, see GeneratedSource::error_sites) in
 // *status and yields 0; the runtime raises kiln::Error after the kernel returns. min / -1 wraps.
 inline void k_report(int* status, int site) { __atomic_store_n(status, site, __ATOMIC_RELAXED); }
-template <class T> inline T k_div(T a, T b, int* status, int site) {
+template <class T>
+inline T k_div(T a, T b, int* status, int site) {
   if (b == 0) return k_report(status, site), T(0);
   return cpu::wrapping_div(a, b);
 }
-template <class T> inline T k_fmod(T a, T b, int* status, int site) {
+template <class T>
+inline T k_fmod(T a, T b, int* status, int site) {
   if (b == 0) return k_report(status, site), T(0);
   return cpu::wrapping_rem(a, b);
 }
-template <class T> inline T k_remainder(T a, T b, int* status, int site) {
+template <class T>
+inline T k_remainder(T a, T b, int* status, int site) {
   if (b == 0) return k_report(status, site), T(0);
   T r = cpu::wrapping_rem(a, b);
   return (r != 0 && ((r < 0) != (b < 0))) ? T(r + b) : r;
 }
-template <class T> inline T k_remainder(T a, T b) {  // floating point: the divisor's sign
+template <class T>
+inline T k_remainder(T a, T b) {  // floating point: the divisor's sign
   T r = std::fmod(a, b);
   return (r != T(0) && ((r < T(0)) != (b < T(0)))) ? r + b : r;
 }
 
-template <class T> inline T k_pow(T a, T b) {
+template <class T>
+inline T k_pow(T a, T b) {
   if constexpr (std::is_floating_point_v<T>) {
     return std::pow(a, b);
   } else {

@@ -1,10 +1,10 @@
 #include "kiln/compiler/loopir/expr.h"
 
 #include <algorithm>
-#include <numeric>
-#include <optional>
 #include <memory>
 #include <mutex>
+#include <numeric>
+#include <optional>
 #include <unordered_map>
 
 #include "kiln/support/error.h"

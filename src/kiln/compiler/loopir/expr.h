@@ -29,8 +29,8 @@ class Expr {
   static Expr var(const std::string& name);
 
   ExprKind kind() const;
-  int64_t value() const;              // Const: the value; FloorDiv, Mod: the divisor
-  const std::string& name() const;    // Var
+  int64_t value() const;            // Const: the value; FloorDiv, Mod: the divisor
+  const std::string& name() const;  // Var
   std::span<const Expr> operands() const;
   bool is_constant() const { return kind() == ExprKind::Const; }
   bool is_constant(int64_t v) const { return is_constant() && value() == v; }

@@ -310,8 +310,8 @@ TEST(Expr, FuzzCanonicalAndSimplifiedMatchNaiveTree) {
     ASSERT_EQ(parse_expr(s.str()), s) << s.str();
     for (int k = 0; k < 8; ++k) {
       Point p = gen.inside();
-      ASSERT_EQ(s.evaluate(env_of(p)), naive(t, p)) << show(t) << "  built as  " << e.str() << "  simplified to  "
-                                                    << s.str();
+      ASSERT_EQ(s.evaluate(env_of(p)), naive(t, p))
+          << show(t) << "  built as  " << e.str() << "  simplified to  " << s.str();
     }
   }
   EXPECT_GT(simplified, 2000);  // the range rules fired

@@ -82,8 +82,8 @@ using Step = std::variant<LoopNode, ExternCall>;
 struct Program {
   std::vector<Buffer> buffers;
   std::vector<Step> steps;
-  std::vector<int> inputs;            // buffer per graph input, in order
-  std::vector<BufferView> outputs;    // what the graph returns
+  std::vector<int> inputs;          // buffer per graph input, in order
+  std::vector<BufferView> outputs;  // what the graph returns
   int add_buffer(DType dtype, Shape sizes, BufferRole role, std::string name, Shape strides = {});
   // One line per step: "buf3 = sum over [r0 < 64] of exp(...)".
   std::string str() const;

@@ -75,8 +75,8 @@ ScalarExpr ScalarExpr::intern(ScalarKind kind, DType dtype, int buffer, Expr ind
   std::lock_guard lock(t.mu);
   auto it = t.nodes.find(key);
   if (it != t.nodes.end()) return ScalarExpr(it->second.get());
-  auto node = std::make_unique<ScalarNode>(ScalarNode{kind, dtype, buffer, index, constant, int_constant,
-                                                      std::move(name), std::move(operands), ""});
+  auto node = std::make_unique<ScalarNode>(
+      ScalarNode{kind, dtype, buffer, index, constant, int_constant, std::move(name), std::move(operands), ""});
   node->text = print(*node);
   const ScalarNode* raw = node.get();
   t.nodes.emplace(std::move(key), std::move(node));

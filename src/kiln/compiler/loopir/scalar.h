@@ -29,11 +29,11 @@ class ScalarExpr {
 
   ScalarKind kind() const;
   DType dtype() const;
-  int buffer() const;                 // Load
-  const Expr& index() const;          // Load, Index
-  double constant() const;            // Constant, as a double
-  int64_t int_constant() const;       // Constant of an integral or bool dtype, exact
-  const std::string& name() const;    // Op
+  int buffer() const;               // Load
+  const Expr& index() const;        // Load, Index
+  double constant() const;          // Constant, as a double
+  int64_t int_constant() const;     // Constant of an integral or bool dtype, exact
+  const std::string& name() const;  // Op
   const std::vector<ScalarExpr>& operands() const;
   bool operator==(const ScalarExpr& o) const { return node_ == o.node_; }
   bool operator!=(const ScalarExpr& o) const { return node_ != o.node_; }

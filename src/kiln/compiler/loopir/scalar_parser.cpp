@@ -1,6 +1,6 @@
 // Reads scalar expressions as ScalarExpr::str() prints them.
-#include <cerrno>
 #include <cctype>
+#include <cerrno>
 #include <cstdlib>
 
 #include "kiln/compiler/loopir/scalar.h"

@@ -46,8 +46,8 @@ void verify(const Program& p) {
       KILN_CHECK(out < p.buffers.size(), "loop IR: a node writes unknown buffer {}", n->out);
       const Buffer& buf = p.buffers[out];
       KILN_CHECK(buf.role == BufferRole::Computed && buf.sizes == n->sizes,
-                 "loop IR: node {} computes {} elements of shape {} into buf{} of shape {}", n->origin,
-                 n->sizes.size(), n->sizes, n->out, buf.sizes);
+                 "loop IR: node {} computes {} elements of shape {} into buf{} of shape {}", n->origin, n->sizes.size(),
+                 n->sizes, n->out, buf.sizes);
       KILN_CHECK((n->reduce == ReduceKind::None) == n->reduction_sizes.empty(),
                  "loop IR: node buf{} ({}) has reduction sizes {} but reduce kind {}", n->out, n->origin,
                  n->reduction_sizes, reduce_kind_name(n->reduce));

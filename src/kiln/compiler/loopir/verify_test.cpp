@@ -48,7 +48,8 @@ TEST(VerifyLoopIr, AcceptsAWellFormedProgramAndNamesEachBrokenRule) {
   Program out_of_bounds = row_program();
   auto& d = std::get<LoopNode>(out_of_bounds.steps[1]);
   d.value = ScalarExpr::load(1, index_var(0) + 1, DType::Float32);
-  EXPECT_EQ(error_of(out_of_bounds), "loop IR: node buf2 (sub) reads buf1 at i0 + 1, which reaches [1, 4] outside its 4 elements");
+  EXPECT_EQ(error_of(out_of_bounds),
+            "loop IR: node buf2 (sub) reads buf1 at i0 + 1, which reaches [1, 4] outside its 4 elements");
   Program early = row_program();
   std::swap(early.steps[0], early.steps[1]);
   EXPECT_EQ(error_of(early), "loop IR: node buf2 (sub) reads buf1 before anything writes it");

@@ -22,9 +22,9 @@ struct Lowered {
   DType dtype = DType::Float32;
   Shape sizes;
   bool strided = false;
-  BufferView view;                                           // strided
+  BufferView view;                                             // strided
   ScalarExpr value = ScalarExpr::constant(0, DType::Float32);  // computed
-  std::string origin;                                        // the graph node that computed it
+  std::string origin;                                          // the graph node that computed it
 
   ScalarExpr at(const std::vector<Expr>& idx) const {
     if (strided) {
@@ -74,10 +74,11 @@ std::vector<Expr> reindex(const std::vector<Expr>& idx, IntArrayRef sizes, IntAr
 }
 
 const std::set<std::string> kElementwise = {
-    "abs", "acos", "acosh", "asin", "asinh", "atan", "atanh", "cos", "cosh", "bitwise_not", "ceil", "erf", "exp",
-    "expm1", "floor", "log", "log1p", "log2", "log10", "reciprocal", "neg", "round", "rsqrt", "sign", "sin", "sinh",
-    "sqrt", "tan", "tanh", "trunc", "add", "atan2", "bitwise_and", "bitwise_or", "bitwise_xor", "div", "eq", "fmod",
-    "ge", "gt", "le", "lt", "maximum", "minimum", "mul", "ne", "pow", "remainder", "sub", "where"};
+    "abs",  "acos",  "acosh",       "asin",       "asinh",       "atan", "atanh", "cos",       "cosh",  "bitwise_not",
+    "ceil", "erf",   "exp",         "expm1",      "floor",       "log",  "log1p", "log2",      "log10", "reciprocal",
+    "neg",  "round", "rsqrt",       "sign",       "sin",         "sinh", "sqrt",  "tan",       "tanh",  "trunc",
+    "add",  "atan2", "bitwise_and", "bitwise_or", "bitwise_xor", "div",  "eq",    "fmod",      "ge",    "gt",
+    "le",   "lt",    "maximum",     "minimum",    "mul",         "ne",   "pow",   "remainder", "sub",   "where"};
 
 class Lowerer {
  public:
@@ -149,8 +150,8 @@ class Lowerer {
     for (size_t d : *order) stored.push_back(v.sizes[d]);
     std::vector<Expr> idx(v.sizes.size());
     for (size_t k = 0; k < order->size(); ++k) idx[(*order)[k]] = loopir::index_var(k);
-    int b = add_node(v.origin.empty() ? "output" : v.origin, v.dtype, stored, {}, loopir::ReduceKind::None, v.at(idx),
-                     1.0);
+    int b =
+        add_node(v.origin.empty() ? "output" : v.origin, v.dtype, stored, {}, loopir::ReduceKind::None, v.at(idx), 1.0);
     return BufferView{b, v.sizes, meta.strides, 0};
   }
 
@@ -160,8 +161,8 @@ class Lowerer {
   // eagerly, that view of the value: the value is stored once in its traced layout and the output
   // gets eager's strides and offset over it.
   BufferView output_of(graph::ValueRef r) {
-    static const std::set<std::string> kViews = {"view_of",  "broadcast_in_dim", "transpose",   "squeeze",
-                                                 "slice",    "split_dim",        "collapse_view"};
+    static const std::set<std::string> kViews = {"view_of", "broadcast_in_dim", "transpose",    "squeeze",
+                                                 "slice",   "split_dim",        "collapse_view"};
     const graph::TensorMeta& meta = meta_of(r);
     if (get(r).strided) {
       // A view of a buffer; where eager's result is a fresh dense tensor instead (a decomposition
@@ -228,9 +229,7 @@ class Lowerer {
     values_[key(n)] = std::move(v);
   }
 
-  const Lowered& tensor_arg(const graph::Node& n, size_t i) {
-    return get(std::get<graph::ValueRef>(n.args().at(i)));
-  }
+  const Lowered& tensor_arg(const graph::Node& n, size_t i) { return get(std::get<graph::ValueRef>(n.args().at(i))); }
   const Value& const_arg(const graph::Node& n, size_t i) { return std::get<Value>(n.args().at(i)); }
 
   void lower_call(const graph::Node& n) {
@@ -283,14 +282,16 @@ class Lowerer {
       from = idx;
     } else if (name == "broadcast_in_dim") {
       const auto& dims = const_arg(n, 2).to_int_list();
-      for (size_t k = 0; k < dims.size(); ++k) from[k] = a.sizes[k] == 1 ? Expr::constant(0) : idx[static_cast<size_t>(dims[k])];
+      for (size_t k = 0; k < dims.size(); ++k)
+        from[k] = a.sizes[k] == 1 ? Expr::constant(0) : idx[static_cast<size_t>(dims[k])];
     } else if (name == "transpose") {
       const auto& perm = const_arg(n, 1).to_int_list();
       for (size_t j = 0; j < perm.size(); ++j) from[static_cast<size_t>(perm[j])] = idx[j];
     } else if (name == "squeeze") {
       const auto& dims = const_arg(n, 1).to_int_list();
       std::set<int64_t> squeezed(dims.begin(), dims.end());
-      for (size_t k = 0, j = 0; k < from.size(); ++k) from[k] = squeezed.contains(static_cast<int64_t>(k)) ? Expr::constant(0) : idx[j++];
+      for (size_t k = 0, j = 0; k < from.size(); ++k)
+        from[k] = squeezed.contains(static_cast<int64_t>(k)) ? Expr::constant(0) : idx[j++];
     } else if (name == "slice") {
       const auto& start = const_arg(n, 1).to_int_list();
       const Value& steps = const_arg(n, 3);
@@ -382,8 +383,7 @@ class Lowerer {
     using K = loopir::ReduceKind;
     K kind = name == "sum" ? K::Sum : name == "prod" ? K::Prod : name == "amax" ? K::Max : K::Min;
     int b = add_reduction(n.name(), out.dtype, s, kind, v, 1.0);
-    values_[key(n)] =
-        strided(b, out.dtype, out.sizes, contiguous_strides(out.sizes), 0);
+    values_[key(n)] = strided(b, out.dtype, out.sizes, contiguous_strides(out.sizes), 0);
   }
 
   // var = sum((x - mean)^2) / max(n - correction, 0) (NaN or inf past the correction, as PyTorch),
@@ -409,9 +409,9 @@ class Lowerer {
     ScalarExpr m = ScalarExpr::op("div", {sum, ScalarExpr::constant(static_cast<double>(count), out.dtype)}, out.dtype);
     ScalarExpr d = ScalarExpr::op("sub", {x, m}, out.dtype);
     ScalarExpr sq = ScalarExpr::op("mul", {d, d}, out.dtype);
-    int b = add_reduction(n.name(), out.dtype, s, loopir::ReduceKind::Sum, sq, 1.0 / std::max(static_cast<double>(count) - correction, 0.0));
-    values_[key(n)] =
-        strided(b, out.dtype, out.sizes, contiguous_strides(out.sizes), 0);
+    int b = add_reduction(n.name(), out.dtype, s, loopir::ReduceKind::Sum, sq,
+                          1.0 / std::max(static_cast<double>(count) - correction, 0.0));
+    values_[key(n)] = strided(b, out.dtype, out.sizes, contiguous_strides(out.sizes), 0);
   }
 
   // cat: each output element comes from the part whose range along dim holds its index.
@@ -431,8 +431,8 @@ class Lowerer {
     ScalarExpr v = pieces.back().second;
     for (size_t i = pieces.size() - 1; i-- > 0;) {
       ScalarExpr position = ScalarExpr::index(idx[dim], DType::Int64);
-      ScalarExpr inside = ScalarExpr::op("lt", {position, ScalarExpr::constant(pieces[i].first, DType::Int64)},
-                                         DType::Bool);
+      ScalarExpr inside =
+          ScalarExpr::op("lt", {position, ScalarExpr::constant(pieces[i].first, DType::Int64)}, DType::Bool);
       v = ScalarExpr::op("where", {inside, pieces[i].second, v}, out.dtype);
     }
     define(n, computed(v, out.dtype, out.sizes));
@@ -477,7 +477,8 @@ class Lowerer {
     std::vector<int64_t> kept, reduced;
     double scale;
     auto operator<=>(const ReductionKey& o) const {
-      return std::tie(value, kind, dtype, kept, reduced, scale) <=> std::tie(o.value, o.kind, o.dtype, o.kept, o.reduced, o.scale);
+      return std::tie(value, kind, dtype, kept, reduced, scale) <=>
+             std::tie(o.value, o.kind, o.dtype, o.kept, o.reduced, o.scale);
     }
   };
   std::map<ReductionKey, int> reductions_;

@@ -9,9 +9,10 @@
 namespace kiln::compiler {
 
 std::string MemoryPlan::str() const {
-  return fmt::format("memory plan: {} intermediate bytes in {} slots (one buffer each would take {}); {} buffers kept "
-                     "inside kernels; {} written in place", planned_bytes, slot_bytes.size(), unplanned_bytes,
-                     kept_in_kernels, in_place);
+  return fmt::format(
+      "memory plan: {} intermediate bytes in {} slots (one buffer each would take {}); {} buffers kept "
+      "inside kernels; {} written in place",
+      planned_bytes, slot_bytes.size(), unplanned_bytes, kept_in_kernels, in_place);
 }
 
 namespace {

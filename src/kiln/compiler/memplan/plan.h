@@ -20,13 +20,13 @@
 namespace kiln::compiler {
 
 struct MemoryPlan {
-  std::vector<int> slot;             // per buffer: its slot, or -1 (input, output, extern result, kept in a kernel)
-  std::vector<bool> output;          // per buffer: a graph output (or its base), allocated fresh on each call
+  std::vector<int> slot;     // per buffer: its slot, or -1 (input, output, extern result, kept in a kernel)
+  std::vector<bool> output;  // per buffer: a graph output (or its base), allocated fresh on each call
   std::vector<int64_t> slot_bytes;
-  int64_t planned_bytes = 0;         // sum of the slots: the intermediates' peak
-  int64_t unplanned_bytes = 0;       // what one allocation per intermediate would take
-  int kept_in_kernels = 0;           // buffers that never touch memory
-  int in_place = 0;                  // buffers written over a buffer their kernel reads for the last time
+  int64_t planned_bytes = 0;    // sum of the slots: the intermediates' peak
+  int64_t unplanned_bytes = 0;  // what one allocation per intermediate would take
+  int kept_in_kernels = 0;      // buffers that never touch memory
+  int in_place = 0;             // buffers written over a buffer their kernel reads for the last time
   std::string str() const;
 };
 

@@ -9,9 +9,9 @@
 namespace kiln::compiler {
 namespace {
 
+using loopir::BufferView;
 using loopir::Expr;
 using loopir::LoopNode;
-using loopir::BufferView;
 using loopir::ScalarExpr;
 
 int64_t product(IntArrayRef s) {
@@ -66,7 +66,8 @@ void collect_loads(const ScalarExpr& e, std::vector<ScalarExpr>& out) {
 
 loopir::Ranges ranges_of(const LoopNode& n) {
   loopir::Ranges r;
-  for (size_t k = 0; k < n.sizes.size(); ++k) r[loopir::index_var(k).name()] = {0, std::max<int64_t>(n.sizes[k] - 1, 0)};
+  for (size_t k = 0; k < n.sizes.size(); ++k)
+    r[loopir::index_var(k).name()] = {0, std::max<int64_t>(n.sizes[k] - 1, 0)};
   for (size_t k = 0; k < n.reduction_sizes.size(); ++k) {
     r[loopir::reduction_var(k).name()] = {0, std::max<int64_t>(n.reduction_sizes[k] - 1, 0)};
   }
@@ -147,7 +148,9 @@ Schedule schedule(const loopir::Program& p) {
   for (size_t i = 0; i < p.steps.size(); ++i) {
     const auto* n = std::get_if<LoopNode>(&p.steps[i]);
     if (!n) {
-      if (open) KILN_LOG("fusion", "{}: closed before extern {}", open->name, std::get<loopir::ExternCall>(p.steps[i]).op->name());
+      if (open)
+        KILN_LOG("fusion", "{}: closed before extern {}", open->name,
+                 std::get<loopir::ExternCall>(p.steps[i]).op->name());
       close();
       sched.items.emplace_back(static_cast<int>(i));
       continue;
@@ -155,8 +158,10 @@ Schedule schedule(const loopir::Program& p) {
     if (open) {
       std::string why = refusal(*n);
       if (why.empty()) {
-        KILN_LOG("fusion", "{}: fuse buf{} ({}): same {} rows x {} cols, reads the kernel's buffers only where it "
-                 "computes", open->name, n->out, n->origin, open->rows, open->cols);
+        KILN_LOG("fusion",
+                 "{}: fuse buf{} ({}): same {} rows x {} cols, reads the kernel's buffers only where it "
+                 "computes",
+                 open->name, n->out, n->origin, open->rows, open->cols);
         open->nodes.push_back(static_cast<int>(i));
         open->name += "_" + n->origin;
         in_open.insert(n->out);

@@ -18,10 +18,10 @@
 namespace kiln::compiler {
 
 struct Kernel {
-  std::string name;          // after what it computes: "kernel2_amax_exp_sum_div"
-  std::vector<int> nodes;    // indices of LoopNode steps, in order
+  std::string name;        // after what it computes: "kernel2_amax_exp_sum_div"
+  std::vector<int> nodes;  // indices of LoopNode steps, in order
   int64_t rows = 1, cols = 1;
-  std::set<int> local;       // buffers that live only inside this kernel
+  std::set<int> local;  // buffers that live only inside this kernel
 };
 
 struct Schedule {

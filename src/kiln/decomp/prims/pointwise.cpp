@@ -210,7 +210,9 @@ Tensor to_copy(const Tensor& self, std::optional<DType> dtype, std::optional<Lay
   return x.is_same(self) ? prims::clone(x) : x;
 }
 
-Tensor clone(const Tensor& self, std::optional<MemoryFormat> memory_format) { return prims::clone(self, memory_format); }
+Tensor clone(const Tensor& self, std::optional<MemoryFormat> memory_format) {
+  return prims::clone(self, memory_format);
+}
 
 Tensor copy(const Tensor& self, const Tensor& src, bool /*non_blocking*/) {
   Tensor converted = convert(src, self.dtype());
@@ -223,8 +225,9 @@ Tensor fill(const Tensor& self, const Scalar& value) { return prims::fill(self, 
 
 void add_pointwise_prims(DecompositionMap& t, const Registry& r) {
   auto def = [&](const char* op, BoxedKernel k) { t[r.get(op)] = std::move(k); };
-  for (const char* name : {"exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "rsqrt", "reciprocal", "sin", "cos",
-                           "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "erf"}) {
+  for (const char* name :
+       {"exp", "expm1", "log",  "log1p", "log2", "log10", "sqrt", "rsqrt", "reciprocal", "sin",   "cos",
+        "tan", "asin",  "acos", "atan",  "sinh", "cosh",  "tanh", "asinh", "acosh",      "atanh", "erf"}) {
     std::string op = std::string("aten::") + name;
     def(op.c_str(), direct(name, Promotion::IntToFloat, 1, op));
   }

@@ -9,9 +9,7 @@
 
 namespace kiln::decomp {
 
-Tensor convert(const Tensor& x, DType dtype) {
-  return x.dtype() == dtype ? x : prims::convert_element_type(x, dtype);
-}
+Tensor convert(const Tensor& x, DType dtype) { return x.dtype() == dtype ? x : prims::convert_element_type(x, dtype); }
 
 Tensor broadcast_to(const Tensor& x, IntArrayRef shape) {
   if (x.sizes().equals(shape)) return x;
@@ -61,7 +59,8 @@ Promoted promote(std::span<const Operand> operands, Promotion kind, std::string_
 
 Tensor to_result(const Tensor& x, const Promoted& p) { return convert(x, p.result); }
 
-Tensor elementwise(std::string_view prim, std::initializer_list<Operand> operands, Promotion kind, std::string_view op) {
+Tensor elementwise(std::string_view prim, std::initializer_list<Operand> operands, Promotion kind,
+                   std::string_view op) {
   Promoted p = promote(std::span<const Operand>(operands.begin(), operands.size()), kind, op);
   Tensor y;
   switch (p.operands.size()) {

@@ -1,9 +1,9 @@
 // Core ATen -> Prims for reductions (keepdim becomes a broadcast_in_dim after the prim; mean is a
 // sum and a division; 16-bit floats compute in float32) and for addmm (the mm stays whole, its
 // scaling and bias become prims).
+#include "kiln/kernels/meta/reduce.h"
 #include "kiln/decomp/prims/promote.h"
 #include "kiln/decomp/prims/table.h"
-#include "kiln/kernels/meta/reduce.h"
 #include "kiln/kernels/meta/spec.h"
 #include "kiln/ops/api.h"
 #include "kiln/ops/boxing.h"
@@ -15,7 +15,7 @@ namespace {
 struct Reduction {
   std::vector<int64_t> dims;  // the reduced dims, ascending
   uint64_t mask = 0;
-  int64_t count = 1;          // elements reduced into each output
+  int64_t count = 1;  // elements reduced into each output
 };
 
 Reduction reduction_of(const Tensor& self, std::optional<IntArrayRef> dim, std::string_view op) {

@@ -73,7 +73,8 @@ Tensor permute(const Tensor& self, IntArrayRef dims) {
 Tensor expand(const Tensor& self, IntArrayRef size, bool /*implicit*/) {
   KILN_CHECK(static_cast<int64_t>(size.size()) >= self.dim(),
              "expand: the number of sizes provided ({}) must be greater or equal to the number of dimensions in the "
-             "tensor ({})", size.size(), self.dim());
+             "tensor ({})",
+             size.size(), self.dim());
   int64_t offset = static_cast<int64_t>(size.size()) - self.dim();
   Shape shape = size.shape();
   for (int64_t i = 0; i < self.dim(); ++i) {
@@ -119,7 +120,7 @@ using meta::SliceBounds;
 
 Tensor slice_prim(const Tensor& self, const SliceBounds& b) {
   std::vector<int64_t> start(static_cast<size_t>(self.dim()), 0), limit = self.sizes().vec(),
-      strides(static_cast<size_t>(self.dim()), 1);
+                                                                  strides(static_cast<size_t>(self.dim()), 1);
   auto d = static_cast<size_t>(b.dim);
   start[d] = b.start;
   limit[d] = b.end;

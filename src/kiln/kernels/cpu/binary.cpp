@@ -67,23 +67,29 @@ void sub_scalar_impl(const Tensor& self, const Scalar& other, const Scalar& alph
 
 // ---- ops whose functor depends only on the compute type
 struct Mul {
-  template <class M> M operator()(M x, M y) const {
+  template <class M>
+  M operator()(M x, M y) const {
     if constexpr (std::is_same_v<M, bool>) return x && y;
     else return wrapping_mul(x, y);
   }
 };
 struct TrueDiv {
-  template <class M> M operator()(M x, M y) const { return x / y; }
+  template <class M>
+  M operator()(M x, M y) const {
+    return x / y;
+  }
 };
 struct TruncDiv {
-  template <class M> M operator()(M x, M y) const {
+  template <class M>
+  M operator()(M x, M y) const {
     if constexpr (kIsFloat<M>) return std::trunc(x / y);
     else if constexpr (std::is_same_v<M, bool>) return M(x / y);
     else return wrapping_div(x, y);
   }
 };
 struct FloorDiv {
-  template <class M> M operator()(M x, M y) const {
+  template <class M>
+  M operator()(M x, M y) const {
     if constexpr (kIsFloat<M>) {
       if (y == 0) return x / y;
       M mod = std::fmod(x, y);
@@ -103,7 +109,8 @@ struct FloorDiv {
   }
 };
 struct Remainder {
-  template <class M> M operator()(M x, M y) const {
+  template <class M>
+  M operator()(M x, M y) const {
     if constexpr (kIsFloat<M>) {
       M r = std::fmod(x, y);
       if (r != 0 && ((r < 0) != (y < 0))) r += y;
@@ -118,14 +125,16 @@ struct Remainder {
   }
 };
 struct Fmod {
-  template <class M> M operator()(M x, M y) const {
+  template <class M>
+  M operator()(M x, M y) const {
     if constexpr (kIsFloat<M>) return std::fmod(x, y);
     else if constexpr (std::is_same_v<M, bool>) return false;
     else return wrapping_rem(x, y);
   }
 };
 struct Maximum {
-  template <class M> M operator()(M x, M y) const {
+  template <class M>
+  M operator()(M x, M y) const {
     if constexpr (kIsFloat<M>) {
       if (x != x) return x;
       if (y != y) return y;
@@ -134,7 +143,8 @@ struct Maximum {
   }
 };
 struct Minimum {
-  template <class M> M operator()(M x, M y) const {
+  template <class M>
+  M operator()(M x, M y) const {
     if constexpr (kIsFloat<M>) {
       if (x != x) return x;
       if (y != y) return y;
@@ -143,13 +153,15 @@ struct Minimum {
   }
 };
 struct Atan2 {
-  template <class M> M operator()(M x, M y) const {
+  template <class M>
+  M operator()(M x, M y) const {
     if constexpr (kIsFloat<M>) return std::atan2(x, y);
     else return x;  // unreachable: atan2's result dtype is always floating
   }
 };
 struct Pow {
-  template <class M> M operator()(M base, M exp) const {
+  template <class M>
+  M operator()(M base, M exp) const {
     if constexpr (kIsFloat<M>) {
       return std::pow(base, exp);
     } else if constexpr (std::is_same_v<M, bool>) {
@@ -172,26 +184,32 @@ struct Pow {
   }
 };
 struct BitwiseAnd {
-  template <class M> M operator()(M x, M y) const {
+  template <class M>
+  M operator()(M x, M y) const {
     if constexpr (kIsFloat<M>) return M(0);
     else return M(x & y);
   }
 };
 struct BitwiseOr {
-  template <class M> M operator()(M x, M y) const {
+  template <class M>
+  M operator()(M x, M y) const {
     if constexpr (kIsFloat<M>) return M(0);
     else return M(x | y);
   }
 };
 struct BitwiseXor {
-  template <class M> M operator()(M x, M y) const {
+  template <class M>
+  M operator()(M x, M y) const {
     if constexpr (kIsFloat<M>) return M(0);
     else return M(x ^ y);
   }
 };
-#define KILN_COMPARE_OP(Name, op) \
-  struct Name {                   \
-    template <class M> bool operator()(M x, M y) const { return x op y; } \
+#define KILN_COMPARE_OP(Name, op)     \
+  struct Name {                       \
+    template <class M>                \
+    bool operator()(M x, M y) const { \
+      return x op y;                  \
+    }                                 \
   };
 KILN_COMPARE_OP(Eq, ==)
 KILN_COMPARE_OP(Ne, !=)
@@ -201,13 +219,22 @@ KILN_COMPARE_OP(Gt, >)
 KILN_COMPARE_OP(Ge, >=)
 #undef KILN_COMPARE_OP
 struct LogicalAnd {
-  template <class M> bool operator()(M x, M y) const { return (x != M(0)) && (y != M(0)); }
+  template <class M>
+  bool operator()(M x, M y) const {
+    return (x != M(0)) && (y != M(0));
+  }
 };
 struct LogicalOr {
-  template <class M> bool operator()(M x, M y) const { return (x != M(0)) || (y != M(0)); }
+  template <class M>
+  bool operator()(M x, M y) const {
+    return (x != M(0)) || (y != M(0));
+  }
 };
 struct LogicalXor {
-  template <class M> bool operator()(M x, M y) const { return (x != M(0)) != (y != M(0)); }
+  template <class M>
+  bool operator()(M x, M y) const {
+    return (x != M(0)) != (y != M(0));
+  }
 };
 
 template <class Op>

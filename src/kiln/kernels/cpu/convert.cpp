@@ -14,9 +14,8 @@ void copy_into(const Tensor& dst, const Tensor& src) {
     if (dst.data_ptr() != src.data_ptr()) {
       char* d = static_cast<char*>(dst.data_ptr());
       const char* s = static_cast<const char*>(src.data_ptr());
-      parallel_for(0, static_cast<int64_t>(dst.nbytes()), kGrainSize * 16, [&](int64_t b, int64_t e) {
-        std::memcpy(d + b, s + b, static_cast<size_t>(e - b));
-      });
+      parallel_for(0, static_cast<int64_t>(dst.nbytes()), kGrainSize * 16,
+                   [&](int64_t b, int64_t e) { std::memcpy(d + b, s + b, static_cast<size_t>(e - b)); });
     }
     return;
   }

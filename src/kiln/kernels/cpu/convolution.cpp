@@ -62,9 +62,9 @@ void im2col(const T* x, int64_t channels, const Conv3& c, T* cols) {
   });
 }
 
-void convolution_impl(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
-                      IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, bool transposed,
-                      IntArrayRef output_padding, int64_t groups, const Tensor& out) {
+void convolution_impl(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias, IntArrayRef stride,
+                      IntArrayRef padding, IntArrayRef dilation, bool transposed, IntArrayRef output_padding,
+                      int64_t groups, const Tensor& out) {
   meta::ConvGeometry g =
       meta::conv_geometry(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups);
   if (out.numel() == 0) return;
@@ -79,9 +79,8 @@ void convolution_impl(const Tensor& input, const Tensor& weight, const std::opti
   Tensor result = empty_tensor({g.batch, g.out_channels, outputs}, compute, kCPU);
   int64_t plane = g.in_channels * c.in[0] * c.in[1] * c.in[2];
   for (int64_t n = 0; n < g.batch; ++n) {
-    visit_floating(compute, "convolution", [&]<class T>() {
-      im2col<T>(x.data_ptr<T>() + n * plane, g.in_channels, c, cols.data_ptr<T>());
-    });
+    visit_floating(compute, "convolution",
+                   [&]<class T>() { im2col<T>(x.data_ptr<T>() + n * plane, g.in_channels, c, cols.data_ptr<T>()); });
     Tensor y = bmm(w, cols).view({g.out_channels, outputs});
     copy_into(result.select(0, n), y);
   }

@@ -6,8 +6,8 @@
 #include "kiln/kernels/cpu/pointwise_iter.h"
 #include "kiln/kernels/meta/factory.h"
 #include "kiln/kernels/meta/scalar_range.h"
-#include "kiln/ops/api.h"
 #include "kiln/kernels/register.h"
+#include "kiln/ops/api.h"
 
 namespace kiln::cpu {
 namespace {
@@ -27,10 +27,10 @@ void fill_with(const Tensor& out, const Scalar& value) {
   });
 }
 
-void nothing_impl(IntArrayRef, std::optional<DType>, std::optional<Layout>, std::optional<Device>,
-                  std::optional<bool>, std::optional<MemoryFormat>, const Tensor&) {}
-void nothing_strided_impl(IntArrayRef, IntArrayRef, std::optional<DType>, std::optional<Layout>,
-                          std::optional<Device>, std::optional<bool>, const Tensor&) {}
+void nothing_impl(IntArrayRef, std::optional<DType>, std::optional<Layout>, std::optional<Device>, std::optional<bool>,
+                  std::optional<MemoryFormat>, const Tensor&) {}
+void nothing_strided_impl(IntArrayRef, IntArrayRef, std::optional<DType>, std::optional<Layout>, std::optional<Device>,
+                          std::optional<bool>, const Tensor&) {}
 void nothing_like_impl(const Tensor&, std::optional<DType>, std::optional<Layout>, std::optional<Device>,
                        std::optional<bool>, std::optional<MemoryFormat>, const Tensor&) {}
 
@@ -46,9 +46,7 @@ void scalar_tensor_impl(const Scalar& s, std::optional<DType>, std::optional<Lay
                         std::optional<bool>, const Tensor& out) {
   fill_with(out, s);
 }
-void fill_impl(const Tensor&, const Scalar& value, const Tensor& out) {
-  fill_with(out, value);
-}
+void fill_impl(const Tensor&, const Scalar& value, const Tensor& out) { fill_with(out, value); }
 
 // start + i * step in arange's compute dtype (int64, float or double), then cast to the output's.
 void arange_impl(const Scalar& start, const Scalar&, const Scalar& step, std::optional<DType>, std::optional<Layout>,

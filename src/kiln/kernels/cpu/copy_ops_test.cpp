@@ -84,7 +84,7 @@ TEST(Inplace, WritesResultIntoSelfWithPyTorchChecks) {
   EXPECT_EQ(x[0][2].item<float>(), 25.0f);
   Tensor ints = ones({2}, DType::Int64);
   EXPECT_THROW(ints.add_(from_vector<float>({0.5f, 0.5f})), Error);  // float result into an int tensor
-  EXPECT_THROW(ones({3}).add_(ones({2, 3})), Error);                  // result shape differs from self
+  EXPECT_THROW(ones({3}).add_(ones({2, 3})), Error);                 // result shape differs from self
   Tensor half = ones({2}, DType::Float16);
   half.add_(from_vector<double>({0.5, 1.5}));  // float64 result, written back as float16
   EXPECT_EQ(half.dtype(), DType::Float16);

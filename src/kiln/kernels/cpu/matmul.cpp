@@ -39,8 +39,9 @@ Tensor plain_layout(const Tensor& t) {
 
 MatrixView view_of(const Tensor& t) {
   int64_t nd = t.dim();
-  MatrixView v{t.data_ptr(), nd == 3 ? t.sizes()[0] : 1, t.sizes()[nd - 2], t.sizes()[nd - 1],
-               nd == 3 ? t.strides()[0] : 0, t.strides()[nd - 2], t.strides()[nd - 1]};
+  MatrixView v{t.data_ptr(),       nd == 3 ? t.sizes()[0] : 1,   t.sizes()[nd - 2],
+               t.sizes()[nd - 1],  nd == 3 ? t.strides()[0] : 0, t.strides()[nd - 2],
+               t.strides()[nd - 1]};
   // Strides of size-1 dims do not address anything; give them canonical values.
   if (v.cols <= 1) v.col_stride = 1;
   if (v.rows <= 1) v.row_stride = std::max<int64_t>(v.cols, 1);
@@ -60,8 +61,8 @@ struct PrimitiveKey {
 };
 struct PrimitiveKeyHash {
   size_t operator()(const PrimitiveKey& k) const {
-    return hash_values(k.b, k.m, k.n, k.k, k.as[0], k.as[1], k.as[2], k.bs[0], k.bs[1], k.bs[2], k.dtype, k.bias,
-                       k.sum, k.alpha, k.beta);
+    return hash_values(k.b, k.m, k.n, k.k, k.as[0], k.as[1], k.as[2], k.bs[0], k.bs[1], k.bs[2], k.dtype, k.bias, k.sum,
+                       k.alpha, k.beta);
   }
 };
 
@@ -82,9 +83,17 @@ dnnl::memory::desc desc_of(const MatrixView& v, DType t) {
 void onednn_matmul(const MatrixView& a, const MatrixView& b, const Tensor& c, const Tensor* bias, float alpha,
                    bool accumulate, float beta) {
   DType dt = c.dtype();
-  PrimitiveKey key{a.batch, a.rows, b.cols, a.cols, {a.batch_stride, a.row_stride, a.col_stride},
-                   {b.batch_stride, b.row_stride, b.col_stride}, static_cast<int>(dt), bias != nullptr, accumulate,
-                   alpha, beta};
+  PrimitiveKey key{a.batch,
+                   a.rows,
+                   b.cols,
+                   a.cols,
+                   {a.batch_stride, a.row_stride, a.col_stride},
+                   {b.batch_stride, b.row_stride, b.col_stride},
+                   static_cast<int>(dt),
+                   bias != nullptr,
+                   accumulate,
+                   alpha,
+                   beta};
   static std::mutex mu;
   // Scratchpads are user-managed and allocated per call, so one cached primitive can run in several
   // threads at once.

@@ -27,7 +27,7 @@ TEST(Matmul, ConcurrentCallsShareCachedPrimitivesSafely) {
 TEST(Matmul, AddmmFusedBiasMatchesUnfused) {
   manual_seed(6);
   Tensor a = randn({33, 65}), b = randn({65, 17}), bias = randn({17});
-  Tensor fused = addmm(bias, a, b);                  // bias goes into oneDNN's epilogue
+  Tensor fused = addmm(bias, a, b);                   // bias goes into oneDNN's epilogue
   Tensor unfused = add(mm(a, b), bias.unsqueeze(0));  // a separate pointwise add
   EXPECT_LT(sub(fused, unfused).abs().amax().item<float>(), 1e-4f);
 }

@@ -27,7 +27,7 @@ void parallel_for(int64_t begin, int64_t end, int64_t grain, const F& f) {
   }
   std::exception_ptr error;
   std::mutex error_mu;
-#pragma omp parallel num_threads(static_cast<int>(chunks))
+#pragma omp parallel num_threads(static_cast <int>(chunks))
   {
     int64_t nt = omp_get_num_threads();
     int64_t tid = omp_get_thread_num();

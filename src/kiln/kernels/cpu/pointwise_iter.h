@@ -95,8 +95,8 @@ void pointwise_kernel(const PointwiseIter& it, const F& f) {
         for (int64_t i = 0; i < n; ++i) out[i] = Out(f(opmath_t<In>(std::get<I>(in)[i])...));
       } else {
         for (int64_t i = 0; i < n; ++i) {
-          *reinterpret_cast<Out*>(data[0] + i * strides[0]) = Out(f(opmath_t<In>(
-              *reinterpret_cast<const In*>(data[I + 1] + i * strides[I + 1]))...));
+          *reinterpret_cast<Out*>(data[0] + i * strides[0]) =
+              Out(f(opmath_t<In>(*reinterpret_cast<const In*>(data[I + 1] + i * strides[I + 1]))...));
         }
       }
     };

@@ -2,11 +2,11 @@
 #include <cmath>
 #include <limits>
 
-#include "kiln/kernels/cpu/wrapping.h"
 #include "kiln/kernels/cpu/accumulate.h"
 #include "kiln/kernels/cpu/convert.h"
 #include "kiln/kernels/cpu/reduce_engine.h"
 #include "kiln/kernels/cpu/simd.h"
+#include "kiln/kernels/cpu/wrapping.h"
 #include "kiln/kernels/meta/reduce.h"
 #include "kiln/kernels/register.h"
 
@@ -93,7 +93,7 @@ struct ArgReducer {
     int64_t index;
   };
   using Out = int64_t;
-  T* values = nullptr;             // optional second output, laid out like the indices
+  T* values = nullptr;  // optional second output, laid out like the indices
   const int64_t* indices = nullptr;
   Acc identity() const { return {opmath_t<T>(0), -1}; }
   static bool better(opmath_t<T> x, opmath_t<T> a) {
@@ -172,9 +172,8 @@ template <bool kMean>
 void sum_like(const Tensor& self, uint64_t mask, const Tensor& out) {
   if (is_floating(out.dtype())) {
     Tensor in = to_dtype(self, out.dtype());
-    visit_floating(out.dtype(), "sum", [&]<class T>() {
-      run_reduction(SumReducer<T, opmath_t<T>, T, kMean>{}, in, mask, out);
-    });
+    visit_floating(out.dtype(), "sum",
+                   [&]<class T>() { run_reduction(SumReducer<T, opmath_t<T>, T, kMean>{}, in, mask, out); });
   } else {
     Tensor in = to_dtype(self, out.dtype());
     visit_dtype(out.dtype(), [&]<class T>() {
@@ -274,8 +273,9 @@ void var_mean_impl(const Tensor& self, std::optional<IntArrayRef> dim, const std
 void any_dims_impl(const Tensor& self, std::optional<IntArrayRef> dim, bool, const Tensor& out) {
   uint64_t mask = mask_of(self, dim, "any");
   // uint8 results (PyTorch's rule for uint8 input) share bool's representation of 0 and 1.
-  Tensor bool_out = out.dtype() == DType::Bool ? out : Tensor(make_tensor(out.storage(), out.sizes(), out.strides(),
-                                                                   out.storage_offset(), DType::Bool));
+  Tensor bool_out = out.dtype() == DType::Bool ? out
+                                               : Tensor(make_tensor(out.storage(), out.sizes(), out.strides(),
+                                                                    out.storage_offset(), DType::Bool));
   visit_dtype(self.dtype(), [&]<class T>() { run_reduction(AnyReducer<T>{}, self, mask, bool_out); });
 }
 void any_dim_impl(const Tensor& self, int64_t dim, bool keepdim, const Tensor& out) {

@@ -36,7 +36,7 @@ ReduceGeometry reduce_geometry(const Tensor& in, uint64_t mask, const Tensor& ou
 
 template <class R>
 concept HasContiguousReduce = requires(const R& r, const typename R::In* p) {
-  { r.reduce_contiguous(p, int64_t{}, int64_t{}) };
+  {r.reduce_contiguous(p, int64_t{}, int64_t{})};
 };
 
 namespace detail {
@@ -121,7 +121,7 @@ void run_reduction(const R& r, const Tensor& in, uint64_t mask, const Tensor& ou
   }
 
   // Outer: columns of the fastest kept dim accumulate side by side.
-  constexpr int64_t kCascade = 512;  // rows per first-level partial sum
+  constexpr int64_t kCascade = 512;   // rows per first-level partial sum
   constexpr int64_t kColumns = 1024;  // columns per task
   int64_t cols = g.kept_sizes[0];
   int64_t in_cs = g.kept_in_strides[0], out_cs = g.kept_out_strides[0];

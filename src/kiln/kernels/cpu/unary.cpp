@@ -13,12 +13,12 @@ namespace kiln::cpu {
 namespace {
 
 // ---- Float ops: T is float or double.
-#define KILN_FLOAT_OP(Name, expr)            \
-  struct Name {                              \
-    template <class T>                       \
-    T operator()(T x) const {                \
-      return expr;                           \
-    }                                        \
+#define KILN_FLOAT_OP(Name, expr) \
+  struct Name {                   \
+    template <class T>            \
+    T operator()(T x) const {     \
+      return expr;                \
+    }                             \
   };
 KILN_FLOAT_OP(Expm1, std::expm1(x))
 KILN_FLOAT_OP(Log, std::log(x))
@@ -78,11 +78,15 @@ struct Abs {
 };
 struct Neg {
   template <class T>
-  T operator()(T x) const { return wrapping_neg(x); }
+  T operator()(T x) const {
+    return wrapping_neg(x);
+  }
 };
 struct Relu {
   template <class T>
-  T operator()(T x) const { return x < T(0) ? T(0) : x; }  // NaN stays NaN
+  T operator()(T x) const {
+    return x < T(0) ? T(0) : x;
+  }  // NaN stays NaN
 };
 struct Sign {
   template <class T>
@@ -91,13 +95,13 @@ struct Sign {
     else return T((T(0) < x) - (x < T(0)));
   }
 };
-#define KILN_ROUNDING_OP(Name, fn)                                 \
-  struct Name {                                                    \
-    template <class T>                                             \
-    T operator()(T x) const {                                      \
-      if constexpr (std::is_floating_point_v<T>) return fn(x);     \
-      else return x;                                               \
-    }                                                              \
+#define KILN_ROUNDING_OP(Name, fn)                             \
+  struct Name {                                                \
+    template <class T>                                         \
+    T operator()(T x) const {                                  \
+      if constexpr (std::is_floating_point_v<T>) return fn(x); \
+      else return x;                                           \
+    }                                                          \
   };
 KILN_ROUNDING_OP(Ceil, std::ceil)
 KILN_ROUNDING_OP(Floor, std::floor)
@@ -116,7 +120,9 @@ struct BitwiseNot {
 // ---- Bool results.
 struct IsNan {
   template <class T>
-  bool operator()(T x) const { return x != x; }
+  bool operator()(T x) const {
+    return x != x;
+  }
 };
 struct IsInf {
   template <class T>
@@ -127,7 +133,9 @@ struct IsInf {
 };
 struct LogicalNot {
   template <class T>
-  bool operator()(T x) const { return !(x != T(0)); }
+  bool operator()(T x) const {
+    return !(x != T(0));
+  }
 };
 
 template <class Op>

@@ -92,8 +92,8 @@ int64_t arange_length(const Scalar& start, const Scalar& end, const Scalar& step
   KILN_CHECK(st != 0, "arange: step must be nonzero");
   KILN_CHECK(std::isfinite(s) && std::isfinite(e), "arange: unsupported range: {} -> {}", start, end);
   KILN_CHECK((st > 0 && e >= s) || (st < 0 && e <= s),
-             "arange: upper bound and lower bound inconsistent with step sign (start {}, end {}, step {})", start,
-             end, step);
+             "arange: upper bound and lower bound inconsistent with step sign (start {}, end {}, step {})", start, end,
+             step);
   // start + i * step is computed in the compute dtype, so start and step must convert to it.
   DType compute = arange_compute_dtype(dtype);
   check_scalar_fits(start, compute, "arange", "start");
@@ -132,8 +132,9 @@ TensorSpec clone(const Tensor& self, std::optional<MemoryFormat> memory_format) 
 }
 
 void check_copy(const Tensor& dst, const Tensor& src, std::string_view op) {
-  KILN_CHECK(broadcasts_to(src.sizes(), dst.sizes()), "{}: the source of size {} cannot be broadcast to the destination of size {}",
-             op, src.sizes(), dst.sizes());
+  KILN_CHECK(broadcasts_to(src.sizes(), dst.sizes()),
+             "{}: the source of size {} cannot be broadcast to the destination of size {}", op, src.sizes(),
+             dst.sizes());
 }
 
 TensorSpec copy(const Tensor& self, const Tensor& src, bool) {
@@ -172,7 +173,8 @@ TensorSpec cat(std::span<const Tensor> tensors, int64_t dim) {
     for (int64_t k = 0; k < t.dim(); ++k) {
       KILN_CHECK(k == d || t.sizes()[k] == ref->sizes()[k],
                  "cat: sizes of tensors must match except in dimension {}; expected size {} but got size {} for "
-                 "tensor number {} in the list", d, ref->sizes()[k], t.sizes()[k], i);
+                 "tensor number {} in the list",
+                 d, ref->sizes()[k], t.sizes()[k], i);
     }
     sizes[d] += t.sizes()[d];
   }
@@ -182,8 +184,10 @@ TensorSpec cat(std::span<const Tensor> tensors, int64_t dim) {
 namespace {
 
 TensorSpec scatter_spec(const Tensor& self, const Tensor& src, const Tensor& view, std::string_view op) {
-  KILN_CHECK(src.sizes().equals(view.sizes()), "{}: expected src to have a size equal to the slice of self; src size "
-             "= {}, slice size = {}", op, src.sizes(), view.sizes());
+  KILN_CHECK(src.sizes().equals(view.sizes()),
+             "{}: expected src to have a size equal to the slice of self; src size "
+             "= {}, slice size = {}",
+             op, src.sizes(), view.sizes());
   KILN_CHECK_TYPE(src.dtype() == self.dtype(), "{}: expected src ({}) to have the dtype of self ({})", op, src.dtype(),
                   self.dtype());
   return like_spec(self, self.dtype(), std::nullopt);

@@ -18,8 +18,8 @@ DType inferred_dtype(const Scalar& value);
 TensorSpec empty(IntArrayRef size, std::optional<DType> dtype, std::optional<Layout> layout,
                  std::optional<Device> device, std::optional<bool> pin_memory,
                  std::optional<MemoryFormat> memory_format);
-TensorSpec empty_strided(IntArrayRef size, IntArrayRef stride, std::optional<DType> dtype,
-                         std::optional<Layout> layout, std::optional<Device> device, std::optional<bool> pin_memory);
+TensorSpec empty_strided(IntArrayRef size, IntArrayRef stride, std::optional<DType> dtype, std::optional<Layout> layout,
+                         std::optional<Device> device, std::optional<bool> pin_memory);
 TensorSpec empty_like(const Tensor& self, std::optional<DType> dtype, std::optional<Layout> layout,
                       std::optional<Device> device, std::optional<bool> pin_memory,
                       std::optional<MemoryFormat> memory_format);

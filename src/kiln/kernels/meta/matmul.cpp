@@ -16,9 +16,8 @@ void check_same_dtype(const Tensor& a, const Tensor& b, std::string_view op) {
 TensorSpec mm(const Tensor& self, const Tensor& mat2) {
   KILN_CHECK(self.dim() == 2, "mm: self must be a matrix, got {}", self.describe());
   KILN_CHECK(mat2.dim() == 2, "mm: mat2 must be a matrix, got {}", mat2.describe());
-  KILN_CHECK(self.sizes()[1] == mat2.sizes()[0],
-             "mm: mat1 and mat2 shapes cannot be multiplied ({}x{} and {}x{})", self.sizes()[0], self.sizes()[1],
-             mat2.sizes()[0], mat2.sizes()[1]);
+  KILN_CHECK(self.sizes()[1] == mat2.sizes()[0], "mm: mat1 and mat2 shapes cannot be multiplied ({}x{} and {}x{})",
+             self.sizes()[0], self.sizes()[1], mat2.sizes()[0], mat2.sizes()[1]);
   check_same_dtype(self, mat2, "mm");
   return contiguous_spec({self.sizes()[0], mat2.sizes()[1]}, self.dtype());
 }
@@ -37,8 +36,8 @@ TensorSpec bmm(const Tensor& self, const Tensor& mat2) {
 TensorSpec addmm(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const Scalar&, const Scalar&) {
   TensorSpec s = mm(mat1, mat2);
   check_same_dtype(self, mat1, "addmm");
-  KILN_CHECK(broadcasts_to(self.sizes(), s.sizes), "addmm: self of size {} cannot be broadcast to the product's size {}",
-             self.sizes(), s.sizes);
+  KILN_CHECK(broadcasts_to(self.sizes(), s.sizes),
+             "addmm: self of size {} cannot be broadcast to the product's size {}", self.sizes(), s.sizes);
   return s;
 }
 

@@ -34,9 +34,10 @@ ConvGeometry conv_geometry(const Tensor& input, const Tensor& weight, const std:
   g.groups = groups;
   KILN_CHECK(weight.sizes()[1] * groups == g.in_channels,
              "convolution: given groups={}, weight of size {}, expected input {} to have {} channels, but got {} "
-             "channels instead", groups, weight.sizes(), input.sizes(), weight.sizes()[1] * groups, g.in_channels);
-  KILN_CHECK(g.out_channels % groups == 0, "convolution: out_channels {} is not divisible by groups {}",
-             g.out_channels, groups);
+             "channels instead",
+             groups, weight.sizes(), input.sizes(), weight.sizes()[1] * groups, g.in_channels);
+  KILN_CHECK(g.out_channels % groups == 0, "convolution: out_channels {} is not divisible by groups {}", g.out_channels,
+             groups);
   if (bias) {
     KILN_CHECK(bias->dim() == 1 && bias->sizes()[0] == g.out_channels,
                "convolution: expected bias of size [{}] for weight {}, got {}", g.out_channels, weight.sizes(),
@@ -56,7 +57,8 @@ ConvGeometry conv_geometry(const Tensor& input, const Tensor& weight, const std:
     int64_t padded = in + 2 * g.padding[d];
     KILN_CHECK(padded >= span,
                "convolution: calculated padded input size per channel ({}) is smaller than the kernel size ({}) in "
-               "spatial dim {} (input {}, weight {})", padded, span, d, input.sizes(), weight.sizes());
+               "spatial dim {} (input {}, weight {})",
+               padded, span, d, input.sizes(), weight.sizes());
     g.in.push_back(in);
     g.kernel.push_back(kernel);
     g.out.push_back((padded - span) / g.stride[d] + 1);
@@ -64,9 +66,9 @@ ConvGeometry conv_geometry(const Tensor& input, const Tensor& weight, const std:
   return g;
 }
 
-TensorSpec convolution(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
-                       IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, bool transposed,
-                       IntArrayRef output_padding, int64_t groups) {
+TensorSpec convolution(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias, IntArrayRef stride,
+                       IntArrayRef padding, IntArrayRef dilation, bool transposed, IntArrayRef output_padding,
+                       int64_t groups) {
   ConvGeometry g = conv_geometry(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups);
   Shape sizes{g.batch, g.out_channels};
   for (int64_t o : g.out) sizes.push_back(o);

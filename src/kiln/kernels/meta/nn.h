@@ -17,9 +17,9 @@ ConvGeometry conv_geometry(const Tensor& input, const Tensor& weight, const std:
                            IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, bool transposed,
                            IntArrayRef output_padding, int64_t groups);
 
-TensorSpec convolution(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
-                       IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, bool transposed,
-                       IntArrayRef output_padding, int64_t groups);
+TensorSpec convolution(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias, IntArrayRef stride,
+                       IntArrayRef padding, IntArrayRef dilation, bool transposed, IntArrayRef output_padding,
+                       int64_t groups);
 TensorSpec gather(const Tensor& self, int64_t dim, const Tensor& index, bool sparse_grad);
 TensorSpec scatter(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src);
 

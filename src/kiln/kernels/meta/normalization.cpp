@@ -24,14 +24,15 @@ std::array<TensorSpec, 3> native_layer_norm(const Tensor& input, IntArrayRef nor
   for (int64_t i = 0; matches && i < nd; ++i) {
     matches = input.sizes()[input.dim() - nd + i] == normalized_shape[i];
   }
-  KILN_CHECK(matches, "native_layer_norm: given normalized_shape={}, expected input with shape [*, {}], but got input "
-             "of size {}", normalized_shape, fmt::join(normalized_shape, ", "), input.sizes());
+  KILN_CHECK(matches,
+             "native_layer_norm: given normalized_shape={}, expected input with shape [*, {}], but got input "
+             "of size {}",
+             normalized_shape, fmt::join(normalized_shape, ", "), input.sizes());
   for (const auto* p : {&weight, &bias}) {
     if (*p) {
       KILN_CHECK((*p)->sizes().equals(normalized_shape),
                  "native_layer_norm: expected {} to be of same shape as normalized_shape {}, but got {} of shape {}",
-                 p == &weight ? "weight" : "bias", normalized_shape, p == &weight ? "weight" : "bias",
-                 (*p)->sizes());
+                 p == &weight ? "weight" : "bias", normalized_shape, p == &weight ? "weight" : "bias", (*p)->sizes());
     }
   }
   Shape stat_sizes = input.sizes().shape();

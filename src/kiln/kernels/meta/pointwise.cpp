@@ -53,8 +53,8 @@ TensorSpec unary_integral(const Tensor& self) {
   return spec_of({self}, self.dtype(), "bitwise_not");
 }
 TensorSpec gelu(const Tensor& self, std::string_view approximate) {
-  KILN_CHECK(approximate == "none" || approximate == "tanh",
-             "gelu: approximate must be 'none' or 'tanh', got '{}'", approximate);
+  KILN_CHECK(approximate == "none" || approximate == "tanh", "gelu: approximate must be 'none' or 'tanh', got '{}'",
+             approximate);
   KILN_CHECK_TYPE(is_floating(self.dtype()), "gelu: expected a floating point tensor, got {}", self.describe());
   return spec_of({self}, self.dtype(), "gelu");
 }
@@ -129,9 +129,7 @@ TensorSpec pow_tensor_scalar(const Tensor& self, const Scalar& exponent) {
              exponent);
   return spec_of({self}, r, "pow");
 }
-TensorSpec pow_scalar_tensor(const Scalar& self, const Tensor& exponent) {
-  return pow(wrapped_scalar(self), exponent);
-}
+TensorSpec pow_scalar_tensor(const Scalar& self, const Tensor& exponent) { return pow(wrapped_scalar(self), exponent); }
 
 TensorSpec where(const Tensor& condition, const Tensor& self, const Tensor& other) {
   KILN_CHECK_TYPE(condition.dtype() == DType::Bool || condition.dtype() == DType::UInt8,

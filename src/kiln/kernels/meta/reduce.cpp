@@ -46,7 +46,9 @@ DType sum_dtype(DType in, std::optional<DType> requested) {
 TensorSpec sum_dim(const Tensor& self, std::optional<IntArrayRef> dim, bool keepdim, std::optional<DType> dtype) {
   return reduced(self, reduction_mask(dim, self.dim(), "sum"), keepdim, sum_dtype(self.dtype(), dtype));
 }
-TensorSpec mean_all(const Tensor& self, std::optional<DType> dtype) { return mean_dim(self, std::nullopt, false, dtype); }
+TensorSpec mean_all(const Tensor& self, std::optional<DType> dtype) {
+  return mean_dim(self, std::nullopt, false, dtype);
+}
 TensorSpec mean_dim(const Tensor& self, std::optional<IntArrayRef> dim, bool keepdim, std::optional<DType> dtype) {
   check_float(self, dtype, "mean");
   return reduced(self, reduction_mask(dim, self.dim(), "mean"), keepdim, dtype.value_or(self.dtype()));

@@ -18,8 +18,10 @@ Shape infer_size(IntArrayRef shape, int64_t numel, std::string_view op) {
     }
   }
   if (infer_at >= 0) {
-    KILN_CHECK(known != 0, "{}: cannot reshape tensor of {} elements into shape {} because the unspecified dimension "
-               "size -1 can be any value and is ambiguous", op, numel, shape);
+    KILN_CHECK(known != 0,
+               "{}: cannot reshape tensor of {} elements into shape {} because the unspecified dimension "
+               "size -1 can be any value and is ambiguous",
+               op, numel, shape);
     KILN_CHECK(numel % known == 0, "{}: shape {} is invalid for input of size {}", op, shape, numel);
     out[infer_at] = numel / known;
   } else {
