@@ -14,6 +14,7 @@
 
 #include "inputs.h"
 #include "kiln/api/compile.h"
+#include "tolerance.h"
 
 namespace kiln::difftest {
 namespace {
@@ -63,19 +64,8 @@ Values read_values(const Tensor& t) {
   return v;
 }
 
-struct Tolerance {
-  double rtol, atol;
-};
-// torch.testing.assert_close's defaults.
-Tolerance tolerance(DType t) {
-  switch (t) {
-    case DType::Float16: return {1e-3, 1e-5};
-    case DType::BFloat16: return {1.6e-2, 1e-5};
-    case DType::Float32: return {1.3e-6, 1e-5};
-    case DType::Float64: return {1e-7, 1e-7};
-    default: return {0, 0};
-  }
-}
+using testing::Tolerance;
+Tolerance tolerance(DType t) { return testing::default_tolerance(t); }
 
 double round_to(double v, DType t) {
   switch (t) {

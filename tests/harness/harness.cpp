@@ -6,16 +6,6 @@
 
 namespace kiln::testing {
 
-Tolerance default_tolerance(DType t) {
-  switch (t) {
-    case DType::Float16: return {1e-3, 1e-5};
-    case DType::BFloat16: return {1.6e-2, 1e-5};
-    case DType::Float32: return {1.3e-6, 1e-5};
-    case DType::Float64: return {1e-7, 1e-7};
-    default: return {0, 0};
-  }
-}
-
 std::vector<double> to_doubles(const Tensor& t) {
   std::vector<double> out;
   out.reserve(static_cast<size_t>(t.numel()));

@@ -11,14 +11,9 @@
 #include <vector>
 
 #include "kiln/ops/api.h"
+#include "tolerance.h"  // Tolerance, default_tolerance
 
 namespace kiln::testing {
-
-// PyTorch's torch.testing.assert_close defaults: (rtol, atol) per dtype; exact for integers.
-struct Tolerance {
-  double rtol, atol;
-};
-Tolerance default_tolerance(DType t);
 
 // Elements in row-major logical order, converted to double (any strides, any dtype).
 std::vector<double> to_doubles(const Tensor& t);
