@@ -12,9 +12,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "../tolerance.h"
 #include "inputs.h"
 #include "kiln/api/compile.h"
-#include "tolerance.h"
 
 namespace kiln::difftest {
 namespace {
@@ -292,6 +292,13 @@ class Checker {
     fail("values:" + worst_kind + ":" + op, detail);
   }
 
+  // The differences docs/conformance.md accepts between kiln and PyTorch, each with its reason there.
+  static bool accepted_difference(const std::string& op, double kiln, double torch) {
+    // var_mean's mean is sum / n in kiln (inf for [1, inf, -2]); PyTorch's Welford update turns it
+    // NaN once an infinity meets another element, depending on the order it visits them.
+    return op == "var_mean" && std::isinf(kiln) && std::isnan(torch);
+  }
+
   // The float64 runs: kiln eager against torch, both on widened inputs.
   void compare_references(const std::string& where, const std::string& op, const Tensor& r, const Tensor& t64) {
     if (r.dtype() != t64.dtype() || r.sizes().vec() != t64.sizes().vec()) {
@@ -303,7 +310,7 @@ class Checker {
     Tolerance tol = tolerance(r.dtype());
     size_t bad = 0, first = 0;
     for (size_t k = 0; k < a.size(); ++k) {
-      bool ok = a.integral ? a.i[k] == b.i[k] : close(a.f[k], b.f[k], tol);
+      bool ok = a.integral ? a.i[k] == b.i[k] : close(a.f[k], b.f[k], tol) || accepted_difference(op, a.f[k], b.f[k]);
       if (!ok && bad++ == 0) first = k;
     }
     if (bad == 0) return;

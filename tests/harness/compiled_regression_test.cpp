@@ -187,6 +187,7 @@ TEST(CompiledRegression, ClampWithANaNBoundIsNaN) {
   }
 }
 
+// kiln's mean is sum / n; PyTorch 2.13's Welford mean is NaN here (docs/conformance.md).
 TEST(CompiledRegression, VarMeanWithInfinities) {
   const double inf = std::numeric_limits<double>::infinity();
   Tensor x = cat(std::vector<Tensor>{full({1}, 1.0), full({1}, inf), full({1}, -2.0)}, 0);
@@ -240,6 +241,16 @@ TEST(CompiledRegression, CatOfTheSameValueTwice) {
   auto got = run_compiled(fn, {x});
   auto want = fn({x});
   for (size_t i = 0; i < got.size(); ++i) expect_identical(got[i], want[i], "output " + std::to_string(i));
+}
+
+// Found by the differential tier: all parts empty and skipped, the result still has the promoted dtype.
+TEST(CompiledRegression, CatOfEmptyPartsPromotes) {
+  Fn fn = [](const std::vector<Tensor>& in) { return std::vector<Tensor>{cat(std::vector<Tensor>{in[0], in[1]}, 0)}; };
+  std::vector<Tensor> in = {full({0}, true, TensorOptions(DType::Bool)), full({0}, 1.0)};
+  auto got = run_compiled(fn, in);
+  EXPECT_EQ(got[0].dtype(), DType::Float32);
+  EXPECT_EQ(fn(in)[0].dtype(), DType::Float32);
+  EXPECT_EQ(got[0].numel(), 0);
 }
 
 TEST(CompiledRegression, OutputsKeepEagerStrides) {

@@ -187,9 +187,9 @@ Tensor cat(std::span<const Tensor> tensors, int64_t dim) {
   for (const auto& t : tensors) {
     if (!(t.dim() == 1 && t.numel() == 0)) parts.push_back(t);
   }
-  if (parts.empty()) return prims::clone(tensors[0]);
   DType dtype = tensors[0].dtype();
-  for (const auto& t : tensors) dtype = promote_types(dtype, t.dtype());
+  for (const auto& t : tensors) dtype = promote_types(dtype, t.dtype());  // skipped ones too
+  if (parts.empty()) return convert(prims::clone(tensors[0]), dtype);
   int64_t d = wrap_dim(dim, parts[0].dim(), "cat");
   std::vector<Tensor> converted;
   for (const auto& t : parts) converted.push_back(convert(t, dtype));

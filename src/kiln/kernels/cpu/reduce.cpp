@@ -112,8 +112,9 @@ struct ArgReducer {
   }
 };
 
-// Welford's algorithm in double; var_mean also stores the mean, as the plain sum over n (Welford's
-// running mean turns NaN once an infinity meets a finite value; PyTorch's mean of [1, inf] is inf).
+// Welford's algorithm in double; var_mean also stores the mean, as the plain sum over n: Welford's
+// running mean turns NaN once an infinity meets a later element, which depends on the order of the
+// elements (PyTorch's does; docs/conformance.md), where sum / n is inf whatever the order.
 template <class T>
 struct VarReducer {
   using In = T;
