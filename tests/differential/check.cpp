@@ -267,6 +267,11 @@ class Checker {
       std::optional<double> rval;
       if (rv) rval = round_to(rv->integral ? static_cast<double>(rv->i[k]) : rv->f[k], dt);
       bool near_ref = rval && close(cval, *rval, tol);
+      // Ill-conditioned elements (tan of a computed value near a pole): eager is not within the
+      // tolerance of float64 either; compiled must then be as accurate as eager (within 2x).
+      if (!near_ref && rval && std::isfinite(cval) && std::isfinite(eval) && !close(eval, *rval, tol)) {
+        near_ref = std::abs(cval - *rval) <= 2 * std::abs(eval - *rval) + tol.atol;
+      }
       if (!close(cval, eval, tol) && !near_ref) {
         // Named for what was accurate: eager (compiled is not), or neither (ill-conditioned).
         if (rval && close(eval, *rval, tol)) kind = "compiled-vs-float64", ++bad_ref;
@@ -292,11 +297,24 @@ class Checker {
     fail("values:" + worst_kind + ":" + op, detail);
   }
 
+  bool computes(const std::string& op) const {
+    for (const auto& c : p_.calls) {
+      if (c.op == op) return true;
+    }
+    return false;
+  }
+
   // The differences docs/conformance.md accepts between kiln and PyTorch, each with its reason there.
   static bool accepted_difference(const std::string& op, double kiln, double torch) {
     // var_mean's mean is sum / n in kiln (inf for [1, inf, -2]); PyTorch's Welford update turns it
     // NaN once an infinity meets another element, depending on the order it visits them.
-    return op == "var_mean" && std::isinf(kiln) && std::isnan(torch);
+    if (op == "var_mean" && std::isinf(kiln) && std::isnan(torch)) return true;
+    // fmod of a finite x whose quotient overflows (1e308 by 0.5): kiln's is exact (0), PyTorch's
+    // vectorized CPU kernel computes x - trunc(x / y) * y, which is NaN there.
+    if (op == "fmod" && std::isfinite(kiln) && std::isnan(torch)) return true;
+    // float32 layer_norm of values near the float limit: kiln's statistics are computed in double,
+    // PyTorch's overflow to inf and give NaN.
+    return op == "layer_norm" && std::isfinite(kiln) && std::isnan(torch);
   }
 
   // The float64 runs: kiln eager against torch, both on widened inputs.
@@ -311,6 +329,9 @@ class Checker {
     size_t bad = 0, first = 0;
     for (size_t k = 0; k < a.size(); ++k) {
       bool ok = a.integral ? a.i[k] == b.i[k] : close(a.f[k], b.f[k], tol) || accepted_difference(op, a.f[k], b.f[k]);
+      // A var_mean mean or an fmod that is NaN in PyTorch only (see accepted_difference) flows into
+      // later ops.
+      ok = ok || (!a.integral && std::isnan(b.f[k]) && (computes("var_mean") || computes("fmod")));
       if (!ok && bad++ == 0) first = k;
     }
     if (bad == 0) return;

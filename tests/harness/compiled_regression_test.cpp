@@ -253,6 +253,27 @@ TEST(CompiledRegression, CatOfEmptyPartsPromotes) {
   EXPECT_EQ(got[0].numel(), 0);
 }
 
+// PyTorch has no bool kernel for these (found by the differential tier against PyTorch 2.13).
+TEST(CompiledRegression, RoundingAndRemainderOfBoolRaise) {
+  Tensor b = full({3}, true, TensorOptions(DType::Bool));
+  std::vector<Fn> fns = {
+      [](const std::vector<Tensor>& in) { return std::vector<Tensor>{floor(in[0])}; },
+      [](const std::vector<Tensor>& in) { return std::vector<Tensor>{ceil(in[0])}; },
+      [](const std::vector<Tensor>& in) { return std::vector<Tensor>{round(in[0])}; },
+      [](const std::vector<Tensor>& in) { return std::vector<Tensor>{trunc(in[0])}; },
+      [](const std::vector<Tensor>& in) { return std::vector<Tensor>{remainder(in[0], in[0])}; },
+      [](const std::vector<Tensor>& in) { return std::vector<Tensor>{fmod(in[0], in[0])}; },
+      [](const std::vector<Tensor>& in) { return std::vector<Tensor>{div(in[0], in[0], "floor")}; },
+  };
+  for (size_t i = 0; i < fns.size(); ++i) {
+    SCOPED_TRACE(i);
+    EXPECT_THROW(fns[i]({b}), Error);
+    EXPECT_THROW(run_compiled(fns[i], {b}), Error);
+  }
+  // A bool tensor and an integer scalar compute in int64: allowed, as in PyTorch.
+  EXPECT_EQ(remainder(b, Scalar(2)).dtype(), DType::Int64);
+}
+
 TEST(CompiledRegression, OutputsKeepEagerStrides) {
   Maker m(6);
   Tensor x = m.make({2, 3, 4, 5}, DType::Float32).permute({0, 2, 3, 1}).contiguous().permute({0, 3, 1, 2});

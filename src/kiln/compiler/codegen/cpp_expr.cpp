@@ -237,6 +237,17 @@ std::string BodyWriter::emit_op(const ScalarExpr& e, const std::string& guard) {
       return name(e, guard, true, fmt::format("({} ? {} : {}(0))", guard, call, compute_type(e.dtype())));
     return name(e, guard, masked, call);
   }
+  // a ± alpha * b (add/sub with alpha): one rounding, as eager's fma(±alpha, b, a). Generated code
+  // is built with -ffp-contract=off, so no other product is fused and every op rounds as eager's.
+  if ((e.name() == "add" || e.name() == "sub") && is_floating(e.dtype()) && ops[1].kind() == ScalarKind::Op &&
+      ops[1].name() == "mul" && ops[1].operands()[1].kind() == ScalarKind::Constant) {
+    const ScalarExpr& product = ops[1];
+    std::string b = emit(product.operands()[0], guard);
+    std::string alpha = literal(product.operands()[1]);
+    masked = masked || guarded(b);
+    std::string value = fmt::format("std::fma({}{}, {}, {})", e.name() == "sub" ? "-" : "", alpha, b, args[0]);
+    return name(e, guard, masked, value);
+  }
   // Small constant powers are products (std::pow does not vectorize): x^2 is exactly x*x.
   if (e.name() == "pow" && is_floating(e.dtype()) && ops[1].kind() == ScalarKind::Constant) {
     double exponent = ops[1].constant();

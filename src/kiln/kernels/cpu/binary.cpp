@@ -299,10 +299,10 @@ const KernelRegistrar kRegister([](Registry& r) {
   def_structured<&meta::binary_float_scalar, &binary_scalar_impl<TrueDiv>>(r, "aten::div.Scalar");
   def_structured<&meta::div_mode, &div_mode_impl>(r, "aten::div.Tensor_mode");
   def_structured<&meta::div_mode_scalar, &div_mode_scalar_impl>(r, "aten::div.Scalar_mode");
-  def_structured<&meta::binary, &division_impl<Remainder>>(r, "aten::remainder.Tensor");
-  def_structured<&meta::binary_scalar, &division_scalar_impl<Remainder>>(r, "aten::remainder.Scalar");
-  def_structured<&meta::binary, &division_impl<Fmod>>(r, "aten::fmod.Tensor");
-  def_structured<&meta::binary_scalar, &division_scalar_impl<Fmod>>(r, "aten::fmod.Scalar");
+  def_structured<&meta::remainder, &division_impl<Remainder>>(r, "aten::remainder.Tensor");
+  def_structured<&meta::remainder_scalar, &division_scalar_impl<Remainder>>(r, "aten::remainder.Scalar");
+  def_structured<&meta::fmod, &division_impl<Fmod>>(r, "aten::fmod.Tensor");
+  def_structured<&meta::fmod_scalar, &division_scalar_impl<Fmod>>(r, "aten::fmod.Scalar");
   def_structured<&meta::binary, &binary_impl<Maximum>>(r, "aten::maximum");
   def_structured<&meta::binary, &binary_impl<Minimum>>(r, "aten::minimum");
   def_structured<&meta::binary_float, &binary_impl<Atan2>>(r, "aten::atan2");

@@ -197,10 +197,10 @@ const KernelRegistrar kRegister([](Registry& r) {
   def_structured<&meta::unary_signed, &same_impl<Neg>>(r, "aten::neg");
   def_structured<&meta::unary_signed, &same_impl<Relu>>(r, "aten::relu");
   def_structured<&meta::unary_same, &same_impl<Sign>>(r, "aten::sign");
-  def_structured<&meta::unary_same, &same_impl<Ceil>>(r, "aten::ceil");
-  def_structured<&meta::unary_same, &same_impl<Floor>>(r, "aten::floor");
-  def_structured<&meta::unary_same, &same_impl<Round>>(r, "aten::round");
-  def_structured<&meta::unary_same, &same_impl<Trunc>>(r, "aten::trunc");
+  def_structured<&meta::ceil, &same_impl<Ceil>>(r, "aten::ceil");
+  def_structured<&meta::floor, &same_impl<Floor>>(r, "aten::floor");
+  def_structured<&meta::round, &same_impl<Round>>(r, "aten::round");
+  def_structured<&meta::trunc, &same_impl<Trunc>>(r, "aten::trunc");
   def_structured<&meta::unary_integral, &same_impl<BitwiseNot>>(r, "aten::bitwise_not");
 
   def_structured<&meta::unary_bool, &to_bool_impl<IsNan>>(r, "aten::isnan");

@@ -47,6 +47,24 @@ TensorSpec unary_signed(const Tensor& self) {
   return spec_of({self}, self.dtype(), "unary");
 }
 TensorSpec unary_bool(const Tensor& self) { return spec_of({self}, DType::Bool, "unary"); }
+// PyTorch has no bool kernel for rounding, remainder, fmod or rounding division.
+namespace {
+TensorSpec no_bool(TensorSpec spec, std::string_view op, const Tensor& self) {
+  KILN_CHECK_KIND(spec.dtype != DType::Bool, ErrorKind::NotImplemented, "{}: not implemented for 'Bool' (input {})", op,
+                  self.describe());
+  return spec;
+}
+}  // namespace
+TensorSpec ceil(const Tensor& self) { return no_bool(unary_same(self), "ceil", self); }
+TensorSpec floor(const Tensor& self) { return no_bool(unary_same(self), "floor", self); }
+TensorSpec round(const Tensor& self) { return no_bool(unary_same(self), "round", self); }
+TensorSpec trunc(const Tensor& self) { return no_bool(unary_same(self), "trunc", self); }
+TensorSpec remainder(const Tensor& self, const Tensor& other) {
+  return no_bool(binary(self, other), "remainder", self);
+}
+TensorSpec remainder_scalar(const Tensor& self, const Scalar& other) { return remainder(self, wrapped_scalar(other)); }
+TensorSpec fmod(const Tensor& self, const Tensor& other) { return no_bool(binary(self, other), "fmod", self); }
+TensorSpec fmod_scalar(const Tensor& self, const Scalar& other) { return fmod(self, wrapped_scalar(other)); }
 TensorSpec unary_integral(const Tensor& self) {
   KILN_CHECK_TYPE(!is_floating(self.dtype()), "bitwise_not: only integer and bool tensors are supported, got {}",
                   self.describe());
@@ -97,7 +115,8 @@ TensorSpec div_mode(const Tensor& self, const Tensor& other, std::optional<std::
   if (!mode) return binary_float(self, other);
   KILN_CHECK(*mode == "trunc" || *mode == "floor",
              "div: expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{}'", *mode);
-  return binary(self, other);
+  return no_bool(binary(self, other), *mode == "trunc" ? "div (rounding_mode='trunc')" : "div (rounding_mode='floor')",
+                 self);
 }
 TensorSpec div_mode_scalar(const Tensor& self, const Scalar& other, std::optional<std::string_view> mode) {
   return div_mode(self, wrapped_scalar(other), mode);

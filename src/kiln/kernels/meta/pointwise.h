@@ -12,8 +12,17 @@ namespace kiln::meta {
 // A 0-d CPU tensor holding `s`, flagged as a wrapped number (lowest promotion priority).
 Tensor wrapped_scalar(const Scalar& s);
 
-TensorSpec unary_float(const Tensor& self);     // exp, sin, sigmoid...: integers become float32
-TensorSpec unary_same(const Tensor& self);      // ceil, sign...: dtype kept
+TensorSpec unary_float(const Tensor& self);  // exp, sin, sigmoid...: integers become float32
+TensorSpec unary_same(const Tensor& self);   // ceil, sign...: dtype kept
+// ceil, floor, round, trunc, remainder, fmod: as unary_same / binary, but no bool result (PyTorch has no kernel).
+TensorSpec ceil(const Tensor& self);
+TensorSpec floor(const Tensor& self);
+TensorSpec round(const Tensor& self);
+TensorSpec trunc(const Tensor& self);
+TensorSpec remainder(const Tensor& self, const Tensor& other);
+TensorSpec remainder_scalar(const Tensor& self, const Scalar& other);
+TensorSpec fmod(const Tensor& self, const Tensor& other);
+TensorSpec fmod_scalar(const Tensor& self, const Scalar& other);
 TensorSpec unary_signed(const Tensor& self);    // abs, neg, relu: dtype kept, bool rejected
 TensorSpec unary_bool(const Tensor& self);      // isnan, isinf, logical_not
 TensorSpec unary_integral(const Tensor& self);  // bitwise_not: integers and bool only
