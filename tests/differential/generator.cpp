@@ -14,7 +14,7 @@ namespace {
 struct Value {
   std::string name;
   Tensor meta;
-  // A float16/bfloat16 value computed by an arithmetic op: a compiled kernel keeps it in float32
+  // A float16/bfloat16 value computed by an arithmetic op (or a view of one): a compiled kernel keeps it in float32
   // (as Inductor does) where eager rounds it, so ops with discrete results (comparisons, floor,
   // isinf, ...) may rightly differ on it; the generator does not apply them there.
   bool rounded = false;
@@ -199,9 +199,13 @@ class Generator {
     }
     next_value_ += results;
     p_.calls.push_back(c);
+    // A view or copy (not arithmetic) of a rounded value is rounded too.
+    bool of_rounded = std::any_of(pool_.begin(), pool_.end(), [&](const Value& v) {
+      return v.rounded && std::find(c.args.begin(), c.args.end(), v.name) != c.args.end();
+    });
     for (size_t i = 0; i < out.size(); ++i) {
       env_[c.results[i]] = out[i];
-      pool_.push_back({c.results[i], out[i], arithmetic && is_reduced_float(out[i].dtype())});
+      pool_.push_back({c.results[i], out[i], (arithmetic || of_rounded) && is_reduced_float(out[i].dtype())});
     }
     return true;
   }

@@ -584,6 +584,19 @@ Program merge_programs(const std::vector<Program>& programs, std::vector<size_t>
 }
 
 Program prune(Program p) {
+  p = live_calls(std::move(p));
+  std::set<std::string> needed(p.outputs.begin(), p.outputs.end());
+  auto names = value_names(p);
+  for (const auto& c : p.calls) {
+    for (const auto& a : c.args) {
+      for (const auto& r : refs(a, names)) needed.insert(r);
+    }
+  }
+  std::erase_if(p.inputs, [&](const InputSpec& in) { return !needed.contains(in.name); });
+  return p;
+}
+
+Program live_calls(Program p) {
   auto names = value_names(p);
   std::set<std::string> needed(p.outputs.begin(), p.outputs.end());
   std::vector<OpCall> kept;
@@ -597,7 +610,6 @@ Program prune(Program p) {
   }
   std::reverse(kept.begin(), kept.end());
   p.calls = kept;
-  std::erase_if(p.inputs, [&](const InputSpec& in) { return !needed.contains(in.name); });
   return p;
 }
 

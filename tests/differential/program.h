@@ -82,5 +82,7 @@ Program merge_programs(const std::vector<Program>& programs, std::vector<size_t>
 
 // Removes calls no output needs and inputs no call or output reads.
 Program prune(Program p);
+// Removes calls no output needs; keeps every input.
+Program live_calls(Program p);
 
 }  // namespace kiln::difftest

@@ -12,6 +12,7 @@
 #include "kiln/compiler/codegen/build.h"
 #include "kiln/compiler/codegen/cpp.h"
 #include "kiln/compiler/lower/lower.h"
+#include "kiln/compiler/pipeline.h"
 #include "kiln/compiler/schedule/fuse.h"
 #include "kiln/graph/interpreter.h"
 #include "kiln/ops/api.h"
@@ -30,8 +31,7 @@ compiler::Schedule schedule_of(const trace::TracedFn& fn, const std::vector<Tens
   options.level = trace::Level::Prims;
   options.keep_ops_without_prims = true;
   graph::Graph g = trace::trace(fn, inputs, options);
-  loopir::Program p = compiler::lower(g);
-  return compiler::schedule(p);
+  return compiler::run_pipeline(g, /*build=*/false).schedule;
 }
 
 size_t extern_count(const compiler::Schedule& s) { return s.items.size() - s.kernel_count(); }

@@ -63,15 +63,19 @@ Tensor log_softmax_decomposed(const Tensor& x, int64_t dim, bool half_to_float) 
 std::tuple<Tensor, Tensor, Tensor> layer_norm_decomposed(const Tensor& input, IntArrayRef normalized_shape,
                                                          const std::optional<Tensor>& weight,
                                                          const std::optional<Tensor>& bias, double eps) {
-  Tensor x = upcast(dense(input));
+  // In double, as the CPU kernel: a float32 variance of values past 1.8e19 overflows, and a float
+  // mean of a constant row misses it by ulps that the normalization then divides by sqrt(eps).
+  Tensor x = to(dense(input), DType::Float64);
   std::vector<int64_t> dims(normalized_shape.size());
   std::iota(dims.begin(), dims.end(), x.dim() - static_cast<int64_t>(normalized_shape.size()));
   auto [variance, mean] = var_mean(x, IntArrayRef(dims), Scalar(0), true);
   Tensor rstd = rsqrt(add(variance, Scalar(eps)));
-  Tensor out = mul(sub(x, mean), rstd);
+  DType d = input.dtype();
+  // The kernel normalizes in the input's compute type with the statistics rounded to it.
+  DType compute = is_reduced_float(d) ? DType::Float32 : d;
+  Tensor out = mul(sub(upcast(dense(input)), downcast(mean, compute)), downcast(rstd, compute));
   if (weight) out = mul(out, upcast(dense(*weight)));
   if (bias) out = add(out, upcast(dense(*bias)));
-  DType d = input.dtype();
   return {downcast(out, d), downcast(mean, d), downcast(rstd, d)};
 }
 

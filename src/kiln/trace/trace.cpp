@@ -1,5 +1,7 @@
 #include "kiln/trace/trace.h"
 
+#include <algorithm>
+#include <numeric>
 #include <unordered_map>
 
 #include "kiln/decomp/prims/table.h"
@@ -296,6 +298,53 @@ void run_decomposition(Tracer& t, OpHandle op, const BoxedKernel& kernel, Stack&
   kernel(stack);
 }
 
+// The strides of `op`'s tensor results as its eager kernel lays them out (its meta kernel, run
+// untraced on the traced arguments), for a non-view op with a meta kernel; empty otherwise.
+std::vector<Shape> eager_result_strides(OpHandle op, const Stack& args) {
+  const BoxedKernel* meta = op->kernel(DispatchKey::Meta);
+  if (op->has_tag(OpTag::View) || !meta) return {};
+  Stack s = args;
+  {
+    ExcludeDispatchKeys exclude{DispatchKeySet(DispatchKey::Trace)};
+    (*meta)(s);
+  }
+  std::vector<Shape> strides;
+  for (const Value& v : s) strides.push_back(v.is_tensor() ? Shape(v.to_tensor().strides()) : Shape{});
+  return strides;
+}
+
+// A decomposition computes its op's values but may lay them out differently (floor division's
+// `where` follows its first operand's layout, the kernel the layout of all of them). Each result
+// whose eager layout is dense and differs is copied into it (a permuted contiguous copy, so the
+// trace records only prims), so later views and the graph's outputs see eager's strides.
+void restride_results(Stack& results, const std::vector<Shape>& eager_strides) {
+  if (eager_strides.size() != results.size()) return;
+  for (size_t i = 0; i < results.size(); ++i) {
+    if (!results[i].is_tensor()) continue;
+    Tensor y = results[i].to_tensor();
+    const Shape& want = eager_strides[i];
+    if (want.size() != static_cast<size_t>(y.dim()) || y.numel() == 0) continue;
+    bool differs = false;
+    for (int64_t d = 0; d < y.dim(); ++d) differs = differs || (y.sizes()[d] > 1 && y.strides()[d] != want[d]);
+    if (!differs) continue;
+    // want's dims outermost first; dense when each stride is the product of the sizes inside it.
+    Shape order(static_cast<size_t>(y.dim()));
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return want[a] > want[b]; });
+    int64_t stride = 1;
+    bool dense = true;
+    for (size_t k = order.size(); k-- > 0;) {
+      int64_t d = order[k];
+      dense = dense && (y.sizes()[d] == 1 || want[d] == stride);
+      stride *= y.sizes()[d];
+    }
+    if (!dense) continue;
+    Shape inverse(order.size());
+    for (size_t k = 0; k < order.size(); ++k) inverse[order[k]] = static_cast<int64_t>(k);
+    results[i] = permute(contiguous(permute(y, order)), inverse);
+  }
+}
+
 bool is_single_view(OpHandle op, const Stack& results) {
   return op->has_tag(OpTag::View) && results.size() == 1 && results[0].is_tensor();
 }
@@ -309,7 +358,9 @@ void record(Tracer& t, OpHandle op, Stack& stack, DispatchKeySet rest) {
   }
   if (const BoxedKernel* prims = prims_decomposition(t, op)) {
     Stack original = stack;
+    std::vector<Shape> eager_strides = eager_result_strides(op, stack);
     run_decomposition(t, op, *prims, stack);
+    restride_results(stack, eager_strides);
     // Mutations through this view are written back by the Core ATen view op, not its prims.
     if (is_single_view(op, stack)) note_view(t, op, original, stack[0].to_tensor());
     return;

@@ -161,8 +161,6 @@ class Lowerer {
   // eagerly, that view of the value: the value is stored once in its traced layout and the output
   // gets eager's strides and offset over it.
   BufferView output_of(graph::ValueRef r) {
-    static const std::set<std::string> kViews = {"view_of", "broadcast_in_dim", "transpose",    "squeeze",
-                                                 "slice",   "split_dim",        "collapse_view"};
     const graph::TensorMeta& meta = meta_of(r);
     if (get(r).strided) {
       // A view of a buffer; where eager's result is a fresh dense tensor instead (a decomposition
@@ -171,6 +169,15 @@ class Lowerer {
       if (same_strides(v.view.strides, meta) || !dense_order(meta)) return v.view;
       return realize_as(computed(v.at(index_vars(v.sizes.size())), v.dtype, v.sizes), meta);
     }
+    return realize_traced(r);
+  }
+
+  // A computed value stored with eager's strides: densely in its traced layout, or, for a view that is
+  // not dense (a select, an expand), as that view of its base stored in the base's traced layout.
+  BufferView realize_traced(graph::ValueRef r) {
+    static const std::set<std::string> kViews = {"view_of", "broadcast_in_dim", "transpose",    "squeeze",
+                                                 "slice",   "split_dim",        "collapse_view"};
+    const graph::TensorMeta& meta = meta_of(r);
     // A dense result (what eager computes fresh, or a view that is dense anyway) is stored as such.
     if (dense_order(meta)) return realize_as(get(r), meta);
     const Lowered computed_value = get(r);
@@ -222,11 +229,16 @@ class Lowerer {
   void define(const graph::Node& n, Lowered v) {
     if (!v.strided) v.origin = n.name();
     // Values read more than once are computed once (the scheduler may keep them in a kernel).
-    if (!v.strided && uses_[key(n)] >= 2 && v.value.op_count() >= 1) {
-      BufferView view = realize_as(v, n.meta().at(0));  // in eager's layout: views of it keep eager's strides
-      v = strided(view.buffer, v.dtype, view.sizes, view.strides, view.offset);
-    }
+    // A conversion of a load is cheaper to repeat than to store (layer_norm's float64 statistics).
+    bool conversion_of_load = v.value.kind() == loopir::ScalarKind::Op && v.value.name() == "convert_element_type" &&
+                              v.value.operands().at(0).kind() == loopir::ScalarKind::Load;
+    bool store = !v.strided && uses_[key(n)] >= 2 && v.value.op_count() >= 1 && !conversion_of_load;
     values_[key(n)] = std::move(v);
+    if (store) {  // in eager's layout: a graph output among its uses keeps eager's strides
+      BufferView view = realize_traced({const_cast<graph::Node*>(&n), 0});
+      const Lowered& now = values_.at(key(n));
+      values_[key(n)] = strided(view.buffer, now.dtype, view.sizes, view.strides, view.offset);
+    }
   }
 
   const Lowered& tensor_arg(const graph::Node& n, size_t i) { return get(std::get<graph::ValueRef>(n.args().at(i))); }
@@ -402,13 +414,17 @@ class Lowerer {
       return define(n, computed(ScalarExpr::op("mul", {ScalarExpr::op("mul", {d, d}, out.dtype), scale}, out.dtype),
                                 out.dtype, out.sizes));
     }
-    int total = add_reduction(n.name() + "_sum", out.dtype, s, loopir::ReduceKind::Sum, x, 1.0);
+    // The mean and the squared deviations in double, as eager's kernels: float32 squares of values
+    // past 1.8e19 would overflow, and a float mean of a constant row misses it by a few ulps.
+    const DType acc = DType::Float64;
+    if (x.dtype() != acc) x = ScalarExpr::op("convert_element_type", {x}, acc);
+    int total = add_reduction(n.name() + "_sum", acc, s, loopir::ReduceKind::Sum, x, 1.0);
     std::vector<Expr> kept;
     for (size_t k = 0; k < s.kept.size(); ++k) kept.push_back(loopir::index_var(k));
-    ScalarExpr sum = ScalarExpr::load(total, loopir::flat_index(kept, s.kept), out.dtype);
-    ScalarExpr m = ScalarExpr::op("div", {sum, ScalarExpr::constant(static_cast<double>(count), out.dtype)}, out.dtype);
-    ScalarExpr d = ScalarExpr::op("sub", {x, m}, out.dtype);
-    ScalarExpr sq = ScalarExpr::op("mul", {d, d}, out.dtype);
+    ScalarExpr sum = ScalarExpr::load(total, loopir::flat_index(kept, s.kept), acc);
+    ScalarExpr m = ScalarExpr::op("div", {sum, ScalarExpr::constant(static_cast<double>(count), acc)}, acc);
+    ScalarExpr d = ScalarExpr::op("sub", {x, m}, acc);
+    ScalarExpr sq = ScalarExpr::op("mul", {d, d}, acc);
     int b = add_reduction(n.name(), out.dtype, s, loopir::ReduceKind::Sum, sq,
                           1.0 / std::max(static_cast<double>(count) - correction, 0.0));
     values_[key(n)] = strided(b, out.dtype, out.sizes, contiguous_strides(out.sizes), 0);

@@ -1,6 +1,6 @@
 // CPU native_layer_norm: each row of the normalized dims is read once into cache, its mean and
-// biased variance computed in two passes in the compute type (float for 16-bit inputs), then
-// normalized and scaled.
+// biased variance computed in two passes in double, then normalized and scaled in the compute type
+// (float for 16-bit inputs).
 #include <cmath>
 #include <vector>
 
@@ -30,9 +30,15 @@ void layer_norm_rows(const T* x, const T* w, const T* b, T* y, T* mean_out, T* r
         b0 = buf.data();
       }
       // Over zero elements the mean is 0 and the variance 0/0 = NaN, so rstd is NaN (PyTorch's).
-      M mean = n > 0 ? pairwise_sum<M>(b0, n) / M(n) : M(0);
-      M sq = lane_sum<M>(n, [b0, mean](int64_t i) { return (b0[i] - mean) * (b0[i] - mean); });
-      M rstd = M(1) / std::sqrt(sq / M(n) + M(eps));
+      // The statistics in double: a float mean of a constant row misses its value by a few ulps,
+      // which the normalization then divides by sqrt(eps) (PyTorch's Welford mean is exact there).
+      double mean_d = n > 0 ? pairwise_sum<double>(b0, n) / static_cast<double>(n) : 0.0;
+      double sq = lane_sum<double>(n, [b0, mean_d](int64_t i) {
+        double d = static_cast<double>(b0[i]) - mean_d;
+        return d * d;
+      });
+      M mean = M(mean_d);
+      M rstd = M(1.0 / std::sqrt(sq / static_cast<double>(n) + eps));
       T* yr = y + r * n;
       if (w && b) {
         for (int64_t i = 0; i < n; ++i) yr[i] = T((b0[i] - mean) * rstd * M(w[i]) + M(b[i]));
