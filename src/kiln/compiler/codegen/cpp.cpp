@@ -1,6 +1,7 @@
 #include "kiln/compiler/codegen/cpp.h"
 
 #include "kiln/compiler/codegen/cpp_expr.h"
+#include "kiln/compiler/schedule/access.h"
 
 #include <algorithm>
 #include <cmath>
@@ -41,39 +42,6 @@ std::string accumulator_type(loopir::ReduceKind k, DType d) {
   return k == ReduceKind::Sum && (d == DType::Float32 || is_reduced_float(d)) ? "double" : compute_type(d);
 }
 
-// Index variable definitions of a node in terms of `row` and `col`.
-std::map<std::string, Expr> node_vars(const LoopNode& n, int64_t cols) {
-  std::map<std::string, Expr> vars;
-  Expr row = Expr::var("row"), col = Expr::var("col");
-  auto unflatten = [&](Expr flat, const std::vector<Expr>& names, IntArrayRef sizes) {
-    // An empty iteration space runs no iteration: its variables may be anything (no % 0).
-    bool empty = std::find(sizes.begin(), sizes.end(), 0) != sizes.end();
-    int64_t suffix = 1;
-    for (size_t k = sizes.size(); k-- > 0;) {
-      vars[names[k].name()] = empty ? Expr::constant(0) : mod(floordiv(flat, suffix), sizes[k]);
-      suffix *= std::max<int64_t>(sizes[k], 1);
-    }
-  };
-  std::vector<Expr> i, r;
-  for (size_t k = 0; k < n.sizes.size(); ++k) i.push_back(loopir::index_var(k));
-  for (size_t k = 0; k < n.reduction_sizes.size(); ++k) r.push_back(loopir::reduction_var(k));
-  if (n.reduce != ReduceKind::None) {
-    unflatten(row, i, n.sizes);
-    unflatten(col, r, n.reduction_sizes);
-    return vars;
-  }
-  // Pointwise: the trailing dims multiplying to `cols` run along col, the rest along row.
-  size_t split = n.sizes.size();
-  int64_t p = 1;
-  while (split > 0 && p != cols) p *= n.sizes[--split];
-  if (p != cols) split = n.sizes.size();  // no element (a zero size): nothing runs along col
-  unflatten(row, std::vector<Expr>(i.begin(), i.begin() + static_cast<int64_t>(split)),
-            Shape(n.sizes.begin(), n.sizes.begin() + static_cast<int64_t>(split)));
-  unflatten(col, std::vector<Expr>(i.begin() + static_cast<int64_t>(split), i.end()),
-            Shape(n.sizes.begin() + static_cast<int64_t>(split), n.sizes.end()));
-  return vars;
-}
-
 std::string reduce_combine(ReduceKind k, const std::string& acc, const std::string& v) {
   switch (k) {
     case ReduceKind::Sum: return fmt::format("{} += {};", acc, v);
@@ -107,12 +75,6 @@ std::string reduce_init(ReduceKind k, DType d) {
 }
 
 // A node's value with its loop variables in terms of row and col, indices simplified.
-ScalarExpr row_col_value(const LoopNode& n, const Kernel& k, const loopir::Ranges& ranges) {
-  return n.value.substitute(node_vars(n, k.cols)).map_loads([&](int b, const Expr& index, DType d) {
-    return ScalarExpr::load(b, loopir::simplify(index, ranges), d);
-  });
-}
-
 // Does `e` read the result of a reduction in `pending` (computed in the same pass)?
 bool reads_any(const ScalarExpr& e, const std::set<int>& pending) {
   if (e.kind() == ScalarKind::Load && pending.contains(e.buffer())) return true;
@@ -156,7 +118,7 @@ void write_pass(const loopir::Program& p, const Kernel& k, const std::vector<int
     const auto& buf = p.buffers[static_cast<size_t>(n.out)];
     comments.push_back(fmt::format("buf{}: {}", n.out, n.origin));
     w.set_origin(site_of(n, k));
-    std::string v = w.emit(row_col_value(n, k, ranges));
+    std::string v = w.emit(row_col_value(n, k.cols, ranges));
     bool local = k.local.contains(n.out);
     std::string t = compute_type(buf.dtype);
     if (n.reduce == ReduceKind::None) {
@@ -213,38 +175,6 @@ void write_pass(const loopir::Program& p, const Kernel& k, const std::vector<int
   }
 }
 
-// Element stride of a load's index along row and along col.
-std::pair<int64_t, int64_t> strides_of(const Expr& index) {
-  std::map<std::string, int64_t> at{{"row", 0}, {"col", 0}};
-  int64_t base = index.evaluate(at);
-  at["row"] = 1;
-  int64_t row = index.evaluate(at) - base;
-  at = {{"row", 0}, {"col", 1}};
-  return {row, index.evaluate(at) - base};
-}
-
-void collect_load_indices(const ScalarExpr& e, std::vector<Expr>& out) {
-  if (e.kind() == ScalarKind::Load) out.push_back(e.index());
-  for (const auto& o : e.operands()) collect_load_indices(o, out);
-}
-
-// A lone reduction whose reduced elements are far apart in memory while neighbouring outputs are
-// neighbours (sum over dim 0 of a row-major matrix): walk the reduced dim outside and keep a
-// block of outputs in SIMD lanes, so every load is contiguous.
-bool is_column_reduction(const loopir::Program& p, const Kernel& k, const loopir::Ranges& ranges) {
-  if (k.nodes.size() != 1 || k.rows < 16) return false;
-  const auto& n = std::get<LoopNode>(p.steps[static_cast<size_t>(k.nodes[0])]);
-  if (n.reduce == ReduceKind::None) return false;
-  std::vector<Expr> indices;
-  collect_load_indices(row_col_value(n, k, ranges), indices);
-  if (indices.empty()) return false;
-  for (const Expr& index : indices) {
-    auto [row, col] = strides_of(index);
-    if (row != 1 || col == 1) return false;
-  }
-  return true;
-}
-
 void write_column_reduction(const loopir::Program& p, const Kernel& k, const loopir::Ranges& ranges, ErrorSites& sites,
                             std::string& out) {
   constexpr int64_t kBlock = 128;
@@ -255,7 +185,7 @@ void write_column_reduction(const loopir::Program& p, const Kernel& k, const loo
   std::map<int, std::string> no_locals;
   std::string body;
   BodyWriter w({p, ranges, sites, site_of(n, k)}, no_locals, body, "          ");
-  std::string v = w.emit(row_col_value(n, k, ranges));
+  std::string v = w.emit(row_col_value(n, k.cols, ranges));
   std::string acc_type = accumulator_type(n.reduce, buf.dtype);
   out += fmt::format("  // buf{}: {} (reduced dim outside, {} outputs per block in SIMD lanes)\n", n.out, n.origin,
                      kBlock);
@@ -310,8 +240,9 @@ void write_kernel(const loopir::Program& p, const Kernel& k, GeneratedKernel& gk
 }
 
 void write_kernel_body(const loopir::Program& p, const Kernel& k, ErrorSites& sites, std::string& out) {
-  loopir::Ranges ranges{{"row", {0, std::max<int64_t>(k.rows - 1, 0)}}, {"col", {0, std::max<int64_t>(k.cols - 1, 0)}}};
-  if (is_column_reduction(p, k, ranges)) {
+  loopir::Ranges ranges = kernel_ranges(k.rows, k.cols);
+  if (k.nodes.size() == 1 &&
+      is_column_reduction(std::get<LoopNode>(p.steps[static_cast<size_t>(k.nodes[0])]), k.rows, k.cols)) {
     write_column_reduction(p, k, ranges, sites, out);
     out += "}\n";
     return;

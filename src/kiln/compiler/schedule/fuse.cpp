@@ -1,9 +1,12 @@
 #include "kiln/compiler/schedule/fuse.h"
 
 #include <map>
+#include <set>
+#include <utility>
 
 #include <fmt/format.h>
 
+#include "kiln/compiler/schedule/access.h"
 #include "kiln/support/log.h"
 
 namespace kiln::compiler {
@@ -59,11 +62,6 @@ Expr element_index(const LoopNode& n) {
   return loopir::flat_index(idx, sizes);
 }
 
-void collect_loads(const ScalarExpr& e, std::vector<ScalarExpr>& out) {
-  if (e.kind() == loopir::ScalarKind::Load) out.push_back(e);
-  for (const auto& o : e.operands()) collect_loads(o, out);
-}
-
 loopir::Ranges ranges_of(const LoopNode& n) {
   loopir::Ranges r;
   for (size_t k = 0; k < n.sizes.size(); ++k)
@@ -107,64 +105,77 @@ std::string Schedule::str(const loopir::Program& p) const {
   return s;
 }
 
+std::string can_fuse(const loopir::Program& p, const Kernel& k, const LoopNode& n) {
+  if (!node_fits(n, k.rows, k.cols)) {
+    return fmt::format("its iteration space ({}{}) is not {} rows x {} cols", n.sizes,
+                       n.reduction_sizes.empty() ? "" : fmt::format(" reducing {}", n.reduction_sizes), k.rows, k.cols);
+  }
+  auto [rows, cols] = natural_shape(n);
+  if (is_column_reduction(n, rows, cols)) {
+    return "it reduces along strided columns: on its own the reduced dim runs outside and every load is contiguous";
+  }
+  std::map<int, const LoopNode*> in_kernel;            // buffer -> the kernel's node writing it
+  std::set<std::pair<int, std::string>> kernel_reads;  // (buffer, index in row and col) the kernel loads
+  loopir::Ranges kr = kernel_ranges(k.rows, k.cols);
+  for (int i : k.nodes) {
+    const auto& m = std::get<LoopNode>(p.steps[static_cast<size_t>(i)]);
+    in_kernel[m.out] = &m;
+    std::vector<ScalarExpr> loads;
+    collect_loads(row_col_value(m, k.cols, kr), loads);
+    for (const auto& l : loads) kernel_reads.emplace(l.buffer(), l.index().str());
+  }
+  std::vector<ScalarExpr> loads, row_col_loads;
+  collect_loads(n.value, loads);
+  collect_loads(row_col_value(n, k.cols, kr), row_col_loads);
+  loopir::Ranges ranges = ranges_of(n);
+  bool shares = false;
+  for (size_t li = 0; li < loads.size(); ++li) {
+    const ScalarExpr& l = loads[li];
+    auto src_it = in_kernel.find(l.buffer());
+    if (src_it == in_kernel.end()) {
+      // An outside buffer: shared when a node of the kernel reads it at the same place.
+      shares = shares || kernel_reads.contains({l.buffer(), row_col_loads.at(li).index().str()});
+      continue;
+    }
+    shares = true;
+    const LoopNode& src = *src_it->second;
+    // A reduction result is read per row; a pointwise result per element.
+    bool per_row = src.reduce != loopir::ReduceKind::None;
+    Expr want = per_row ? row_index(n, k.cols) : element_index(n);
+    if (!per_row && n.reduce == loopir::ReduceKind::None && trailing_dims(src.sizes, k.cols) < 0) {
+      return fmt::format("buf{} has another row shape", l.buffer());
+    }
+    if (loopir::simplify(l.index(), ranges) != loopir::simplify(want, ranges)) {
+      return fmt::format("it reads buf{} at {}, not at the {} it is computing", l.buffer(), l.index().str(),
+                         per_row ? "row" : "element");
+    }
+  }
+  if (!shares) return "it shares no data with the kernel (no buffer the kernel writes, no load at the same place)";
+  return "";
+}
+
 Schedule schedule(const loopir::Program& p) {
   Schedule sched;
-  std::map<int, int> producer;  // buffer -> step index that writes it
-  for (size_t i = 0; i < p.steps.size(); ++i) {
-    if (const auto* n = std::get_if<LoopNode>(&p.steps[i])) producer[n->out] = static_cast<int>(i);
-  }
   Kernel* open = nullptr;
-  std::set<int> in_open;  // buffers written by the open kernel
-  auto close = [&] {
-    open = nullptr;
-    in_open.clear();
-  };
-  // Why `n` cannot join the open kernel, or "" when it can.
-  auto refusal = [&](const LoopNode& n) -> std::string {
-    if (!node_fits(n, open->rows, open->cols)) {
-      return fmt::format("its iteration space ({}{}) is not {} rows x {} cols", n.sizes,
-                         n.reduction_sizes.empty() ? "" : fmt::format(" reducing {}", n.reduction_sizes), open->rows,
-                         open->cols);
-    }
-    std::vector<ScalarExpr> loads;
-    collect_loads(n.value, loads);
-    loopir::Ranges ranges = ranges_of(n);
-    for (const auto& l : loads) {
-      if (!in_open.contains(l.buffer())) continue;
-      const auto& src = std::get<LoopNode>(p.steps[static_cast<size_t>(producer.at(l.buffer()))]);
-      // A reduction result is read per row; a pointwise result per element.
-      bool per_row = src.reduce != loopir::ReduceKind::None;
-      Expr want = per_row ? row_index(n, open->cols) : element_index(n);
-      if (!per_row && n.reduce == loopir::ReduceKind::None && trailing_dims(src.sizes, open->cols) < 0) {
-        return fmt::format("buf{} has another row shape", l.buffer());
-      }
-      if (loopir::simplify(l.index(), ranges) != loopir::simplify(want, ranges)) {
-        return fmt::format("it reads buf{} at {}, not at the {} it is computing", l.buffer(), l.index().str(),
-                           per_row ? "row" : "element");
-      }
-    }
-    return "";
-  };
   for (size_t i = 0; i < p.steps.size(); ++i) {
     const auto* n = std::get_if<LoopNode>(&p.steps[i]);
     if (!n) {
       if (open)
         KILN_LOG("fusion", "{}: closed before extern {}", open->name,
                  std::get<loopir::ExternCall>(p.steps[i]).op->name());
-      close();
+      open = nullptr;
       sched.items.emplace_back(static_cast<int>(i));
       continue;
     }
     if (open) {
-      std::string why = refusal(*n);
+      std::string why = can_fuse(p, *open, *n);
       if (why.empty()) {
         KILN_LOG("fusion",
-                 "{}: fuse buf{} ({}): same {} rows x {} cols, reads the kernel's buffers only where it "
-                 "computes",
+                 "{}: fuse buf{} ({}): same {} rows x {} cols, shares data with the kernel and reads its buffers "
+                 "only where it computes",
                  open->name, n->out, n->origin, open->rows, open->cols);
         open->nodes.push_back(static_cast<int>(i));
         open->name += "_" + n->origin;
-        in_open.insert(n->out);
         continue;
       }
       KILN_LOG("fusion", "{}: buf{} ({}) starts a new kernel: {}", open->name, n->out, n->origin, why);
@@ -177,7 +188,6 @@ Schedule schedule(const loopir::Program& p) {
     k.cols = cols;
     sched.items.emplace_back(std::move(k));
     open = &std::get<Kernel>(sched.items.back());
-    in_open = {n->out};
   }
   // Buffers nobody outside their kernel reads stay in it.
   std::map<int, int> kernel_of;  // buffer -> item

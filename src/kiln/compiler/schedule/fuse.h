@@ -1,11 +1,14 @@
 // The scheduler: groups loop nodes into kernels. A kernel is a loop over `rows` (run in parallel)
 // whose body runs each of its nodes over `cols` in turn: a reduction node reduces a row, a
-// pointwise node computes a row's elements. Nodes fuse when they have the same rows and cols and
-// each reads what earlier nodes of the kernel wrote only at the element (or row) it is computing —
-// so softmax, layer_norm and RMSNorm become one kernel each, and pointwise chains one loop. Groups
-// follow program order, so fusion never forms a cycle. Buffers that no later step and no output
-// reads stay inside their kernel (a value per row, or a row kept in cache) and are never allocated.
-// Every decision is logged with its reason on KILN_LOG=fusion.
+// pointwise node computes a row's elements. A node joins the open kernel (can_fuse) when it has
+// the same rows and cols, shares data with it (reads a buffer the kernel writes, or an outside
+// buffer a node of the kernel loads at the same place), reads what the kernel wrote only at the
+// element (or row) it is computing, and is not a column reduction (which runs faster alone, its
+// reduced dim outside) — so softmax, layer_norm and RMSNorm become one kernel each, pointwise
+// chains one loop, and nodes that merely have the same shape stay apart. Groups follow program
+// order, so fusion never forms a cycle. Buffers that no later step and no output reads stay inside
+// their kernel (a value per row, or a row kept in cache) and are never allocated. Every decision
+// is logged with its reason on KILN_LOG=fusion.
 #pragma once
 
 #include <set>
@@ -30,6 +33,9 @@ struct Schedule {
   size_t kernel_count() const;
   std::string str(const loopir::Program& p) const;
 };
+
+// Why loop node `n` cannot join kernel `k` (whose nodes are steps of `p`), or "" when it can.
+std::string can_fuse(const loopir::Program& p, const Kernel& k, const loopir::LoopNode& n);
 
 Schedule schedule(const loopir::Program& p);
 

@@ -1,0 +1,131 @@
+// The fusion rules, each accepted and refused, on loop IR written as text.
+#include "kiln/compiler/schedule/fuse.h"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+namespace kiln::compiler {
+namespace {
+
+using loopir::BufferRole;
+using loopir::LoopNode;
+using loopir::ReduceKind;
+
+// A program built node by node: inputs first, then loop nodes with values in parse_scalar's text.
+struct Builder {
+  loopir::Program p;
+
+  int input(Shape sizes, DType dtype = DType::Float32) {
+    int b = p.add_buffer(dtype, sizes, BufferRole::Input, fmt::format("in{}", p.inputs.size()));
+    p.inputs.push_back(b);
+    return b;
+  }
+  int node(const std::string& value, Shape sizes, Shape reduction_sizes = {}, ReduceKind kind = ReduceKind::None,
+           DType dtype = DType::Float32) {
+    LoopNode n;
+    n.id = static_cast<int>(p.steps.size());
+    n.origin = fmt::format("n{}", n.id);
+    n.out = p.add_buffer(dtype, sizes, BufferRole::Computed, "");
+    n.sizes = std::move(sizes);
+    n.reduction_sizes = std::move(reduction_sizes);
+    n.reduce = kind;
+    n.value = loopir::parse_scalar(value);
+    p.steps.emplace_back(n);
+    return n.out;
+  }
+  const LoopNode& step(size_t i) const { return std::get<LoopNode>(p.steps.at(i)); }
+  // A kernel holding steps [0, count) as the scheduler would open it.
+  Kernel kernel(size_t count, int64_t rows, int64_t cols) const {
+    Kernel k;
+    k.name = "k";
+    k.rows = rows;
+    k.cols = cols;
+    for (size_t i = 0; i < count; ++i) k.nodes.push_back(static_cast<int>(i));
+    return k;
+  }
+};
+
+TEST(Fusion, ConsumerOfTheKernelsElementFuses) {
+  Builder b;
+  b.input({8, 16});
+  b.node("exp(load(buf0, 16*i0 + i1):float32)", {8, 16});
+  b.node("neg(load(buf1, 16*i0 + i1):float32)", {8, 16});
+  EXPECT_EQ(can_fuse(b.p, b.kernel(1, 8, 16), b.step(1)), "");
+  EXPECT_EQ(schedule(b.p).kernel_count(), 1u);
+}
+
+TEST(Fusion, ReductionAndItsEpilogueFuse) {  // softmax's shape: a row statistic read per row
+  Builder b;
+  b.input({8, 16});
+  b.node("load(buf0, 16*i0 + r0):float32", {8}, {16}, ReduceKind::Max);
+  b.node("sub(load(buf0, 16*i0 + i1):float32, load(buf1, i0):float32)", {8, 16});
+  EXPECT_EQ(can_fuse(b.p, b.kernel(1, 8, 16), b.step(1)), "");
+}
+
+TEST(Fusion, SiblingsReadingTheSameInputFuse) {
+  Builder b;
+  b.input({8, 16});
+  b.node("exp(load(buf0, 16*i0 + i1):float32)", {8, 16});
+  b.node("sin(load(buf0, 16*i0 + i1):float32)", {8, 16});
+  EXPECT_EQ(can_fuse(b.p, b.kernel(1, 8, 16), b.step(1)), "");
+}
+
+TEST(Fusion, NodesSharingNoDataStayApart) {
+  Builder b;
+  b.input({8, 16});
+  b.input({8, 16});
+  b.node("exp(load(buf0, 16*i0 + i1):float32)", {8, 16});
+  b.node("sin(load(buf1, 16*i0 + i1):float32)", {8, 16});
+  EXPECT_NE(can_fuse(b.p, b.kernel(1, 8, 16), b.step(1)).find("shares no data"), std::string::npos);
+  EXPECT_EQ(schedule(b.p).kernel_count(), 2u);
+}
+
+TEST(Fusion, SameInputAtAnotherPlaceIsNotSharing) {  // x and x transposed: no load in common
+  Builder b;
+  b.input({16, 16});
+  b.node("exp(load(buf0, 16*i0 + i1):float32)", {16, 16});
+  b.node("sin(load(buf0, i0 + 16*i1):float32)", {16, 16});
+  EXPECT_NE(can_fuse(b.p, b.kernel(1, 16, 16), b.step(1)).find("shares no data"), std::string::npos);
+}
+
+TEST(Fusion, OtherIterationSpaceIsRefused) {
+  Builder b;
+  b.input({8, 16});
+  b.node("exp(load(buf0, 16*i0 + i1):float32)", {8, 16});
+  b.node("load(buf1, 16*i0 + r0):float32", {8}, {16}, ReduceKind::Sum);
+  b.node("neg(load(buf2, i0):float32)", {8});
+  EXPECT_EQ(can_fuse(b.p, b.kernel(1, 8, 16), b.step(1)), "");
+  EXPECT_NE(can_fuse(b.p, b.kernel(2, 8, 16), b.step(2)).find("iteration space"), std::string::npos);
+}
+
+TEST(Fusion, ReadingAnotherElementOfTheKernelIsRefused) {
+  Builder b;
+  b.input({8, 16});
+  b.node("exp(load(buf0, 16*i0 + i1):float32)", {8, 16});
+  b.node("neg(load(buf1, 16*i0 + 15 - i1):float32)", {8, 16});  // flip: another thread's element
+  EXPECT_NE(can_fuse(b.p, b.kernel(1, 8, 16), b.step(1)).find("not at the element"), std::string::npos);
+}
+
+// The `reductions` workload at full size: var_mean over rows of a square matrix, then sum over its
+// columns. The column sum has the same rows x cols and reads the same input, but fused it would
+// walk the matrix with a stride of a whole row; alone it reads every element contiguously.
+TEST(Fusion, SquareColumnReductionStaysAlone) {
+  Builder b;
+  b.input({64, 64});
+  b.node("load(buf0, 64*i0 + r0):float32", {64}, {64}, ReduceKind::Sum);  // row sums
+  b.node("load(buf0, i0 + 64*r0):float32", {64}, {64}, ReduceKind::Sum);  // column sums
+  EXPECT_NE(can_fuse(b.p, b.kernel(1, 64, 64), b.step(1)).find("strided columns"), std::string::npos);
+  Schedule s = schedule(b.p);
+  EXPECT_EQ(s.kernel_count(), 2u);
+}
+
+TEST(Fusion, RowReductionOfTheSameShapeFuses) {  // the accept case beside the one above
+  Builder b;
+  b.input({64, 64});
+  b.node("load(buf0, 64*i0 + r0):float32", {64}, {64}, ReduceKind::Sum);
+  b.node("load(buf0, 64*i0 + r0):float32", {64}, {64}, ReduceKind::Max);
+  EXPECT_EQ(can_fuse(b.p, b.kernel(1, 64, 64), b.step(1)), "");
+}
+
+}  // namespace
+}  // namespace kiln::compiler
