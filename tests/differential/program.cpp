@@ -497,7 +497,12 @@ std::vector<std::optional<DType>> loosest_float_dtypes(const Program& p) {
   std::set<std::string> names;
   for (const auto& [name, unused] : values) names.insert(name);
   for (const auto& c : p.calls) {
-    std::vector<Tensor> out = apply_call(c, values, Precision::Native, kMeta);
+    std::vector<Tensor> out;
+    try {
+      out = apply_call(c, values, Precision::Native, kMeta);
+    } catch (const Error&) {  // the program raises before any value exists: nothing to compare
+      return std::vector<std::optional<DType>>(p.outputs.size());
+    }
     std::optional<DType> from;
     for (const auto& a : c.args) {
       std::vector<std::string> items = is_list(a) ? list_items(a) : std::vector<std::string>{a};

@@ -103,6 +103,7 @@ std::vector<std::vector<int>> passes_of(const loopir::Program& p, const Kernel& 
 
 // A kernel of a single row longer than this runs its loops over the row on all threads.
 constexpr int64_t kSplitRowAbove = 32768;
+constexpr int64_t kSumChunk = 1024;
 
 // What a node is called in a kernel's error messages.
 std::string site_of(const LoopNode& n, const Kernel& k) { return fmt::format("node {} (kernel {})", n.origin, k.name); }
@@ -111,14 +112,18 @@ void write_pass(const loopir::Program& p, const Kernel& k, const std::vector<int
                 const std::set<int>& row_buffers, std::map<int, std::string>& locals, ErrorSites& sites,
                 std::string& out) {
   std::string body, clauses, finish;
+  std::string chunk_open, chunk_close;  // float partial sums per chunk of columns (see below)
   BodyWriter w({p, ranges, sites, ""}, locals, body, "        ");
   std::vector<std::string> comments;
+  // One row only (a full reduction, a 1-D pointwise kernel): the threads split the row itself.
+  bool split = k.rows == 1 && k.cols >= kSplitRowAbove;
   for (int i : pass) {
     const auto& n = std::get<LoopNode>(p.steps[static_cast<size_t>(i)]);
     const auto& buf = p.buffers[static_cast<size_t>(n.out)];
     comments.push_back(fmt::format("buf{}: {}", n.out, n.origin));
     w.set_origin(site_of(n, k));
-    std::string v = w.emit(row_col_value(n, k.cols, ranges));
+    ScalarExpr value = row_col_value(n, k.cols, ranges);
+    std::string v = w.emit(value);
     bool local = k.local.contains(n.out);
     std::string t = compute_type(buf.dtype);
     if (n.reduce == ReduceKind::None) {
@@ -138,8 +143,19 @@ void write_pass(const loopir::Program& p, const Kernel& k, const std::vector<int
                      : n.reduce == ReduceKind::Prod ? "*"
                      : n.reduce == ReduceKind::Max  ? "max"
                                                     : "min";
-    clauses += fmt::format(" reduction({}:{})", op, acc);
-    body += fmt::format("        {}\n", reduce_combine(n.reduce, acc, v));
+    // A float sum adds float values in SIMD lanes over chunks of kSumChunk columns, and the chunks'
+    // sums in double: each lane adds at most kSumChunk / 16 values in float (the error of eager's
+    // lane sums), at full vector width, where a double accumulator would halve it.
+    if (acc_type == "double" && value.dtype() != DType::Float64 && !split && k.cols > kSumChunk) {
+      std::string part = fmt::format("part{}", n.out);
+      chunk_open += fmt::format("        float {} = 0.0f;\n", part);
+      chunk_close += fmt::format("        {} += {};\n", acc, part);
+      clauses += fmt::format(" reduction(+:{})", part);
+      body += fmt::format("        {} += {};\n", part, v);
+    } else {
+      clauses += fmt::format(" reduction({}:{})", op, acc);
+      body += fmt::format("        {}\n", reduce_combine(n.reduce, acc, v));
+    }
     std::string result = n.scale == 1.0 ? acc
                                         : fmt::format("({} * {})", acc, scale_literal(n.scale, acc_type, buf.dtype));
     result = fmt::format("static_cast<{}>({})", t, result);
@@ -155,14 +171,22 @@ void write_pass(const loopir::Program& p, const Kernel& k, const std::vector<int
       finish += fmt::format("      buf{}[row] = {};\n", n.out, store_expr(buf.dtype, fmt::format("v{}", n.out)));
     locals[n.out] = fmt::format("v{}", n.out);
   }
-  // One row only (a full reduction, a 1-D pointwise kernel): the threads split the row itself.
   // A loop with masked loads is left to the auto-vectorizer, which masks them (see masked_loads()).
-  bool split = k.rows == 1 && k.cols >= kSplitRowAbove;
   std::string pragma = w.masked_loads() ? (split ? "parallel for schedule(static)" : "")
                                         : (split ? "parallel for simd schedule(static)" : "simd");
   out += fmt::format("      // {}\n", fmt::join(comments, ", "));
-  if (!pragma.empty()) out += fmt::format("#pragma omp {}{}\n", pragma, clauses);
-  out += fmt::format("      for (int64_t col = 0; col < {}; ++col) {{\n{}      }}\n{}", k.cols, body, finish);
+  if (chunk_open.empty()) {
+    if (!pragma.empty()) out += fmt::format("#pragma omp {}{}\n", pragma, clauses);
+    out += fmt::format("      for (int64_t col = 0; col < {}; ++col) {{\n{}      }}\n{}", k.cols, body, finish);
+  } else {
+    out += fmt::format(
+        "      for (int64_t c0 = 0; c0 < {0}; c0 += {1}) {{\n"
+        "        const int64_t c1 = c0 + {1} < {0} ? c0 + {1} : {0};\n{2}",
+        k.cols, kSumChunk, chunk_open);
+    if (!pragma.empty()) out += fmt::format("#pragma omp {}{}\n", pragma, clauses);
+    out += fmt::format("      for (int64_t col = c0; col < c1; ++col) {{\n{}      }}\n{}      }}\n{}", body,
+                       chunk_close, finish);
+  }
   // Later passes read a kept row from its row buffer, anything else from memory.
   for (int i : pass) {
     const auto& n = std::get<LoopNode>(p.steps[static_cast<size_t>(i)]);

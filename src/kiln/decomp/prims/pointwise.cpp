@@ -42,6 +42,19 @@ BoxedKernel integral_identity(std::string prim, std::string op) {
   };
 }
 
+// pow(bool tensor, bool scalar) is base || !exponent (PyTorch's kernel has this one bool case):
+// the base itself, or all true. Anything else is the pow prim.
+BoxedKernel pow_tensor_scalar() {
+  BoxedKernel on_numbers = direct("pow", Promotion::Default, 2, "aten::pow.Tensor_Scalar");
+  return [on_numbers](Stack& s) {
+    const Tensor& base = s.at(0).to_tensor();
+    const Scalar exponent = s.at(1).to_scalar();
+    if (base.dtype() != DType::Bool || !exponent.is_bool()) return on_numbers(s);
+    if (exponent.to<bool>()) return put(s, prims::clone(base));
+    put(s, prims::full(base.sizes(), Scalar(true), DType::Bool, base.device()));
+  };
+}
+
 Tensor scalar_for(const Scalar& s, const Promoted& p) { return scalar_like(s, p.compute, p.shape, p.device); }
 
 // add / sub: a ± alpha * b.
@@ -260,13 +273,13 @@ void add_pointwise_prims(DecompositionMap& t, const Registry& r) {
       {"aten::bitwise_xor.Tensor", "bitwise_xor", Promotion::Default},
       {"aten::bitwise_xor.Scalar", "bitwise_xor", Promotion::Default},
       {"aten::pow.Tensor_Tensor", "pow", Promotion::Default},
-      {"aten::pow.Tensor_Scalar", "pow", Promotion::Default},
       {"aten::pow.Scalar", "pow", Promotion::Default},
       {"aten::div.Tensor", "div", Promotion::IntToFloat},
       {"aten::div.Scalar", "div", Promotion::IntToFloat},
       {"aten::atan2", "atan2", Promotion::IntToFloat},
   };
   for (const Binary& b : binaries) def(b.op, direct(b.prim, b.kind, 2, b.op));
+  def("aten::pow.Tensor_Scalar", pow_tensor_scalar());
   for (const char* cmp : {"eq", "ne", "lt", "le", "gt", "ge"}) {
     for (const char* overload : {".Tensor", ".Scalar"}) {
       std::string op = std::string("aten::") + cmp + overload;

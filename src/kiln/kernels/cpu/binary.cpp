@@ -183,6 +183,18 @@ struct Pow {
     }
   }
 };
+// pow(tensor, scalar): as PyTorch's kernel, an exponent of 0.5 is sqrt and -0.5 is 1 / sqrt, which
+// differ from std::pow at -inf (NaN, not inf) and -0 (-0 and -inf, not 0 and inf).
+struct PowScalarExponent {
+  template <class M>
+  M operator()(M base, M exp) const {
+    if constexpr (kIsFloat<M>) {
+      if (exp == M(0.5)) return std::sqrt(base);
+      if (exp == M(-0.5)) return M(1) / std::sqrt(base);
+    }
+    return Pow{}(base, exp);
+  }
+};
 struct BitwiseAnd {
   template <class M>
   M operator()(M x, M y) const {
@@ -280,7 +292,7 @@ void compare_scalar_impl(const Tensor& self, const Scalar& other, const Tensor& 
   compare_impl<Op>(self, meta::wrapped_scalar(other), out);
 }
 void pow_tensor_scalar_impl(const Tensor& self, const Scalar& exponent, const Tensor& out) {
-  binary_impl<Pow>(self, meta::wrapped_scalar(exponent), out);
+  binary_impl<PowScalarExponent>(self, meta::wrapped_scalar(exponent), out);
 }
 void pow_scalar_tensor_impl(const Scalar& self, const Tensor& exponent, const Tensor& out) {
   binary_impl<Pow>(meta::wrapped_scalar(self), exponent, out);

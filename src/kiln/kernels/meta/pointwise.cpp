@@ -146,9 +146,14 @@ TensorSpec pow_tensor_scalar(const Tensor& self, const Scalar& exponent) {
   KILN_CHECK(is_floating(r) || exponent.is_bool() || exponent.to_double() >= 0,
              "pow: integers to negative integer powers are not allowed (base {}, exponent {})", self.describe(),
              exponent);
+  // An integer base takes the exponent in its own type, as PyTorch's kernel converts it.
+  if (!is_floating(r) && r != DType::Bool && !exponent.is_bool()) check_scalar_fits(exponent, r, "pow", "exponent");
   return spec_of({self}, r, "pow");
 }
-TensorSpec pow_scalar_tensor(const Scalar& self, const Tensor& exponent) { return pow(wrapped_scalar(self), exponent); }
+// PyTorch's pow(Scalar, Tensor) allocates its result contiguous, whatever the exponent's layout.
+TensorSpec pow_scalar_tensor(const Scalar& self, const Tensor& exponent) {
+  return contiguous_spec(exponent.sizes(), pow(wrapped_scalar(self), exponent).dtype);
+}
 
 TensorSpec where(const Tensor& condition, const Tensor& self, const Tensor& other) {
   KILN_CHECK_TYPE(condition.dtype() == DType::Bool || condition.dtype() == DType::UInt8,
