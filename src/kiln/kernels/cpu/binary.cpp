@@ -264,9 +264,10 @@ void binary_scalar_impl(const Tensor& self, const Scalar& other, const Tensor& o
   binary_impl<Op>(self, meta::wrapped_scalar(other), out);
 }
 // Integer division kinds check the divisor first.
+// An empty result divides nothing: no error (PyTorch's), whatever the divisor holds.
 template <class Op>
 void division_impl(const Tensor& self, const Tensor& other, const Tensor& out) {
-  check_divisor(other, out.dtype(), "division");
+  if (out.numel() > 0) check_divisor(other, out.dtype(), "division");
   binary_impl<Op>(self, other, out);
 }
 template <class Op>

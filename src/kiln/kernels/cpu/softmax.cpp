@@ -39,8 +39,9 @@ void softmax_row(const In* x, Out* y, int64_t n, opmath_t<In>* scratch) {
   for (int64_t i = 0; i < n; ++i) scratch[i] = exp_of(M(x[i]) - m);
   M sum = lane_sum<M>(n, [scratch](int64_t i) { return scratch[i]; });
   if constexpr (kLog) {
-    M shift = m + std::log(sum);
-    for (int64_t i = 0; i < n; ++i) y[i] = Out(M(x[i]) - shift);
+    // (x - max) - log(sum), as PyTorch: x - (max + log(sum)) loses log(sum) against a large max.
+    M log_sum = std::log(sum);
+    for (int64_t i = 0; i < n; ++i) y[i] = Out((M(x[i]) - m) - log_sum);
   } else {
     M inv = M(1) / sum;
     for (int64_t i = 0; i < n; ++i) y[i] = Out(scratch[i] * inv);
