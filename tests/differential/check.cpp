@@ -389,6 +389,36 @@ bool infinite_var_mean(const Program& p, const std::vector<Tensor>& inputs) {
   return false;
 }
 
+// Whether a floating remainder of the program has an element where kiln's exact result (from
+// fmod) and PyTorch's vectorized a - b * floor(a / b) differ by more than the float64 tolerance
+// (|a / b| past 2^53, b tiny): then anything computed from it (its sign, say) differs from
+// PyTorch too (see docs/conformance.md).
+bool remainder_differs_from_torch(const Program& p, const std::vector<Tensor>& wide) {
+  for (const auto& c : p.calls) {
+    if (c.op != "remainder" || c.args.size() < 2) continue;
+    auto r = probe_value(p, c.results.at(0), wide, Precision::Float64);
+    if (!r || !is_floating(r->dtype())) continue;
+    auto operand = [&](const std::string& name) -> std::optional<Tensor> {
+      if (name.size() > 2 && name[1] == ':') return std::nullopt;  // a scalar: read below
+      auto v = probe_value(p, name, wide, Precision::Float64);
+      if (!v) return std::nullopt;
+      return expand(v->to(DType::Float64), r->sizes());
+    };
+    auto a = operand(c.args[0]), b = operand(c.args[1]);
+    if (!a && !b) continue;
+    Tensor at = a ? *a : full(r->sizes(), Scalar(std::stod(c.args[0].substr(2))), DType::Float64);
+    Tensor bt = b ? *b : full(r->sizes(), Scalar(std::stod(c.args[1].substr(2))), DType::Float64);
+    Values av = read_values(at.contiguous()), bv = read_values(bt.contiguous()), rv = read_values(*r);
+    if (rv.integral) continue;
+    for (size_t k = 0; k < rv.size(); ++k) {
+      double formula = av.f[k] - bv.f[k] * std::floor(av.f[k] / bv.f[k]);
+      if (!close(rv.f[k], formula, tolerance(DType::Float64)) && !(std::isnan(rv.f[k]) && std::isnan(formula)))
+        return true;
+    }
+  }
+  return false;
+}
+
 // Whether a prod of the program multiplies a row whose product may depend on the order: partial
 // products can overflow (the factors above 1 multiply past the dtype's range) or underflow (those
 // below 1 multiply under its smallest normal), unless an exact 0 and an infinity make it NaN in
@@ -503,7 +533,7 @@ Verdict check_program(const Program& p, const std::string& torch_dir, const std:
   std::optional<Outcome> torch, torch64;
   // PyTorch ran every call, the dead ones too; where kiln's var_mean mean is infinite, PyTorch's
   // may be NaN, and so may differ anything computed from it.
-  if (!torch_dir.empty() && !dead_raise && !infinite_var_mean(p, inputs)) {
+  if (!torch_dir.empty() && !dead_raise && !infinite_var_mean(p, inputs) && !remainder_differs_from_torch(p, wide)) {
     torch = read_torch(torch_dir, "native");
     torch64 = read_torch(torch_dir, "f64");
   }
