@@ -419,6 +419,33 @@ bool remainder_differs_from_torch(const Program& p, const std::vector<Tensor>& w
   return false;
 }
 
+// Whether a sum or mean of the program adds terms that cancel past float64's precision in its
+// float64 run (condition number sum |x| / |sum x| above 1e6, or an exact 0 from nonzero terms):
+// two correct orders of summation then differ by more than float64's tolerance, and so does what
+// is computed from the result (see docs/conformance.md).
+bool ill_conditioned_sum(const Program& p, const std::vector<Tensor>& wide) {
+  for (const auto& c : p.calls) {
+    if ((c.op != "sum" && c.op != "mean") || c.args.size() < 3) continue;
+    Program probe = p;
+    probe.calls.push_back({{"zz_abs"}, "abs", {c.args[0]}});
+    probe.calls.push_back({{"zz_abs_sum"}, "sum", {"zz_abs", c.args[1], c.args[2]}});
+    probe.calls.push_back({{"zz_sum"}, "sum", {c.args[0], c.args[1], c.args[2]}});
+    probe.outputs = {"zz_abs_sum", "zz_sum"};
+    std::vector<Tensor> out;
+    try {
+      out = run_program(probe, wide, Precision::Float64);
+    } catch (const Error&) {
+      continue;
+    }
+    Values mag = read_values(out[0]), total = read_values(out[1]);
+    if (mag.integral) continue;
+    for (size_t k = 0; k < mag.size(); ++k) {
+      if (std::isfinite(mag.f[k]) && mag.f[k] > 1e6 * std::fabs(total.f[k])) return true;
+    }
+  }
+  return false;
+}
+
 // Whether a prod of the program multiplies a row whose product may depend on the order: partial
 // products can overflow (the factors above 1 multiply past the dtype's range) or underflow (those
 // below 1 multiply under its smallest normal), unless an exact 0 and an infinity make it NaN in
@@ -533,7 +560,8 @@ Verdict check_program(const Program& p, const std::string& torch_dir, const std:
   std::optional<Outcome> torch, torch64;
   // PyTorch ran every call, the dead ones too; where kiln's var_mean mean is infinite, PyTorch's
   // may be NaN, and so may differ anything computed from it.
-  if (!torch_dir.empty() && !dead_raise && !infinite_var_mean(p, inputs) && !remainder_differs_from_torch(p, wide)) {
+  if (!torch_dir.empty() && !dead_raise && !infinite_var_mean(p, inputs) && !remainder_differs_from_torch(p, wide) &&
+      !ill_conditioned_sum(p, wide)) {
     torch = read_torch(torch_dir, "native");
     torch64 = read_torch(torch_dir, "f64");
   }
