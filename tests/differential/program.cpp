@@ -485,11 +485,16 @@ std::optional<DType> looser(std::optional<DType> a, std::optional<DType> b) {
 
 }  // namespace
 
-std::vector<std::optional<DType>> loosest_float_dtypes(const Program& p) {
+std::vector<std::optional<DType>> loosest_float_dtypes(const Program& p, Precision precision) {
   std::map<std::string, Tensor> values;
   std::map<std::string, std::optional<DType>> loosest;
   auto own = [](const Tensor& t) { return is_floating(t.dtype()) ? std::optional(t.dtype()) : std::nullopt; };
   std::vector<Tensor> metas = meta_inputs(p);
+  if (precision == Precision::Float64) {
+    for (auto& m : metas) {
+      if (is_floating(m.dtype())) m = m.to(DType::Float64);
+    }
+  }
   for (size_t i = 0; i < metas.size(); ++i) {
     values[p.inputs[i].name] = metas[i];
     loosest[p.inputs[i].name] = own(metas[i]);
@@ -499,7 +504,7 @@ std::vector<std::optional<DType>> loosest_float_dtypes(const Program& p) {
   for (const auto& c : p.calls) {
     std::vector<Tensor> out;
     try {
-      out = apply_call(c, values, Precision::Native, kMeta);
+      out = apply_call(c, values, precision, kMeta);
     } catch (const Error&) {  // the program raises before any value exists: nothing to compare
       return std::vector<std::optional<DType>>(p.outputs.size());
     }

@@ -67,7 +67,9 @@ std::vector<Tensor> meta_inputs(const Program& p);
 // Per output, the loosest floating dtype (bfloat16 < float16 < float32 < float64) among the output
 // and every value it is computed from; nullopt when none is floating. Tolerances follow it, as
 // assert_close takes the loosest dtype of mixed inputs.
-std::vector<std::optional<DType>> loosest_float_dtypes(const Program& p);
+// With Precision::Float64, of the float64 reference's run (where floats made from integers keep
+// the default dtype, float32).
+std::vector<std::optional<DType>> loosest_float_dtypes(const Program& p, Precision precision = Precision::Native);
 
 // Runs one call with its arguments looked up in `values`; returns its results.
 std::vector<Tensor> apply_call(const OpCall& c, const std::map<std::string, Tensor>& values, Precision precision,

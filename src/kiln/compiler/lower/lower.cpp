@@ -1,6 +1,7 @@
 #include "kiln/compiler/lower/lower.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <numeric>
 #include <optional>
@@ -258,6 +259,10 @@ class Lowerer {
       for (size_t i = 0; i < n.args().size(); ++i) {
         if (std::holds_alternative<graph::ValueRef>(n.args()[i])) operands.push_back(tensor_arg(n, i).at(idx));
       }
+      if (name == "div" && is_floating(out.dtype)) {
+        if (auto mean = fold_division_into_sum(n, operands))
+          return define(n, computed(*mean, out.dtype, out.sizes)), true;
+      }
       ScalarExpr v = name == "clone" ? operands[0] : ScalarExpr::op(name, operands, out.dtype);
       define(n, computed(v, out.dtype, out.sizes));
       return true;
@@ -380,10 +385,50 @@ class Lowerer {
                     double scale) {
     ReductionKey k{v.node(), kind, dtype, IntArrayRef(s.kept).vec(), IntArrayRef(s.reduced).vec(), scale};
     auto it = reductions_.find(k);
-    if (it != reductions_.end()) return it->second;
+    if (it != reductions_.end()) {
+      shared_reductions_.insert(it->second);
+      return it->second;
+    }
     int b = add_node(origin, dtype, s.kept, s.reduced, kind, v, scale);
     reductions_.emplace(std::move(k), b);
     return b;
+  }
+
+  // A mean: div(sum(x), c) where the sum (through views) is read by this division alone. The
+  // division moves into the sum's scale, applied to its double accumulator before the result is
+  // rounded to the output dtype, as eager's mean divides its double sum: a float32 sum of values
+  // near the float limit would overflow before the division. Returns the division's value (a load
+  // of the sum's buffer, now the mean), or nothing.
+  std::optional<ScalarExpr> fold_division_into_sum(const graph::Node& div, const std::vector<ScalarExpr>& operands) {
+    if (operands.size() != 2 || operands[0].kind() != loopir::ScalarKind::Load ||
+        operands[1].kind() != loopir::ScalarKind::Constant) {
+      return std::nullopt;
+    }
+    double c = operands[1].constant();
+    if (c == 0 || !std::isfinite(c)) return std::nullopt;
+    graph::ValueRef r = std::get<graph::ValueRef>(div.args().at(0));
+    while (uses_[key(r)] == 1 && r.node->kind() == graph::NodeKind::Call && r.node->op()->schema().ns == "prims" &&
+           r.node->op()->schema().name == "broadcast_in_dim") {
+      r = std::get<graph::ValueRef>(r.node->args().at(0));
+    }
+    if (uses_[key(r)] != 1 || r.node->kind() != graph::NodeKind::Call || r.node->op()->schema().ns != "prims" ||
+        r.node->op()->schema().name != "sum" || !get(r).strided) {
+      return std::nullopt;
+    }
+    int b = get(r).view.buffer;
+    if (b != operands[0].buffer() || shared_reductions_.contains(b)) return std::nullopt;
+    for (auto& step : p_.steps) {
+      auto* node = std::get_if<loopir::LoopNode>(&step);
+      if (!node || node->out != b) continue;
+      if (node->reduce != loopir::ReduceKind::Sum || node->scale != 1.0 ||
+          p_.buffers[static_cast<size_t>(b)].dtype != operands[0].dtype()) {
+        return std::nullopt;
+      }
+      node->scale = 1.0 / c;
+      std::erase_if(reductions_, [b](const auto& entry) { return entry.second == b; });  // no longer a plain sum
+      return operands[0];
+    }
+    return std::nullopt;
   }
 
   void lower_reduction(const graph::Node& n, const std::string& name, const graph::TensorMeta& out) {
@@ -498,6 +543,7 @@ class Lowerer {
     }
   };
   std::map<ReductionKey, int> reductions_;
+  std::set<int> shared_reductions_;  // reduction buffers that stand for more than one graph node
   std::map<Key, int> uses_;
 };
 
