@@ -146,8 +146,10 @@ TensorSpec pow_tensor_scalar(const Tensor& self, const Scalar& exponent) {
   KILN_CHECK(is_floating(r) || exponent.is_bool() || exponent.to_double() >= 0,
              "pow: integers to negative integer powers are not allowed (base {}, exponent {})", self.describe(),
              exponent);
-  // An integer base takes the exponent in its own type, as PyTorch's kernel converts it.
-  if (!is_floating(r) && r != DType::Bool && !exponent.is_bool()) check_scalar_fits(exponent, r, "pow", "exponent");
+  // An integer or 16-bit float base takes the exponent in its own type, as PyTorch's kernel
+  // converts it (float32 and float64 bases take any exponent).
+  bool converts = (!is_floating(r) && r != DType::Bool) || is_reduced_float(r);
+  if (converts && !exponent.is_bool()) check_scalar_fits(exponent, r, "pow", "exponent");
   return spec_of({self}, r, "pow");
 }
 // PyTorch's pow(Scalar, Tensor) allocates its result contiguous, whatever the exponent's layout.
