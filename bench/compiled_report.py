@@ -53,8 +53,8 @@ def copy_bandwidth(results, allocator, side):
 
 def header(results):
     m = results["meta"]
-    threads = {side: sorted({r["threads"] for r in results["processes"] if r["side"] == side}) for side in
-               ("kiln", "torch")}
+    threads = {side: ", ".join(str(t) for t in sorted({r["threads"] for r in results["processes"]
+                                                       if r["side"] == side})) or "-" for side in ("kiln", "torch")}
     lines = [f"# Compiled CPU suite: kiln vs PyTorch {m.get('torch', '?')}",
              "",
              f"- CPU: {m['cpu']} ({m['cores']} logical CPUs), host {m['host']}; {m['date']}; kiln {m['kiln']}.",
@@ -63,7 +63,9 @@ def header(results):
              f"- {m['processes']} processes per side, workload, scale and allocator, kiln and PyTorch alternately "
              f"first; each process reports the median of {m['reps']} calls after {m['warmup']} warm-up calls. "
              "Cells: min / **median** / max of the per-process medians, in ms. Ratios are of medians.",
-             f"- Command: `{m['command']}` ({m.get('wall_s', 0) / 60:.0f} min).",
+             f"- Command: `{m['command']}` ({m.get('wall_s', 0) / 60:.0f} min). Load average (1 min) at start "
+             f"{m['load_average_at_start']:.1f}, at end {m.get('load_average_at_end', float('nan')):.1f}, on "
+             f"{m['cores']} CPUs (at start the benchmark runs nothing: what is there is other work).",
              "- Every result (kiln compiled, kiln eager, torch.compile, torch eager) was compared with the "
              "expected outputs in every process before its time was taken (table at the end).",
              "",
@@ -165,7 +167,8 @@ def compile_table(results, scale):
                           ("torch", "cold_compile_s"), ("kiln", "warm_start_s")):
             values = [v for a in results["meta"]["allocators"] for v in per_process(results, measured, a, side, key)]
             cells.append(triple(values, ms if key == "warm_start_s" else seconds) if values else "-")
-        lines.append(f"| {unit['workload']} | " + " | ".join(cells) + " |")
+        mark = " †" if unit["measured_as"] else ""
+        lines.append(f"| {unit['workload']}{mark} | " + " | ".join(cells) + " |")
     return lines + [""]
 
 

@@ -180,7 +180,7 @@ def main():
     results = {
         "meta": {"cpu": cpu_model(), "host": platform.node(), "cores": os.cpu_count(), "threads": a.threads,
                  "date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"), "kiln": git_commit(),
-                 "python": a.python, "command": shlex.join(sys.argv), "processes": a.processes, "reps": a.reps,
+                 "load_average_at_start": os.getloadavg()[0], "python": a.python, "command": shlex.join(sys.argv), "processes": a.processes, "reps": a.reps,
                  "warmup": a.warmup, "scales": a.scales, "allocators": a.allocators,
                  "allocator_env": {k: allocator_description(k) for k in a.allocators}},
         "units": [], "failures": [], "processes": []}
@@ -224,6 +224,7 @@ def main():
         if not a.work_dir:
             shutil.rmtree(work, ignore_errors=True)
     results["meta"]["wall_s"] = time.perf_counter() - started
+    results["meta"]["load_average_at_end"] = os.getloadavg()[0]
     save_json(a.out, results)
     text = write_report(results)
     os.makedirs(os.path.dirname(a.out) or ".", exist_ok=True)
