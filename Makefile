@@ -39,10 +39,13 @@ MINUTES ?= 10
 fuzz-compiled: build
 	@KILN_CACHE_DIR=$(abspath $(BUILD))/kiln-cache $(BUILD)/tests/kiln_differential_test --fuzz --seed $(SEED) --minutes $(MINUTES)
 
-bench: build
+# The compiled suite runs against the pinned PyTorch of .venv (bench/README.md); it takes long on a
+# small host. BENCH_ARGS adds flags to bench/run_compiled.py, e.g. BENCH_ARGS="--scales 8 --processes 1".
+BENCH_ARGS ?=
+bench: build setup-python
 	@scripts/setup.sh bench
 	@/usr/bin/python3 bench/run_eager.py --build $(BUILD) --output bench/results/eager_cpu.md
-	@/usr/bin/python3 bench/run_compiled.py --build $(BUILD) --out bench/results/compiled_cpu.md
+	@/usr/bin/python3 bench/run_compiled.py --build $(BUILD) --python .venv/bin/python --out bench/results/compiled_cpu.md $(BENCH_ARGS)
 
 format:
 	@scripts/setup.sh format

@@ -1,17 +1,34 @@
-// The CPU suite of shared/reference/torch_baseline.py for kiln: each workload in kiln eager and
-// kiln compiled (the inductor backend), the cold compile time (empty cache) and the warm start
-// (a new kiln::compile object whose code is in the cache). One JSON line per workload on stdout;
-// bench/run_compiled.py runs PyTorch on the same shapes and writes the table.
-//   kiln_compiled_bench [--scale S] [--only name,name] [--reps N]
-#include <unistd.h>
+// The kiln side of the compiled CPU suite (bench/run_compiled.py drives it): one workload of
+// shared/reference/torch_baseline.py, on inputs PyTorch wrote (bench/raw_tensors.h), in kiln eager
+// and through kiln::compile (the inductor backend). One process measures, in this order:
+//   1. the first compile in the process: the wall time of the first call (trace, lower, fuse,
+//      generate, g++, load, one run) with an empty cache, including one-time start-up (the
+//      toolchain probe); nothing is subtracted;
+//   2. a later cold compile: the same with a second, empty KILN_CACHE_DIR;
+//   3. the warm start: the first call of a new kiln::compile object whose code is in the cache;
+//   4. kiln eager: WARMUP calls, then REPS timed calls;
+//   5. kiln compiled: the same;
+//   6. the copy bandwidth: a parallel memcpy of 512 MiB (read + write counted).
+// Every result (each first call, and eager's first call) is compared with the expected outputs in
+// the manifest before any time is taken; on a mismatch the process prints why on stderr, reports the
+// comparisons made (JSON, with check_failed) and exits 3.
+// --check-only stops after the checks of step 1 and of kiln eager. One JSON object on stdout.
+// --write-outputs OUT writes each checked result to OUT as a raw file named after it (to study a failure).
+//   kiln_compiled_bench --dir DIR [--reps N] [--warmup N] [--check-only] [--copy-mib M] [--write-outputs OUT]
+#include <omp.h>
+#include <stdlib.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <functional>
+#include <map>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -19,38 +36,33 @@
 
 #include "kiln/api/compile.h"
 #include "kiln/ops/api.h"
+#include "raw_tensors.h"
 
 namespace {
 
 using kiln::Tensor;
 using Inputs = std::vector<Tensor>;
+using Workload = std::function<Inputs(const Inputs&)>;
 using Clock = std::chrono::steady_clock;
-
-struct Workload {
-  std::string name;
-  std::function<Inputs(const Inputs&)> fn;
-  Inputs inputs;
-  std::string note;
-};
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
-double median_seconds(const std::function<void()>& run, int reps) {
-  for (int i = 0; i < 2; ++i) run();
+double median(std::vector<double> v) {
+  if (v.empty()) return NAN;
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+std::vector<double> timed_reps(const std::function<void()>& run, int warmup, int reps) {
+  for (int i = 0; i < warmup; ++i) run();
   std::vector<double> t;
   for (int i = 0; i < reps; ++i) {
     auto start = Clock::now();
     run();
     t.push_back(seconds_since(start));
   }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
-
-Tensor R(std::initializer_list<int64_t> shape, kiln::DType dtype = kiln::DType::Float32, double scale = 1.0) {
-  Tensor x = kiln::randn(shape);
-  if (scale != 1.0) x = kiln::mul(x, kiln::Scalar(scale));
-  return dtype == kiln::DType::Float32 ? x : x.to(dtype);
+  return t;
 }
 
 // One GPT-2 block (pre-norm attention and MLP) written with kiln's API; parameters are inputs.
@@ -75,104 +87,220 @@ Inputs gpt2_block(const Inputs& in) {
   return {add(x1, mlp)};
 }
 
-std::vector<Workload> workloads(int64_t s) {
+// The workloads by name; their inputs (count, order, shapes, dtypes) come from torch_suite.py.
+const std::map<std::string, Workload>& workloads() {
   using namespace kiln;
-  manual_seed(0);
-  std::vector<Workload> w;
-  w.push_back({"pointwise_chain",
-               [](const Inputs& in) { return Inputs{mul(gelu(add(mul(in[0], in[1]), in[2])), sigmoid(in[0]))}; },
-               {R({8192 / s, 8192}), R({8192}), R({8192})},
-               "gelu(x*a+b)*sigmoid(x) f32"});
-  w.push_back({"softmax",
-               [](const Inputs& in) { return Inputs{softmax(in[0], -1)}; },
-               {R({16384 / s, 4096})},
-               "softmax(-1) f32"});
-  w.push_back({"layernorm",
-               [](const Inputs& in) { return Inputs{layer_norm(in[0], {4096}, in[1], in[2])}; },
-               {R({16384 / s, 4096}), R({4096}), R({4096})},
-               "layer_norm f32"});
-  w.push_back({"rmsnorm_bf16",
-               [](const Inputs& in) {
-                 Tensor ms = mean(pow(in[0], Scalar(2)), IntArrayRef{-1}, true);
-                 Tensor scaled = mul(in[0], rsqrt(add(ms, Scalar(1e-6))));
-                 return Inputs{mul(scaled, in[1])};
-               },
-               {R({16384 / s, 4096}, DType::BFloat16), R({4096}, DType::BFloat16)},
-               "rmsnorm bf16"});
-  w.push_back({"reductions",
-               [](const Inputs& in) {
-                 auto [v, m] = var_mean(in[0], IntArrayRef{1}, std::nullopt, false);
-                 return Inputs{sum(in[0], IntArrayRef{0}), v, m};
-               },
-               {R({8192 / s, 8192})},
-               "sum(0), var_mean(1) f32"});
-  int64_t M = 8192 / s / 4;  // a quarter of the baseline's CPU M: the GEMMs dominate on small hosts
-  w.push_back({"gelu_mlp",
-               [](const Inputs& in) { return Inputs{linear(gelu(linear(in[0], in[1], in[2])), in[3], in[4])}; },
-               {R({M, 4096}), R({16384, 4096}, DType::Float32, 0.02), R({16384}),
-                R({4096, 16384}, DType::Float32, 0.02), R({4096})},
-               fmt::format("linear-gelu-linear f32 M={} D=4096 H=16384", M)});
-  w.push_back({"attention_naive",
-               [](const Inputs& in) {
-                 Tensor scores = mul(matmul(in[0], in[1].transpose(-1, -2)), Scalar(0.125));
-                 return Inputs{matmul(softmax(scores, -1), in[2])};
-               },
-               {R({1, 16, 1024, 64}), R({1, 16, 1024, 64}), R({1, 16, 1024, 64})},
-               "softmax(QK^T)V f32 B=1 H=16 S=1024 D=64"});
-  int64_t C = 1024;
-  w.push_back({"gpt2_block_fwd",
-               gpt2_block,
-               {R({1, 1024, C}), R({C}), R({C}), R({3 * C, C}, DType::Float32, 0.02), R({3 * C}),
-                R({C, C}, DType::Float32, 0.02), R({C}), R({C}), R({C}), R({4 * C, C}, DType::Float32, 0.02),
-                R({4 * C}), R({C, 4 * C}, DType::Float32, 0.02), R({C})},
-               "GPT-2 block fwd f32 B=1 T=1024 C=1024"});
+  static const std::map<std::string, Workload> w = {
+      {"pointwise_chain",
+       [](const Inputs& in) { return Inputs{mul(gelu(add(mul(in[0], in[1]), in[2])), sigmoid(in[0]))}; }},
+      {"softmax", [](const Inputs& in) { return Inputs{softmax(in[0], -1)}; }},
+      {"layernorm", [](const Inputs& in) { return Inputs{layer_norm(in[0], {in[0].size(-1)}, in[1], in[2])}; }},
+      {"rmsnorm_bf16",
+       [](const Inputs& in) {
+         Tensor ms = mean(pow(in[0], Scalar(2)), IntArrayRef{-1}, true);
+         Tensor scaled = mul(in[0], rsqrt(add(ms, Scalar(1e-6))));
+         return Inputs{mul(scaled, in[1])};
+       }},
+      {"reductions",
+       [](const Inputs& in) {
+         auto [v, m] = var_mean(in[0], IntArrayRef{1}, std::nullopt, false);
+         return Inputs{sum(in[0], IntArrayRef{0}), v, m};
+       }},
+      {"gelu_mlp", [](const Inputs& in) { return Inputs{linear(gelu(linear(in[0], in[1], in[2])), in[3], in[4])}; }},
+      {"attention_naive",
+       [](const Inputs& in) {
+         Tensor scores = mul(matmul(in[0], in[1].transpose(-1, -2)), Scalar(0.125));
+         return Inputs{matmul(softmax(scores, -1), in[2])};
+       }},
+      {"gpt2_block_fwd", gpt2_block},
+  };
   return w;
+}
+
+// Thrown when a result is outside its tolerance: the message says which and by how much.
+struct CheckFailure : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct Checker {
+  const bench::Manifest& manifest;
+  std::vector<Tensor> expected;
+  std::string json;       // the comparisons made so far, as JSON objects separated by commas
+  std::string write_dir;  // where to write each checked result (--write-outputs), or empty
+
+  // Compares `got` (the outputs of `result`, e.g. "kiln compiled (first compile)") with the expected
+  // outputs; throws CheckFailure on the first one outside its tolerance.
+  void check(const std::string& result, const Inputs& got) {
+    if (got.size() != expected.size()) {
+      throw CheckFailure(fmt::format("{} (scale {}): {} returned {} outputs, {} expected", manifest.workload,
+                                     manifest.scale, result, got.size(), expected.size()));
+    }
+    for (size_t i = 0; i < got.size(); ++i) {
+      const bench::ExpectedOutput& want = manifest.outputs[i];
+      if (!write_dir.empty()) {
+        std::string file = result;
+        for (char& ch : file) ch = std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
+        bench::write_raw_tensor(fmt::format("{}/{}.{}.{}.bin", write_dir, file, i, kiln::dtype_name(got[i].dtype())),
+                                got[i]);
+      }
+      bench::Comparison c = bench::compare(got[i], want, expected[i]);
+      if (!json.empty()) json += ", ";
+      json += fmt::format(
+          R"({{"result": "{}", "output": {}, "ok": {}, "max_abs_err": {:.6g}, "max_rel_err": {:.6g}, "rmse": {:.6g}}})",
+          result, i, c.ok, c.max_abs, c.max_rel, c.rmse);
+      if (!c.ok) {
+        throw CheckFailure(fmt::format(
+            "{} (scale {}): {}, output {} ({}): max abs err {:.3g}, max rel err {:.3g}, RMSE {:.3g}; "
+            "tolerance atol {:.3g} rtol {:.3g}{} against {}; {}",
+            manifest.workload, manifest.scale, result, i, got[i].describe(), c.max_abs, c.max_rel, c.rmse, want.atol,
+            want.rtol, want.max_rmse >= 0 ? fmt::format(" RMSE {:.3g}", want.max_rmse) : "", want.basis, c.problem));
+      }
+    }
+  }
+};
+
+// Bytes per second of a parallel memcpy of `mib` MiB (read + write counted), median of `reps`.
+double copy_bandwidth(size_t mib, int reps, std::vector<double>* times) {
+  size_t n = mib << 20;
+  char* src = static_cast<char*>(std::aligned_alloc(4096, n));
+  char* dst = static_cast<char*>(std::aligned_alloc(4096, n));
+  if (!src || !dst) throw std::runtime_error(fmt::format("cannot allocate 2 x {} MiB for the copy", mib));
+  auto parallel = [n](const std::function<void(size_t, size_t)>& part) {
+#pragma omp parallel
+    {
+      size_t t = static_cast<size_t>(omp_get_thread_num()), nt = static_cast<size_t>(omp_get_num_threads());
+      size_t lo = n * t / nt / 4096 * 4096, hi = t + 1 == nt ? n : n * (t + 1) / nt / 4096 * 4096;
+      part(lo, hi);
+    }
+  };
+  // First touch by the threads that copy, as a tensor filled by a parallel kernel would be.
+  parallel([&](size_t lo, size_t hi) {
+    std::memset(src + lo, 1, hi - lo);
+    std::memset(dst + lo, 0, hi - lo);
+  });
+  *times =
+      timed_reps([&] { parallel([&](size_t lo, size_t hi) { std::memcpy(dst + lo, src + lo, hi - lo); }); }, 2, reps);
+  std::free(src);
+  std::free(dst);
+  return 2.0 * static_cast<double>(n) / median(*times);
+}
+
+std::string json_list(const std::vector<double>& v) { return fmt::format("[{:.6g}]", fmt::join(v, ", ")); }
+
+// A new empty directory for a kiln cache.
+std::string fresh_cache_dir() {
+  const char* tmp = std::getenv("TMPDIR");
+  std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/kiln-bench-cache-XXXXXX";
+  if (!mkdtemp(pattern.data())) throw std::runtime_error("cannot create a cache directory under " + pattern);
+  return pattern;
+}
+
+// The first call of a new kiln::compile object (cache as KILN_CACHE_DIR says), timed and checked.
+kiln::CompiledFunction first_call(const Workload& fn, const Inputs& inputs, Checker& checker, const std::string& what,
+                                  double* seconds) {
+  auto compiled = kiln::compile(fn);
+  auto start = Clock::now();
+  Inputs got = compiled(inputs);
+  *seconds = seconds_since(start);
+  checker.check(what, got);
+  return compiled;
+}
+
+struct Options {
+  std::string dir;
+  int reps = 10, warmup = 2;
+  bool check_only = false;
+  size_t copy_mib = 512;
+  std::string write_outputs;
+};
+
+Options parse(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) throw std::runtime_error(a + " needs a value");
+      return argv[++i];
+    };
+    if (a == "--dir") o.dir = value();
+    else if (a == "--reps") o.reps = std::stoi(value());
+    else if (a == "--warmup") o.warmup = std::stoi(value());
+    else if (a == "--copy-mib") o.copy_mib = std::stoul(value());
+    else if (a == "--check-only") o.check_only = true;
+    else if (a == "--write-outputs") o.write_outputs = value();
+    else throw std::runtime_error("unknown argument " + a);
+  }
+  if (o.dir.empty()) {
+    throw std::runtime_error(
+        "usage: kiln_compiled_bench --dir DIR [--reps N] [--warmup N] [--check-only] [--copy-mib M] "
+        "[--write-outputs OUT] (DIR as bench/torch_suite.py prepare writes it)");
+  }
+  return o;
+}
+
+int run(const Options& o) {
+  bench::Manifest manifest = bench::read_manifest(o.dir);
+  auto found = workloads().find(manifest.workload);
+  if (found == workloads().end()) throw std::runtime_error("unknown workload " + manifest.workload);
+  const Workload& fn = found->second;
+  Inputs inputs;
+  for (const auto& spec : manifest.inputs) inputs.push_back(bench::read_raw_tensor(o.dir, spec));
+  Checker checker{manifest, {}, {}, o.write_outputs};
+  if (!o.write_outputs.empty()) std::filesystem::create_directories(o.write_outputs);
+  for (const auto& out : manifest.outputs) checker.expected.push_back(bench::read_raw_tensor(o.dir, out.tensor));
+
+  std::string first_dir = fresh_cache_dir(), second_dir = fresh_cache_dir();
+  struct RemoveDirs {
+    std::vector<std::string> dirs;
+    ~RemoveDirs() {
+      std::error_code ec;
+      for (auto& d : dirs) std::filesystem::remove_all(d, ec);
+    }
+  } cleanup{{first_dir, second_dir}};
+
+  double first_compile = NAN, cold_compile = NAN, warm_start = NAN, copy = NAN;
+  std::vector<double> eager_times, compiled_times, copy_times;
+  std::string failure;
+  try {
+    setenv("KILN_CACHE_DIR", first_dir.c_str(), 1);
+    auto compiled = first_call(fn, inputs, checker, "kiln compiled (first compile in process)", &first_compile);
+    checker.check("kiln eager", fn(inputs));
+    if (!o.check_only) {
+      setenv("KILN_CACHE_DIR", second_dir.c_str(), 1);
+      first_call(fn, inputs, checker, "kiln compiled (later cold compile)", &cold_compile);
+      compiled = first_call(fn, inputs, checker, "kiln compiled (warm start)", &warm_start);
+      eager_times = timed_reps([&] { fn(inputs); }, o.warmup, o.reps);
+      compiled_times = timed_reps([&] { compiled(inputs); }, o.warmup, o.reps);
+      copy = copy_bandwidth(o.copy_mib, 10, &copy_times);
+    }
+  } catch (const CheckFailure& e) {
+    failure = e.what();
+    std::fprintf(stderr, "CHECK FAILED: %s\n", e.what());
+  }
+  // The comparisons made are reported also when one failed (nothing was timed then).
+  auto num = [](double v) { return std::isnan(v) ? std::string("null") : fmt::format("{:.6g}", v); };
+  std::string failed_json;
+  for (char c : failure) failed_json += c == '"' || c == '\\' ? std::string("\\") + c : std::string(1, c);
+  std::printf(
+      "{\"side\": \"kiln\", \"workload\": \"%s\", \"scale\": %lld, \"threads\": %d, \"first_compile_s\": %s, "
+      "\"cold_compile_s\": %s, \"warm_start_s\": %s, \"eager_s\": %s, \"compiled_s\": %s, \"eager_times_s\": %s, "
+      "\"compiled_times_s\": %s, \"copy_GBps\": %s, \"copy_times_s\": %s, \"checks\": [%s], \"check_failed\": %s}\n",
+      manifest.workload.c_str(), static_cast<long long>(manifest.scale), omp_get_max_threads(),
+      num(first_compile).c_str(), num(cold_compile).c_str(), num(warm_start).c_str(), num(median(eager_times)).c_str(),
+      num(median(compiled_times)).c_str(), json_list(eager_times).c_str(), json_list(compiled_times).c_str(),
+      num(copy / 1e9).c_str(), json_list(copy_times).c_str(), checker.json.c_str(),
+      failure.empty() ? "null" : ("\"" + failed_json + "\"").c_str());
+  std::fflush(stdout);
+  return failure.empty() ? 0 : 3;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  int64_t scale = 8;
-  int reps = 10;
-  std::string only;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    std::string a = argv[i];
-    if (a == "--scale") scale = std::atoll(argv[i + 1]);
-    if (a == "--reps") reps = std::atoi(argv[i + 1]);
-    if (a == "--only") only = argv[i + 1];
+  try {
+    return run(parse(argc, argv));
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "kiln_compiled_bench: %s\n", e.what());
+    return 2;
   }
-  // Cold compiles need an empty cache: use a fresh one under /tmp.
-  std::string cache = fmt::format("/tmp/kiln-bench-cache-{}", getpid());
-  std::filesystem::remove_all(cache);
-  setenv("KILN_CACHE_DIR", cache.c_str(), 1);
-  for (auto& w : workloads(scale)) {
-    if (!only.empty() && ("," + only + ",").find("," + w.name + ",") == std::string::npos) continue;
-    double eager = median_seconds([&] { w.fn(w.inputs); }, reps);
-    auto compiled = kiln::compile(w.fn);
-    auto start = Clock::now();
-    auto got = compiled(w.inputs);
-    double first_call = seconds_since(start);
-    double run = median_seconds([&] { compiled(w.inputs); }, reps);
-    auto warm = kiln::compile(w.fn);
-    start = Clock::now();
-    warm(w.inputs);
-    double warm_first = seconds_since(start);
-    // The compiled result must be right before its time counts.
-    auto want = w.fn(w.inputs);
-    double err = 0, ref = 0;
-    for (size_t i = 0; i < want.size(); ++i) {
-      err = std::max(
-          err,
-          kiln::sub(got[i].to(kiln::DType::Float64), want[i].to(kiln::DType::Float64)).abs().amax().item<double>());
-      ref = std::max(ref, want[i].to(kiln::DType::Float64).abs().amax().item<double>());
-    }
-    std::printf(
-        "{\"name\": \"%s\", \"note\": \"%s\", \"kiln_eager_s\": %.6g, \"kiln_compiled_s\": %.6g, "
-        "\"cold_compile_s\": %.4g, \"warm_start_s\": %.4g, \"max_rel_err\": %.3g}\n",
-        w.name.c_str(), w.note.c_str(), eager, run, std::max(first_call - run, 0.0), std::max(warm_first - run, 0.0),
-        err / std::max(ref, 1e-30));
-    std::fflush(stdout);
-  }
-  std::filesystem::remove_all(cache);
-  return 0;
 }
