@@ -239,7 +239,11 @@ class Checker {
       const Tensor* r = ref && !ref->raised ? &ref->outputs[k] : nullptr;
       compare_values(where, op, c, e, r, t ? &t->outputs[k] : nullptr, loosest_[k]);
       const Outcome* t64 = torch64 && !torch64->raised && k < torch64->outputs.size() ? &*torch64 : nullptr;
-      if (r && t64) compare_references(where, op, *r, t64->outputs[k], loosest_wide_.at(k));
+      // The float64 runs are compared where they are float64: floats made from integers are float32
+      // (the default dtype) in both, and two float32 implementations of exp differ by an ulp that
+      // exp(exp(x)) amplifies past any tolerance.
+      bool wide = !loosest_wide_.at(k) || *loosest_wide_.at(k) == DType::Float64;
+      if (r && t64 && wide) compare_references(where, op, *r, t64->outputs[k], loosest_wide_.at(k));
     }
     return v_;
   }
@@ -307,7 +311,12 @@ class Checker {
   // whose exact mean is 0 gives 1e-17, where kiln's sum / n gives 0. Within every float tolerance,
   // but an integer or bool output (a comparison) computed from it may differ: those are not
   // compared with PyTorch in a program that computes var_mean (docs/conformance.md).
-  bool welford_discrete() const { return computes("var_mean"); }
+  // The same holds for the other ops whose float results are accepted to differ from PyTorch's
+  // (fmod's and layer_norm's NaN in PyTorch where kiln is finite, remainder's formula): a comparison
+  // of such a result is not compared with PyTorch either.
+  bool welford_discrete() const {
+    return computes("var_mean") || computes("fmod") || computes("layer_norm") || computes("remainder");
+  }
 
   bool computes(const std::string& op) const {
     for (const auto& c : p_.calls) {

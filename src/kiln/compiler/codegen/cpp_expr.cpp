@@ -62,6 +62,13 @@ std::string apply(const std::string& op, const std::vector<std::string>& a, DTyp
   if (op == "fmod") return fmt::format("std::fmod({}, {})", a[0], a[1]);
   if (auto it = kUnary.find(op); it != kUnary.end()) {
     if (!is_floating(in) && (op == "ceil" || op == "floor" || op == "round" || op == "trunc")) return a[0];
+    // libm's transcendental functions are vectorized through glibc's libmvec, whose atanf gave
+    // pi/2 for NaN (glibc 2.36): NaN in, NaN out is made explicit.
+    static const std::set<std::string> kPropagateNaN = {"acos",  "acosh", "asin",  "asinh", "atan",  "atanh",
+                                                        "cos",   "cosh",  "expm1", "log",   "log1p", "log2",
+                                                        "log10", "sin",   "sinh",  "tan",   "tanh"};
+    if (is_floating(in) && kPropagateNaN.contains(op))
+      return fmt::format("({0} != {0} ? {0} : {1}({0}))", a[0], it->second);
     return fmt::format("{}({})", it->second, a[0]);
   }
   if (auto it = kInfix.find(op); it != kInfix.end()) {

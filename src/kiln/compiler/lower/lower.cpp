@@ -189,10 +189,12 @@ class Lowerer {
       chain.push_back(base.node);
       base = std::get<graph::ValueRef>(base.node->args().at(0));
     }
-    if (chain.empty() || get(base).strided) return realize_as(computed_value, meta);
-    const Lowered& b = get(base);
-    BufferView stored = realize_as(b, meta_of(base));
-    values_[key(base)] = strided(stored.buffer, b.dtype, stored.sizes, stored.strides, stored.offset);
+    if (chain.empty()) return realize_as(computed_value, meta);
+    if (!get(base).strided) {  // else already stored (another output viewed it first)
+      const Lowered& b = get(base);
+      BufferView stored = realize_as(b, meta_of(base));
+      values_[key(base)] = strided(stored.buffer, b.dtype, stored.sizes, stored.strides, stored.offset);
+    }
     for (auto it = chain.rbegin(); it != chain.rend(); ++it) {  // the views again, now of a buffer
       const graph::Node& v = **it;
       lower_view(v, v.op()->schema().name, v.meta().at(0), index_vars(v.meta().at(0).sizes.size()));

@@ -42,13 +42,20 @@ BoxedKernel integral_identity(std::string prim, std::string op) {
   };
 }
 
-// pow(bool tensor, bool scalar) is base || !exponent (PyTorch's kernel has this one bool case):
-// the base itself, or all true. Anything else is the pow prim.
+// pow(tensor, scalar): sqrt and 1 / sqrt for exponents 0.5 and -0.5; pow(bool tensor, bool scalar)
+// is base || !exponent (PyTorch's kernel has this one bool case): the base itself, or all true.
+// Anything else is the pow prim.
 BoxedKernel pow_tensor_scalar() {
   BoxedKernel on_numbers = direct("pow", Promotion::Default, 2, "aten::pow.Tensor_Scalar");
   return [on_numbers](Stack& s) {
     const Tensor& base = s.at(0).to_tensor();
     const Scalar exponent = s.at(1).to_scalar();
+    // 0.5 and -0.5 are sqrt and 1 / sqrt, as the eager kernel (and PyTorch's): NaN at -inf, not inf.
+    if (exponent.is_floating_point() && (exponent.to_double() == 0.5 || exponent.to_double() == -0.5)) {
+      Tensor root = elementwise("sqrt", {Operand(base)}, Promotion::IntToFloat, "aten::pow.Tensor_Scalar");
+      if (exponent.to_double() == 0.5) return put(s, root);
+      return put(s, prims::unary("reciprocal", root));
+    }
     if (base.dtype() != DType::Bool || !exponent.is_bool()) return on_numbers(s);
     if (exponent.to<bool>()) return put(s, prims::clone(base));
     put(s, prims::full(base.sizes(), Scalar(true), DType::Bool, base.device()));
