@@ -5,6 +5,7 @@
 #include <set>
 #include <sstream>
 
+#include "../unary_ops.h"
 #include "kiln/support/error.h"
 
 namespace kiln::difftest {
@@ -134,45 +135,13 @@ const std::map<std::string, Impl>& ops() {
   static const std::map<std::string, Impl> table = [] {
     std::map<std::string, Impl> m;
     using Unary = Tensor (*)(const Tensor&);
-    const std::pair<const char*, Unary> unary[] = {{"abs", &kiln::abs},
-                                                   {"neg", &kiln::neg},
-                                                   {"exp", &kiln::exp},
-                                                   {"expm1", &kiln::expm1},
-                                                   {"log", &kiln::log},
-                                                   {"log1p", &kiln::log1p},
-                                                   {"log2", &kiln::log2},
-                                                   {"log10", &kiln::log10},
-                                                   {"sqrt", &kiln::sqrt},
-                                                   {"rsqrt", &kiln::rsqrt},
-                                                   {"reciprocal", &kiln::reciprocal},
-                                                   {"sin", &kiln::sin},
-                                                   {"cos", &kiln::cos},
-                                                   {"tan", &kiln::tan},
-                                                   {"asin", &kiln::asin},
-                                                   {"acos", &kiln::acos},
-                                                   {"atan", &kiln::atan},
-                                                   {"sinh", &kiln::sinh},
-                                                   {"cosh", &kiln::cosh},
-                                                   {"tanh", &kiln::tanh},
-                                                   {"asinh", &kiln::asinh},
-                                                   {"acosh", &kiln::acosh},
-                                                   {"atanh", &kiln::atanh},
-                                                   {"sigmoid", &kiln::sigmoid},
-                                                   {"erf", &kiln::erf},
-                                                   {"ceil", &kiln::ceil},
-                                                   {"floor", &kiln::floor},
-                                                   {"round", &kiln::round},
-                                                   {"trunc", &kiln::trunc},
-                                                   {"sign", &kiln::sign},
-                                                   {"relu", &kiln::relu},
-                                                   {"isnan", &kiln::isnan},
-                                                   {"isinf", &kiln::isinf},
-                                                   {"bitwise_not", &kiln::bitwise_not},
-                                                   {"logical_not", &kiln::logical_not},
-                                                   {"square", &kiln::square},
-                                                   {"silu", &kiln::silu},
-                                                   {"clone", [](const Tensor& x) { return clone(x); }},
-                                                   {"contiguous", [](const Tensor& x) { return contiguous(x); }}};
+    std::vector<std::pair<const char*, Unary>> unary(testing::unary_ops().begin(), testing::unary_ops().end());
+    unary.insert(unary.end(), {{"bitwise_not", &kiln::bitwise_not},
+                               {"logical_not", &kiln::logical_not},
+                               {"square", &kiln::square},
+                               {"silu", &kiln::silu},
+                               {"clone", [](const Tensor& x) { return clone(x); }},
+                               {"contiguous", [](const Tensor& x) { return contiguous(x); }}});
     for (const auto& [name, fn] : unary) {
       Unary f = fn;
       std::string op = name;

@@ -4,6 +4,7 @@
 // on random values, extremal values (inf, NaN, -0, subnormals) and non-contiguous inputs.
 #include <functional>
 
+#include "../unary_ops.h"
 #include "harness.h"
 #include "kiln/api/compile.h"
 
@@ -19,39 +20,7 @@ struct Named {
 };
 
 std::vector<Named> float_unary() {
-  std::vector<std::pair<const char*, UnaryOp>> ops = {{"abs", &kiln::abs},
-                                                      {"neg", &kiln::neg},
-                                                      {"exp", &kiln::exp},
-                                                      {"expm1", &kiln::expm1},
-                                                      {"log", &kiln::log},
-                                                      {"log1p", &kiln::log1p},
-                                                      {"log2", &kiln::log2},
-                                                      {"log10", &kiln::log10},
-                                                      {"sqrt", &kiln::sqrt},
-                                                      {"rsqrt", &kiln::rsqrt},
-                                                      {"reciprocal", &kiln::reciprocal},
-                                                      {"sin", &kiln::sin},
-                                                      {"cos", &kiln::cos},
-                                                      {"tan", &kiln::tan},
-                                                      {"asin", &kiln::asin},
-                                                      {"acos", &kiln::acos},
-                                                      {"atan", &kiln::atan},
-                                                      {"sinh", &kiln::sinh},
-                                                      {"cosh", &kiln::cosh},
-                                                      {"tanh", &kiln::tanh},
-                                                      {"asinh", &kiln::asinh},
-                                                      {"acosh", &kiln::acosh},
-                                                      {"atanh", &kiln::atanh},
-                                                      {"sigmoid", &kiln::sigmoid},
-                                                      {"erf", &kiln::erf},
-                                                      {"ceil", &kiln::ceil},
-                                                      {"floor", &kiln::floor},
-                                                      {"round", &kiln::round},
-                                                      {"trunc", &kiln::trunc},
-                                                      {"sign", &kiln::sign},
-                                                      {"relu", &kiln::relu},
-                                                      {"isnan", &kiln::isnan},
-                                                      {"isinf", &kiln::isinf}};
+  const auto& ops = testing::unary_ops();
   std::vector<Named> out;
   for (const auto& entry : ops) {
     UnaryOp op = entry.second;
