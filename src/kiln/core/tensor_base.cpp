@@ -94,6 +94,35 @@ Shape contiguous_strides(IntArrayRef sizes) {
   return strides;
 }
 
+Shape channels_last_strides(IntArrayRef sizes) {
+  KILN_CHECK(sizes.size() == 4 || sizes.size() == 5, "channels_last strides need 4 or 5 sizes, got {}", sizes);
+  Shape strides(sizes.size(), 0);
+  int64_t next = 1;
+  auto lay = [&](size_t d) {
+    strides[d] = next;
+    next *= sizes[d];
+  };
+  lay(1);  // C fastest, then the spatial dims from the last, then N
+  for (size_t d = sizes.size() - 1; d >= 2; --d) lay(d);
+  lay(0);
+  return strides;
+}
+
+bool strides_like_channels_last(const TensorBase& t) {
+  if ((t.dim() != 4 && t.dim() != 5) || t.strides()[1] == 0) return false;
+  std::vector<int64_t> order{1};
+  for (int64_t d = t.dim() - 1; d >= 2; --d) order.push_back(d);
+  order.push_back(0);
+  int64_t min = 0;
+  for (int64_t d : order) {
+    int64_t size = t.sizes()[d], stride = t.strides()[d];
+    if (size == 0 || stride < min) return false;
+    if (d == 0 && min == t.strides()[1]) return false;  // N111 and sliced N11W stay contiguous
+    min = size > 1 ? stride * size : stride;
+  }
+  return true;
+}
+
 int64_t checked_numel(IntArrayRef sizes, std::string_view op) {
   int64_t n = 1;
   for (int64_t s : sizes) {

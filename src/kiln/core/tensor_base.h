@@ -79,6 +79,13 @@ class TensorBase {
 
 // Row-major strides for `sizes` (size-0 and size-1 dims get the stride they would have at size 1).
 Shape contiguous_strides(IntArrayRef sizes);
+// Channels-last strides for 4-D (NHWC) or 5-D (NDHWC) `sizes`; as PyTorch's, a size-0 dim zeroes the
+// strides of the dims laid out after it (unlike contiguous_strides).
+Shape channels_last_strides(IntArrayRef sizes);
+// PyTorch's is_strides_like_channels_last (what suggest_memory_format reads): visiting C, then the
+// spatial dims from the last, then N, the strides never decrease (size-1 dims aside), C's stride
+// is nonzero and N does not tie with C. Only 4-D (NHWC) and 5-D (NDHWC) tensors qualify.
+bool strides_like_channels_last(const TensorBase& t);
 // Product of sizes; throws kiln::Error on negative sizes or int64 overflow. `op` names the caller.
 int64_t checked_numel(IntArrayRef sizes, std::string_view op);
 // Elements of storage a geometry touches: 0 when empty, else 1 + sum((size-1)*stride).

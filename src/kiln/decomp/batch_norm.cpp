@@ -35,40 +35,6 @@ DType compute_dtype(const Tensor& input) { return is_reduced_float(input.dtype()
 
 Tensor as_compute(const Tensor& t, DType compute) { return t.dtype() == compute ? t : to(t, compute); }
 
-// Strides of a dense tensor of `sizes` whose dims are laid out fastest first in `order`.
-Shape strides_in_order(IntArrayRef sizes, std::initializer_list<int64_t> order) {
-  Shape strides(sizes.size(), 0);
-  int64_t next = 1;
-  for (int64_t d : order) {
-    strides[static_cast<size_t>(d)] = next;
-    next *= sizes[d];
-  }
-  return strides;
-}
-
-// PyTorch's test for strides "like" channels-last (suggest_memory_format): visiting C, then the
-// spatial dims from the last, then N, the strides never decrease (size-1 dims aside), C's stride
-// is nonzero and N does not tie with C. Only 4-D (NHWC) and 5-D (NDHWC) tensors qualify.
-bool strides_like_channels_last(const Tensor& t) {
-  std::vector<int64_t> order;
-  if (t.dim() == 4) order = {1, 3, 2, 0};
-  else if (t.dim() == 5) order = {1, 4, 3, 2, 0};
-  else return false;
-  if (t.strides()[1] == 0) return false;
-  int64_t min = 0;
-  for (int64_t d : order) {
-    int64_t size = t.sizes()[d], stride = t.strides()[d];
-    if (size == 0 || stride < min) return false;
-    if (d == 0 && min == t.strides()[1]) return false;  // N111 and sliced N11W stay contiguous
-    min = size > 1 ? stride * size : stride;
-  }
-  return true;
-}
-
-Shape channels_last_strides(IntArrayRef sizes) {
-  return sizes.size() == 4 ? strides_in_order(sizes, {1, 3, 2, 0}) : strides_in_order(sizes, {1, 4, 3, 2, 0});
-}
-
 // Dense in channels-last order (size-1 dims may have any stride).
 bool is_channels_last_dense(const Tensor& t) {
   if (t.dim() != 4 && t.dim() != 5) return false;

@@ -464,12 +464,32 @@ class Lowerer {
     // The mean and the squared deviations in double, as eager's kernels: float32 squares of values
     // past 1.8e19 would overflow, and a float mean of a constant row misses it by a few ulps.
     const DType acc = DType::Float64;
-    if (x.dtype() != acc) x = ScalarExpr::op("convert_element_type", {x}, acc);
-    int total = add_reduction(n.name() + "_sum", acc, s, loopir::ReduceKind::Sum, x, 1.0);
     std::vector<Expr> kept;
     for (size_t k = 0; k < s.kept.size(); ++k) kept.push_back(loopir::index_var(k));
-    ScalarExpr sum = ScalarExpr::load(total, loopir::flat_index(kept, s.kept), acc);
-    ScalarExpr m = ScalarExpr::op("div", {sum, ScalarExpr::constant(static_cast<double>(count), acc)}, acc);
+    ScalarExpr m = ScalarExpr::constant(0.0, acc);  // the mean, set below
+    // Values of a narrower float, converted here or by the decomposition (layer_norm's statistics).
+    bool widened = x.dtype() != acc || (x.kind() == loopir::ScalarKind::Op && x.name() == "convert_element_type" &&
+                                        is_floating(x.operands()[0].dtype()) && x.operands()[0].dtype() != acc);
+    if (widened) {
+      // Narrower floats: their double sum cannot overflow, and a constant row's sum is exact (n * x
+      // needs at most 24 + 29 bits for rows up to 2^29), so sum / n is its value.
+      if (x.dtype() != acc) x = ScalarExpr::op("convert_element_type", {x}, acc);
+      int total = add_reduction(n.name() + "_sum", acc, s, loopir::ReduceKind::Sum, x, 1.0);
+      ScalarExpr sum = ScalarExpr::load(total, loopir::flat_index(kept, s.kept), acc);
+      m = ScalarExpr::op("div", {sum, ScalarExpr::constant(static_cast<double>(count), acc)}, acc);
+    } else {
+      // float64: the mean is taken around a pivot, the row's first element: x0 + sum((x - x0) / n).
+      // A constant row then has its mean exactly and deviations of 0 (PyTorch's Welford mean), where
+      // sum(x) / n of a row of 1e308 overflows, or misses by an ulp whose square overflows.
+      std::vector<Expr> first = s.from;
+      for (size_t r = 0; r < s.reduced.size(); ++r)
+        std::replace(first.begin(), first.end(), loopir::reduction_var(r), Expr::constant(0));
+      ScalarExpr pivot = count > 0 ? a.at(first) : ScalarExpr::constant(0.0, acc);  // no row to read when empty
+      ScalarExpr inv_count = ScalarExpr::constant(count > 0 ? 1.0 / static_cast<double>(count) : 0.0, acc);
+      ScalarExpr share = ScalarExpr::op("mul", {ScalarExpr::op("sub", {x, pivot}, acc), inv_count}, acc);
+      int offsets = add_reduction(n.name() + "_mean", acc, s, loopir::ReduceKind::Sum, share, 1.0);
+      m = ScalarExpr::op("add", {pivot, ScalarExpr::load(offsets, loopir::flat_index(kept, s.kept), acc)}, acc);
+    }
     ScalarExpr d = ScalarExpr::op("sub", {x, m}, acc);
     ScalarExpr sq = ScalarExpr::op("mul", {d, d}, acc);
     int b = add_reduction(n.name(), out.dtype, s, loopir::ReduceKind::Sum, sq,

@@ -15,9 +15,7 @@ TensorSpec like_spec(const Tensor& self, DType dtype, std::optional<MemoryFormat
   if (f == MemoryFormat::Contiguous) return contiguous_spec(self.sizes(), dtype);
   if (f == MemoryFormat::ChannelsLast) {
     KILN_CHECK(self.dim() == 4, "channels_last memory format needs a 4-D tensor, got {}", self.describe());
-    IntArrayRef s = self.sizes();
-    int64_t c = std::max<int64_t>(s[1], 1), w = std::max<int64_t>(s[3], 1), h = std::max<int64_t>(s[2], 1);
-    return TensorSpec{dtype, s.shape(), Shape{c * w * h, 1, w * c, c}};
+    return TensorSpec{dtype, self.sizes().shape(), channels_last_strides(self.sizes())};
   }
   if (self.is_non_overlapping_and_dense()) return TensorSpec{dtype, self.sizes().shape(), self.strides().shape()};
   return TensorSpec{dtype, self.sizes().shape(), pointwise_strides(self.sizes(), std::span(&self, 1))};
@@ -33,8 +31,7 @@ TensorSpec empty(IntArrayRef size, std::optional<DType> dtype, std::optional<Lay
   TensorSpec s = contiguous_spec(size, dtype.value_or(kDefaultFloat));
   if (memory_format == MemoryFormat::ChannelsLast) {
     KILN_CHECK(size.size() == 4, "empty: channels_last memory format needs 4 sizes, got {}", size);
-    int64_t c = std::max<int64_t>(size[1], 1), h = std::max<int64_t>(size[2], 1), w = std::max<int64_t>(size[3], 1);
-    s.strides = Shape{c * h * w, 1, w * c, c};
+    s.strides = channels_last_strides(size);
   }
   return s;
 }
@@ -178,7 +175,13 @@ TensorSpec cat(std::span<const Tensor> tensors, int64_t dim) {
     }
     sizes[d] += t.sizes()[d];
   }
-  return contiguous_spec(sizes, dtype);
+  // The output's memory format is channels-last when every input's strides suggest it (PyTorch's
+  // cat_compute_output_memory_format, skipped empty inputs included).
+  bool channels_last = true;
+  for (const auto& t : tensors) channels_last = channels_last && strides_like_channels_last(t);
+  TensorSpec spec = contiguous_spec(sizes, dtype);
+  if (channels_last) spec.strides = channels_last_strides(sizes);
+  return spec;
 }
 
 namespace {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <optional>
 
 #include "kiln/core/broadcast.h"
 
@@ -28,28 +29,57 @@ Shape broadcast_all(std::span<const Tensor> inputs, std::string_view op) {
 
 namespace {
 
-// Stride of `t` along dim `d` of the broadcast `shape` (0 where t broadcasts).
+// Stride of `t` along dim `d` of the broadcast `shape`, as TensorIterator's compute_strides sees it:
+// 0 where `t` broadcasts (a missing leading dim, or size 1 against a larger size); a size-1 dim that
+// stays size 1 keeps its stride, which can break ties in the ordering below.
 int64_t broadcast_stride(const Tensor& t, IntArrayRef shape, size_t d) {
   int64_t offset = static_cast<int64_t>(shape.size()) - t.dim();
   int64_t td = static_cast<int64_t>(d) - offset;
-  if (td < 0 || t.sizes()[td] == 1) return 0;
+  if (td < 0 || (t.sizes()[td] == 1 && shape[d] != 1)) return 0;
   return t.strides()[td];
+}
+
+// TensorIterator's fast set-up: operands of one shape that are all contiguous, all channels-last, or
+// all non-overlapping and dense with equal strides give their own layout to the output.
+std::optional<Shape> fast_setup_strides(IntArrayRef shape, std::span<const Tensor> inputs) {
+  bool has_scalars = false, has_tensors = false;
+  for (const auto& t : inputs) {
+    if (!t.defined()) continue;
+    (t.dim() == 0 ? has_scalars : has_tensors) = true;
+    if (!t.sizes().equals(shape)) return std::nullopt;
+  }
+  if (has_scalars && has_tensors) return std::nullopt;
+  bool contiguous = true, channels_last = true, dense = true;
+  const Tensor* first = nullptr;
+  for (const auto& t : inputs) {
+    if (!t.defined()) continue;
+    contiguous = contiguous && t.is_contiguous();
+    channels_last = channels_last && t.is_channels_last();
+    dense = dense && t.is_non_overlapping_and_dense();
+    if (first == nullptr) first = &t;
+  }
+  if (contiguous) return contiguous_strides(shape);
+  if (channels_last) return channels_last_strides(shape);  // is_channels_last: 4-D only
+  if (!dense) return std::nullopt;
+  for (const auto& t : inputs) {
+    if (t.defined() && !t.strides().equals(first->strides())) return std::nullopt;
+  }
+  return first->strides().shape();
 }
 
 }  // namespace
 
+// The output layout of PyTorch's TensorIterator for a functional op (allocate_or_resize_outputs after
+// reorder_dimensions): the fast set-up where it applies, else the dims sorted by the operands'
+// strides and the output laid out densely in that order.
 Shape pointwise_strides(IntArrayRef shape, std::span<const Tensor> inputs) {
   size_t ndim = shape.size();
-  // Fast paths PyTorch takes first: all contiguous, or a single dense layout shared by all inputs.
-  bool all_contiguous = true;
-  for (const auto& t : inputs) {
-    if (t.defined() && t.numel() > 1 && !(t.is_contiguous() && t.sizes().equals(shape))) all_contiguous = false;
-  }
-  if (all_contiguous || ndim <= 1) return contiguous_strides(shape);
+  if (ndim <= 1) return contiguous_strides(shape);
+  if (auto fast = fast_setup_strides(shape, inputs)) return *fast;
 
   // perm[0] is the fastest-varying dim. Start from row-major order and insertion-sort by the
   // inputs' strides: the first input with a strict preference decides; equal strides put the
-  // smaller size first.
+  // smaller size first; a dim that an input broadcasts along leaves the decision to the next input.
   std::vector<size_t> perm(ndim);
   for (size_t i = 0; i < ndim; ++i) perm[i] = ndim - 1 - i;
   auto should_swap = [&](size_t d0, size_t d1) {
@@ -75,11 +105,15 @@ Shape pointwise_strides(IntArrayRef shape, std::span<const Tensor> inputs) {
       }
     }
   }
+  bool row_major = true;
+  for (size_t i = 0; i < ndim; ++i) row_major = row_major && perm[i] == ndim - 1 - i;
+  if (row_major) return contiguous_strides(shape);
+  // compatible_stride: a zero size zeroes the strides of the slower dims, as in PyTorch.
   Shape strides(ndim);
   int64_t running = 1;
   for (size_t d : perm) {
     strides[d] = running;
-    running *= std::max<int64_t>(shape[d], 1);
+    running *= shape[d];
   }
   return strides;
 }
