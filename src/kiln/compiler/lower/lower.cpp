@@ -498,8 +498,8 @@ class Lowerer {
     if (widened) return;
     // A float64 row whose mean overflows (an infinity, or x - x0 past the double range as in
     // [1.8e308, -1.8e308]) has a NaN variance, as PyTorch's Welford update gives (inf - inf).
-    ScalarExpr finite = ScalarExpr::op("eq", {ScalarExpr::op("sub", {m, m}, acc), ScalarExpr::constant(0.0, acc)},
-                                       DType::Bool);
+    ScalarExpr finite =
+        ScalarExpr::op("eq", {ScalarExpr::op("sub", {m, m}, acc), ScalarExpr::constant(0.0, acc)}, DType::Bool);
     ScalarExpr var = ScalarExpr::load(b, loopir::flat_index(kept, s.kept), out.dtype);
     ScalarExpr nan = ScalarExpr::constant(std::numeric_limits<double>::quiet_NaN(), out.dtype);
     define(n, computed(ScalarExpr::op("where", {finite, var, nan}, out.dtype), out.dtype, out.sizes));
