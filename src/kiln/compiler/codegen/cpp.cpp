@@ -288,9 +288,10 @@ void write_kernel_body(const loopir::Program& p, const Kernel& k, ErrorSites& si
       }
     }
   }
+  int slot = 0;
   for (int b : row_buffers) {
-    out += fmt::format("    std::unique_ptr<{0}[]> row_buf{1}(new {0}[{2}]);  // one row of buf{1}, per thread\n",
-                       compute_type(p.buffers[static_cast<size_t>(b)].dtype), b, k.cols);
+    out += fmt::format("    auto* row_buf{1} = k_scratch<{0}>({2}, {3});  // one row of buf{1}, per thread\n",
+                       compute_type(p.buffers[static_cast<size_t>(b)].dtype), b, slot++, k.cols);
   }
   out += "#pragma omp for schedule(static)\n";
   out += fmt::format("    for (int64_t row = 0; row < {}; ++row) {{\n", k.rows);

@@ -1,13 +1,18 @@
 // What generated kernels call besides the C++ library: NaN-propagating max/min, PyTorch's
 // remainder and integer pow, integer arithmetic that wraps around as eager's does (never undefined),
 // integer division that reports a zero divisor instead of trapping, 16-bit float conversions that
-// vectorize, and kiln's vectorizable exp/erf. Generated code includes this header; so do its tests.
+// vectorize, kiln's vectorizable exp/erf, and per-thread scratch rows. Generated code includes this header; so do its
+// tests.
 #pragma once
 
 #include <bit>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <new>
 #include <type_traits>
+#include <vector>
 
 #include "kiln/core/half.h"
 #include "kiln/kernels/cpu/vec_math.h"
@@ -115,5 +120,37 @@ inline float k_exp(float x) { return kiln::cpu::vec::exp(x); }
 inline double k_exp(double x) { return std::exp(x); }
 inline float k_erf(float x) { return kiln::cpu::vec::erf(x); }
 inline double k_erf(double x) { return std::erf(x); }
+
+// `count` elements of per-thread scratch (slot `slot` of the calling kernel): the rows a kernel
+// keeps between its passes. A region grows when a longer row asks for it and lives as long as its
+// thread, so a warm call allocates nothing (a fresh `new T[cols]` per call maps and faults in fresh
+// pages once rows pass the allocator's mmap threshold). Kernels do not nest, so kernels share the
+// regions. Under AddressSanitizer each call gets exactly `count` elements, so reads past a row
+// are still caught.
+template <class T>
+inline T* k_scratch(int slot, int64_t count) {
+  struct Free {
+    void operator()(void* p) const { ::operator delete(p, std::align_val_t(64)); }
+  };
+  struct Region {
+    std::unique_ptr<void, Free> data;
+    size_t bytes = 0;
+  };
+  thread_local std::vector<Region> regions;
+  size_t bytes = static_cast<size_t>(count > 0 ? count : 1) * sizeof(T);
+  if (regions.size() <= static_cast<size_t>(slot)) regions.resize(static_cast<size_t>(slot) + 1);
+  Region& r = regions[static_cast<size_t>(slot)];
+#if defined(__SANITIZE_ADDRESS__)
+  bool refit = r.bytes != bytes;
+#else
+  bool refit = r.bytes < bytes;
+#endif
+  if (refit) {
+    r.data.reset();
+    r.data.reset(::operator new(bytes, std::align_val_t(64)));
+    r.bytes = bytes;
+  }
+  return static_cast<T*>(r.data.get());
+}
 
 }  // namespace kiln::kernel_support

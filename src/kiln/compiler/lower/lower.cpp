@@ -175,12 +175,14 @@ class Lowerer {
 
   // A computed value stored with eager's strides: densely in its traced layout, or, for a view that is
   // not dense (a select, an expand), as that view of its base stored in the base's traced layout.
-  BufferView realize_traced(graph::ValueRef r) {
+  // With `storage`, a view is always that view of its stored base, dense or not: as_strided reads
+  // its input's storage at eager's offsets, not the view's elements.
+  BufferView realize_traced(graph::ValueRef r, bool storage = false) {
     static const std::set<std::string> kViews = {"view_of", "broadcast_in_dim", "transpose",    "squeeze",
                                                  "slice",   "split_dim",        "collapse_view"};
     const graph::TensorMeta& meta = meta_of(r);
     // A dense result (what eager computes fresh, or a view that is dense anyway) is stored as such.
-    if (dense_order(meta)) return realize_as(get(r), meta);
+    if (!storage && dense_order(meta)) return realize_as(get(r), meta);
     const Lowered computed_value = get(r);
     std::vector<const graph::Node*> chain;
     graph::ValueRef base = r;
@@ -533,9 +535,11 @@ class Lowerer {
   void lower_extern(const graph::Node& n) {
     loopir::ExternCall call;
     call.op = n.op();
+    const bool reads_storage = n.op()->schema().name == "as_strided";
     for (const auto& a : n.args()) {
       if (const auto* r = std::get_if<graph::ValueRef>(&a)) {
-        call.args.emplace_back(realize_as(get(*r), meta_of(*r)));
+        call.args.emplace_back(reads_storage && !get(*r).strided ? realize_traced(*r, true)
+                                                                 : realize_as(get(*r), meta_of(*r)));
       } else if (const auto* l = std::get_if<std::vector<graph::ValueRef>>(&a)) {
         std::vector<BufferView> views;
         for (const auto& x : *l) {
