@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <functional>
+#include <optional>
 #include <set>
 #include <sstream>
 
 #include "../unary_ops.h"
+#include "kiln/core/type_promotion.h"
 #include "kiln/support/error.h"
 
 namespace kiln::difftest {
@@ -27,6 +29,8 @@ std::vector<std::string> words(const std::string& line) {
   return out;
 }
 
+}  // namespace
+
 bool is_list(const std::string& tok) { return tok.size() >= 2 && tok.front() == '[' && tok.back() == ']'; }
 
 std::vector<std::string> list_items(const std::string& tok) {
@@ -35,6 +39,8 @@ std::vector<std::string> list_items(const std::string& tok) {
   if (inner.empty()) return {};
   return split(inner, ',');
 }
+
+namespace {
 
 int64_t to_int(const std::string& tok) {
   size_t used = 0;
@@ -405,6 +411,10 @@ std::vector<Tensor> run_program(const Program& p, const std::vector<Tensor>& inp
                                 Device factories) {
   KILN_CHECK(inputs.size() == p.inputs.size(), "difftest: program has {} inputs, given {}", p.inputs.size(),
              inputs.size());
+  // The float64 run is float64 throughout: floats made from integers and scalars too, as PyTorch's
+  // with torch.set_default_dtype(torch.float64) (torch_ref.py).
+  std::optional<DefaultFloatDType> wide;
+  if (precision == Precision::Float64) wide.emplace(DType::Float64);
   Env env{{}, precision, factories};
   for (size_t i = 0; i < inputs.size(); ++i) env.values[p.inputs[i].name] = inputs[i];
   for (const auto& c : p.calls) {
@@ -420,6 +430,8 @@ std::vector<Tensor> run_program(const Program& p, const std::vector<Tensor>& inp
 
 std::vector<Tensor> apply_call(const OpCall& c, const std::map<std::string, Tensor>& values, Precision precision,
                                Device factories) {
+  std::optional<DefaultFloatDType> wide;
+  if (precision == Precision::Float64) wide.emplace(DType::Float64);
   Env env{values, precision, factories};
   auto it = ops().find(c.op);
   KILN_CHECK(it != ops().end(), "difftest: unknown op '{}'", c.op);

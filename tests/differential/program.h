@@ -61,14 +61,18 @@ enum class Precision { Native, Float64 };
 std::vector<Tensor> run_program(const Program& p, const std::vector<Tensor>& inputs, Precision precision,
                                 Device factories = kCPU);
 
+// Whether a program token is a list ("[1,2]"), and its items.
+bool is_list(const std::string& tok);
+std::vector<std::string> list_items(const std::string& tok);
+
 // Meta tensors with the inputs' dtypes and geometry (no data).
 std::vector<Tensor> meta_inputs(const Program& p);
 
 // Per output, the loosest floating dtype (bfloat16 < float16 < float32 < float64) among the output
 // and every value it is computed from; nullopt when none is floating. Tolerances follow it, as
 // assert_close takes the loosest dtype of mixed inputs.
-// With Precision::Float64, of the float64 reference's run (where floats made from integers keep
-// the default dtype, float32).
+// With Precision::Float64, of the float64 reference's run (float64 throughout: the default dtype
+// is float64 there, so floats made from integers are float64 too).
 std::vector<std::optional<DType>> loosest_float_dtypes(const Program& p, Precision precision = Precision::Native);
 
 // Runs one call with its arguments looked up in `values`; returns its results.

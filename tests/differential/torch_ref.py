@@ -188,6 +188,8 @@ def main():
             if pid == 0:
                 code = 0
                 try:
+                    if wide:  # float64 throughout: floats made from integers and scalars too
+                        torch.set_default_dtype(torch.float64)
                     evaluate(directory, lines, wide, tag)
                 except BaseException:
                     code = 1

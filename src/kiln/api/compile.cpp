@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <mutex>
 
+#include "kiln/core/type_promotion.h"
 #include "kiln/graph/interpreter.h"
 #include "kiln/graph/printer.h"
 #include "kiln/runtime/executable.h"
@@ -73,8 +74,22 @@ bool mutates_inputs(const graph::Graph& g) {
   return false;
 }
 
+// What a compiled graph was traced under: its inputs' signatures and the default float dtype (which
+// decides the dtype of floats made from integers and Python scalars).
+struct TraceKey {
+  std::vector<InputSignature> inputs;
+  DType default_float;
+  bool operator==(const TraceKey&) const = default;
+};
+
 // Why `now` does not match `before`: the first difference.
-std::string difference(const std::vector<InputSignature>& before, const std::vector<InputSignature>& now) {
+std::string difference(const TraceKey& before_key, const TraceKey& now_key) {
+  if (before_key.default_float != now_key.default_float) {
+    return fmt::format("default dtype {} -> {}", dtype_name(before_key.default_float),
+                       dtype_name(now_key.default_float));
+  }
+  const auto& before = before_key.inputs;
+  const auto& now = now_key.inputs;
   if (before.size() != now.size()) return fmt::format("{} inputs instead of {}", now.size(), before.size());
   for (size_t i = 0; i < now.size(); ++i) {
     const auto& a = before[i];
@@ -105,7 +120,7 @@ struct CompiledFunction::State {
   Backend backend;
   std::string backend_name;
   std::mutex mu;
-  std::vector<std::pair<std::vector<InputSignature>, CompiledCallable>> compiled;
+  std::vector<std::pair<TraceKey, CompiledCallable>> compiled;
 };
 
 CompiledFunction::CompiledFunction(trace::TracedFn fn, CompileOptions options) : state_(std::make_shared<State>()) {
@@ -125,17 +140,18 @@ CompiledFunction::CompiledFunction(trace::TracedFn fn, CompileOptions options) :
 }
 
 std::vector<Tensor> CompiledFunction::operator()(const std::vector<Tensor>& inputs) {
-  auto sig = signature_of(inputs);
+  TraceKey key{signature_of(inputs), default_float_dtype()};
+  const auto& sig = key.inputs;
   CompiledCallable callable;
   {
     std::lock_guard lock(state_->mu);
     for (const auto& [s, c] : state_->compiled) {
-      if (s == sig) callable = c;
+      if (s == key) callable = c;
     }
     if (!callable) {
       if (!state_->compiled.empty()) {
         KILN_LOG("recompiles", "recompiling ({} backend): {}", state_->backend_name,
-                 difference(state_->compiled.back().first, sig));
+                 difference(state_->compiled.back().first, key));
       }
       trace::TraceOptions options;
       options.level = state_->backend.level;
@@ -151,7 +167,7 @@ std::vector<Tensor> CompiledFunction::operator()(const std::vector<Tensor>& inpu
       } else {
         callable = state_->backend.compile(std::move(g), inputs);
       }
-      state_->compiled.emplace_back(sig, callable);
+      state_->compiled.emplace_back(key, callable);
     }
   }
   return callable(inputs);

@@ -14,6 +14,7 @@
 #include "kiln/compiler/lower/lower.h"
 #include "kiln/compiler/pipeline.h"
 #include "kiln/compiler/schedule/fuse.h"
+#include "kiln/core/type_promotion.h"
 #include "kiln/graph/interpreter.h"
 #include "kiln/ops/api.h"
 #include "kiln/runtime/executable.h"
@@ -243,6 +244,37 @@ TEST(Compile, GuardsRecompileOnANewSignature) {
   std::vector<Tensor> transposed = {randn({8, 4}).t(), randn({8}), randn({8})};
   EXPECT_LT(max_error(f(transposed)[0], pointwise_chain(transposed)[0]), 1e-5);
   EXPECT_EQ(f.compiled_signatures(), 3u);
+}
+
+// Compiled var corrects the rounding of its mean (the corrected two-pass formula): rows of integers
+// just below 2^53, whose mean rounds by up to a unit, keep their exact variance. (Eager's Welford
+// mean rounds at every step: 8 for the first row.)
+TEST(Compile, VarianceOfRowsNearTwoToThe53IsExact) {
+  auto f = compile(
+      [](const std::vector<Tensor>& in) { return std::vector<Tensor>{var(in[0], IntArrayRef{1}, Scalar(1), false)}; });
+  double base = 9007199254740992.0 - 16;  // 2^53 - 16: integers are exact, the mean is not
+  Tensor x =
+      from_vector<double>({base + 1, base + 2, base + 8, base + 4, base + 3, base + 3, base + 3, base + 3}, {2, 4});
+  Tensor got = f({x})[0];
+  EXPECT_DOUBLE_EQ(got[0].item<double>(), 115.0 / 12.0);  // var of [1, 2, 8, 4]
+  EXPECT_EQ(got[1].item<double>(), 0.0);
+}
+
+// The default dtype decides the dtype of floats made from integers: a graph traced under float32
+// must not serve a call under float64 (torch.compile guards on it too).
+TEST(Compile, GuardsRecompileOnANewDefaultDtype) {
+  auto f = compile([](const std::vector<Tensor>& in) { return std::vector<Tensor>{mul(sinh(in[0]), Scalar(0.5))}; });
+  Tensor ints = arange(Scalar(-4), Scalar(5), Scalar(1));
+  EXPECT_EQ(f({ints})[0].dtype(), DType::Float32);
+  {
+    DefaultFloatDType wide(DType::Float64);
+    Tensor got = f({ints})[0];
+    EXPECT_EQ(got.dtype(), DType::Float64);
+    EXPECT_EQ(f.compiled_signatures(), 2u);
+    for (int64_t i = 0; i < 9; ++i) EXPECT_DOUBLE_EQ(got[i].item<double>(), 0.5 * std::sinh(double(i - 4)));
+  }
+  EXPECT_EQ(f({ints})[0].dtype(), DType::Float32);
+  EXPECT_EQ(f.compiled_signatures(), 2u);
 }
 
 // A trace sees its inputs as distinct tensors; when they overlap in memory and the function mutates

@@ -1,9 +1,14 @@
 #include "kiln/core/type_promotion.h"
 
 #include <algorithm>
+#include <atomic>
+
+#include "kiln/support/error.h"
 
 namespace kiln {
 namespace {
+
+std::atomic<DType> default_float{DType::Float32};
 
 int category(DType t) { return t == DType::Bool ? 0 : is_floating(t) ? 2 : 1; }
 
@@ -47,7 +52,18 @@ DType promote_types(DType a, DType b) {
   return element_size(a) >= element_size(b) ? a : b;
 }
 
-void ResultType::add_wrapped(DType t) { wrapped_ = promote_optional(wrapped_, is_floating(t) ? kDefaultFloat : t); }
+void ResultType::add_wrapped(DType t) {
+  wrapped_ = promote_optional(wrapped_, is_floating(t) ? default_float_dtype() : t);
+}
+
+DType default_float_dtype() { return default_float.load(std::memory_order_relaxed); }
+
+void set_default_float_dtype(DType t) {
+  KILN_CHECK_TYPE(is_floating(t),
+                  "set_default_dtype: only floating-point types are supported as the default type, got {}",
+                  dtype_name(t));
+  default_float.store(t, std::memory_order_relaxed);
+}
 
 ResultType& ResultType::add(const TensorBase& t) {
   if (t.is_wrapped_number()) {

@@ -12,8 +12,24 @@
 
 namespace kiln {
 
-// The dtype floating results default to (torch.get_default_dtype()).
-inline constexpr DType kDefaultFloat = DType::Float32;
+// The dtype floats get where none is given — factories without a dtype, Python float scalars
+// against integer tensors, float ops of integer inputs: float32 unless set otherwise, for the
+// whole process (torch.get_default_dtype / torch.set_default_dtype). Only floating dtypes may be
+// set (anything else is a kiln::Error). Compiled functions recompile when it changes.
+DType default_float_dtype();
+void set_default_float_dtype(DType t);
+
+// Sets the default float dtype for a scope and restores the previous one.
+class DefaultFloatDType {
+ public:
+  explicit DefaultFloatDType(DType t) : previous_(default_float_dtype()) { set_default_float_dtype(t); }
+  ~DefaultFloatDType() { set_default_float_dtype(previous_); }
+  DefaultFloatDType(const DefaultFloatDType&) = delete;
+  DefaultFloatDType& operator=(const DefaultFloatDType&) = delete;
+
+ private:
+  DType previous_;
+};
 
 DType promote_types(DType a, DType b);
 
@@ -42,6 +58,6 @@ bool can_cast(DType from, DType to);
 
 // The dtype an op that "always computes in floating point" produces: integers and bool become
 // the default float; floats stay.
-inline DType to_float_dtype(DType t) { return is_floating(t) ? t : kDefaultFloat; }
+inline DType to_float_dtype(DType t) { return is_floating(t) ? t : default_float_dtype(); }
 
 }  // namespace kiln

@@ -60,6 +60,28 @@ TEST(TypePromotion, CanCastKeepsCategory) {
   EXPECT_EQ(to_float_dtype(DType::Float64), DType::Float64);
 }
 
+TEST(TypePromotion, DefaultFloatDtypeIsSettable) {
+  EXPECT_EQ(default_float_dtype(), DType::Float32);
+  TensorBase ints = empty_tensor({3}, DType::Int32, kCPU);
+  EXPECT_EQ(result_type(ints, Scalar(2.5)), DType::Float32);
+  {
+    DefaultFloatDType wide(DType::Float64);
+    EXPECT_EQ(to_float_dtype(DType::Int64), DType::Float64);
+    EXPECT_EQ(to_float_dtype(DType::Float16), DType::Float16);
+    EXPECT_EQ(result_type(ints, Scalar(2.5)), DType::Float64);
+    TensorBase halves = empty_tensor({3}, DType::Float16, kCPU);
+    EXPECT_EQ(result_type(halves, Scalar(2.5)), DType::Float16);  // a scalar does not raise the category
+  }
+  EXPECT_EQ(default_float_dtype(), DType::Float32);
+  try {
+    set_default_float_dtype(DType::Int64);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "set_default_dtype: only floating-point types are supported as the default type, got int64");
+  }
+  EXPECT_EQ(default_float_dtype(), DType::Float32);
+}
+
 TEST(Broadcast, ShapesAndErrors) {
   EXPECT_EQ(broadcast_shapes({5, 1, 4}, {3, 1}, "t"), (Shape{5, 3, 4}));
   EXPECT_EQ(broadcast_shapes({}, {2, 3}, "t"), (Shape{2, 3}));

@@ -16,11 +16,11 @@ TensorOptions options(std::optional<DType> dtype, std::optional<Device> device) 
 
 Tensor zeros(IntArrayRef size, std::optional<DType> dtype, std::optional<Layout>, std::optional<Device> device,
              std::optional<bool>) {
-  return full(size, 0, options(dtype.value_or(kDefaultFloat), device));
+  return full(size, 0, options(dtype.value_or(default_float_dtype()), device));
 }
 Tensor ones(IntArrayRef size, std::optional<DType> dtype, std::optional<Layout>, std::optional<Device> device,
             std::optional<bool>) {
-  return full(size, 1, options(dtype.value_or(kDefaultFloat), device));
+  return full(size, 1, options(dtype.value_or(default_float_dtype()), device));
 }
 Tensor zeros_like(const Tensor& self, std::optional<DType> dtype, std::optional<Layout>, std::optional<Device> device,
                   std::optional<bool>, std::optional<MemoryFormat>) {

@@ -492,19 +492,36 @@ class Lowerer {
       int offsets = add_reduction(n.name() + "_mean", acc, s, loopir::ReduceKind::Sum, share, 1.0);
       m = ScalarExpr::op("add", {pivot, ScalarExpr::load(offsets, loopir::flat_index(kept, s.kept), acc)}, acc);
     }
+    // The corrected two-pass formula: (sum(d^2) - sum(d)^2 / n) / (n - correction) with d = x - mean.
+    // sum(d) is what the rounding of the mean left (n times its error), and removes that error's
+    // square from sum(d^2): a float64 row near 2^53, whose mean rounds by a whole unit, keeps its
+    // variance (the plain formula was off by one unit squared per element).
     ScalarExpr d = ScalarExpr::op("sub", {x, m}, acc);
-    ScalarExpr sq = ScalarExpr::op("mul", {d, d}, acc);
-    int b = add_reduction(n.name(), out.dtype, s, loopir::ReduceKind::Sum, sq,
-                          1.0 / std::max(static_cast<double>(count) - correction, 0.0));
-    values_[key(n)] = strided(b, out.dtype, out.sizes, contiguous_strides(out.sizes), 0);
-    if (widened) return;
-    // A float64 row whose mean overflows (an infinity, or x - x0 past the double range as in
-    // [1.8e308, -1.8e308]) has a NaN variance, as PyTorch's Welford update gives (inf - inf).
-    ScalarExpr finite =
-        ScalarExpr::op("eq", {ScalarExpr::op("sub", {m, m}, acc), ScalarExpr::constant(0.0, acc)}, DType::Bool);
-    ScalarExpr var = ScalarExpr::load(b, loopir::flat_index(kept, s.kept), out.dtype);
-    ScalarExpr nan = ScalarExpr::constant(std::numeric_limits<double>::quiet_NaN(), out.dtype);
-    define(n, computed(ScalarExpr::op("where", {finite, var, nan}, out.dtype), out.dtype, out.sizes));
+    int squares = add_reduction(n.name(), acc, s, loopir::ReduceKind::Sum, ScalarExpr::op("mul", {d, d}, acc), 1.0);
+    int residue = add_reduction(n.name() + "_residue", acc, s, loopir::ReduceKind::Sum, d, 1.0);
+    Expr at = loopir::flat_index(kept, s.kept);
+    ScalarExpr r = ScalarExpr::load(residue, at, acc);
+    ScalarExpr correction_term = ScalarExpr::op(
+        "div", {ScalarExpr::op("mul", {r, r}, acc), ScalarExpr::constant(static_cast<double>(count), acc)}, acc);
+    // Where sum(d) overflowed (a row holding an infinity), sum(d^2) is infinite or NaN on its own.
+    ScalarExpr zero = ScalarExpr::constant(0.0, acc);
+    ScalarExpr finite_term =
+        ScalarExpr::op("eq", {ScalarExpr::op("sub", {correction_term, correction_term}, acc), zero}, DType::Bool);
+    correction_term = ScalarExpr::op("where", {finite_term, correction_term, zero}, acc);
+    ScalarExpr spread = ScalarExpr::op("sub", {ScalarExpr::load(squares, at, acc), correction_term}, acc);
+    // Never below 0 (rounding); NaN stays NaN.
+    spread = ScalarExpr::op("where", {ScalarExpr::op("lt", {spread, zero}, DType::Bool), zero, spread}, acc);
+    ScalarExpr scale = ScalarExpr::constant(1.0 / std::max(static_cast<double>(count) - correction, 0.0), acc);
+    ScalarExpr var = ScalarExpr::op("mul", {spread, scale}, acc);
+    if (!widened) {
+      // A float64 row whose mean overflows (an infinity, or x - x0 past the double range as in
+      // [1.8e308, -1.8e308]) has a NaN variance, as PyTorch's Welford update gives (inf - inf).
+      ScalarExpr finite = ScalarExpr::op("eq", {ScalarExpr::op("sub", {m, m}, acc), zero}, DType::Bool);
+      ScalarExpr nan = ScalarExpr::constant(std::numeric_limits<double>::quiet_NaN(), acc);
+      var = ScalarExpr::op("where", {finite, var, nan}, acc);
+    }
+    if (out.dtype != acc) var = ScalarExpr::op("convert_element_type", {var}, out.dtype);
+    define(n, computed(var, out.dtype, out.sizes));
   }
 
   // cat: each output element comes from the part whose range along dim holds its index.

@@ -254,12 +254,14 @@ Tensor empty(IntArrayRef size, std::optional<DType> dtype, std::optional<Layout>
 
 Tensor empty_strided(IntArrayRef size, IntArrayRef stride, std::optional<DType> dtype, std::optional<Layout>,
                      std::optional<Device> device, std::optional<bool>) {
-  return prims::empty_strided(size, stride, dtype.value_or(kDefaultFloat), device.value_or(kCPU));
+  return prims::empty_strided(size, stride, dtype.value_or(default_float_dtype()), device.value_or(kCPU));
 }
 
 Tensor full(IntArrayRef size, const Scalar& value, std::optional<DType> dtype, std::optional<Layout>,
             std::optional<Device> device, std::optional<bool>) {
-  DType d = dtype.value_or(value.is_floating_point() ? kDefaultFloat : value.is_bool() ? DType::Bool : DType::Int64);
+  DType d = dtype.value_or(value.is_floating_point() ? default_float_dtype()
+                           : value.is_bool()         ? DType::Bool
+                                                     : DType::Int64);
   return prims::full(size, value, d, device.value_or(kCPU));
 }
 
@@ -288,7 +290,7 @@ Tensor full_like(const Tensor& self, const Scalar& value, std::optional<DType> d
 
 Tensor scalar_tensor(const Scalar& s, std::optional<DType> dtype, std::optional<Layout>, std::optional<Device> device,
                      std::optional<bool>) {
-  return prims::scalar_tensor(s, dtype.value_or(kDefaultFloat), device.value_or(kCPU));
+  return prims::scalar_tensor(s, dtype.value_or(default_float_dtype()), device.value_or(kCPU));
 }
 
 // PyTorch's arange: the length from meta::arange_length, then start + i * step in the compute
@@ -313,12 +315,12 @@ Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, std::o
 
 Tensor rand(IntArrayRef size, std::optional<DType> dtype, std::optional<Layout>, std::optional<Device> device,
             std::optional<bool>) {
-  return prims::uniform(size, 0.0, 1.0, dtype.value_or(kDefaultFloat), device.value_or(kCPU));
+  return prims::uniform(size, 0.0, 1.0, dtype.value_or(default_float_dtype()), device.value_or(kCPU));
 }
 
 Tensor randn(IntArrayRef size, std::optional<DType> dtype, std::optional<Layout>, std::optional<Device> device,
              std::optional<bool>) {
-  return prims::normal(size, 0.0, 1.0, dtype.value_or(kDefaultFloat), device.value_or(kCPU));
+  return prims::normal(size, 0.0, 1.0, dtype.value_or(default_float_dtype()), device.value_or(kCPU));
 }
 
 }  // namespace

@@ -22,13 +22,13 @@ TensorSpec like_spec(const Tensor& self, DType dtype, std::optional<MemoryFormat
 }
 
 DType inferred_dtype(const Scalar& value) {
-  return value.is_bool() ? DType::Bool : value.is_integral() ? DType::Int64 : kDefaultFloat;
+  return value.is_bool() ? DType::Bool : value.is_integral() ? DType::Int64 : default_float_dtype();
 }
 
 TensorSpec empty(IntArrayRef size, std::optional<DType> dtype, std::optional<Layout>, std::optional<Device>,
                  std::optional<bool>, std::optional<MemoryFormat> memory_format) {
   checked_numel(size, "empty");
-  TensorSpec s = contiguous_spec(size, dtype.value_or(kDefaultFloat));
+  TensorSpec s = contiguous_spec(size, dtype.value_or(default_float_dtype()));
   if (memory_format == MemoryFormat::ChannelsLast) {
     KILN_CHECK(size.size() == 4, "empty: channels_last memory format needs 4 sizes, got {}", size);
     s.strides = channels_last_strides(size);
@@ -41,7 +41,7 @@ TensorSpec empty_strided(IntArrayRef size, IntArrayRef stride, std::optional<DTy
   KILN_CHECK(size.size() == stride.size(), "empty_strided: size {} and stride {} differ in length", size, stride);
   checked_numel(size, "empty_strided");
   for (int64_t s : stride) KILN_CHECK(s >= 0, "empty_strided: negative stride in {}", stride);
-  return TensorSpec{dtype.value_or(kDefaultFloat), size.shape(), stride.shape()};
+  return TensorSpec{dtype.value_or(default_float_dtype()), size.shape(), stride.shape()};
 }
 
 TensorSpec empty_like(const Tensor& self, std::optional<DType> dtype, std::optional<Layout>, std::optional<Device>,
@@ -66,7 +66,7 @@ TensorSpec full_like(const Tensor& self, const Scalar& fill_value, std::optional
 
 TensorSpec scalar_tensor(const Scalar& s, std::optional<DType> dtype, std::optional<Layout>, std::optional<Device>,
                          std::optional<bool>) {
-  DType d = dtype.value_or(kDefaultFloat);
+  DType d = dtype.value_or(default_float_dtype());
   check_scalar_fits(s, d, "scalar_tensor", "s");
   return contiguous_spec({}, d);
 }
@@ -74,7 +74,7 @@ TensorSpec scalar_tensor(const Scalar& s, std::optional<DType> dtype, std::optio
 DType arange_dtype(const Scalar& start, const Scalar& end, const Scalar& step, std::optional<DType> dtype) {
   if (dtype) return *dtype;
   bool integers = start.is_integral() && end.is_integral() && step.is_integral();
-  return integers ? DType::Int64 : kDefaultFloat;
+  return integers ? DType::Int64 : default_float_dtype();
 }
 
 DType arange_compute_dtype(DType dtype) {
@@ -118,7 +118,7 @@ TensorSpec arange(const Scalar& start, const Scalar& end, const Scalar& step, st
 
 TensorSpec random(IntArrayRef size, std::optional<DType> dtype, std::optional<Layout>, std::optional<Device>,
                   std::optional<bool>) {
-  DType d = dtype.value_or(kDefaultFloat);
+  DType d = dtype.value_or(default_float_dtype());
   KILN_CHECK_TYPE(is_floating(d), "rand/randn: expected a floating point dtype, got {}", d);
   checked_numel(size, "rand");
   return contiguous_spec(size, d);
