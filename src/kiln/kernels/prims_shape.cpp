@@ -37,6 +37,19 @@ Tensor broadcast_in_dim(const Tensor& a, IntArrayRef shape, IntArrayRef bdims) {
                have, shape[static_cast<size_t>(d)], a.sizes(), shape);
     if (have == shape[static_cast<size_t>(d)]) strides[static_cast<size_t>(d)] = a.strides()[static_cast<int64_t>(i)];
   }
+  // A new dim of size 1 gets the stride unsqueeze gives it (PyTorch's broadcast_in_dim meta): the
+  // next input dim's stride times its size, or 1 after the last. It addresses nothing, but the
+  // layout of a pointwise result orders dims by their strides, size-1 dims included.
+  size_t next_input = 0;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    bool from_input = next_input < bdims.size() && bdims[next_input] == static_cast<int64_t>(d);
+    if (from_input) {
+      ++next_input;
+    } else if (shape[d] == 1) {
+      auto i = static_cast<int64_t>(next_input);
+      strides[d] = next_input == bdims.size() ? 1 : a.strides()[i] * a.sizes()[i];
+    }
+  }
   return a.view_with(shape, strides, a.storage_offset());
 }
 

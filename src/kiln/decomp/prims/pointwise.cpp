@@ -133,8 +133,9 @@ Tensor relu(const Tensor& x) {
   Operand ops[] = {x};
   Promoted p = promote(ops, Promotion::Default, "aten::relu");
   Tensor zero = scalar_for(0, p);
-  Tensor not_positive = prims::binary("le", p.operands[0], zero);
-  return to_result(prims::where(not_positive, zero, p.operands[0]), p);
+  // x < 0, not x <= 0: -0.0 stays -0.0, as eager's kernel and PyTorch's (rsqrt then gives -inf).
+  Tensor negative = prims::binary("lt", p.operands[0], zero);
+  return to_result(prims::where(negative, zero, p.operands[0]), p);
 }
 
 Tensor is_nonzero(const Tensor& x) {
