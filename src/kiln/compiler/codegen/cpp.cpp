@@ -108,21 +108,72 @@ constexpr int64_t kSumChunk = 1024;
 // What a node is called in a kernel's error messages.
 std::string site_of(const LoopNode& n, const Kernel& k) { return fmt::format("node {} (kernel {})", n.origin, k.name); }
 
+// Computes once per row, before a pass's column loop, what its values compute from this row's
+// earlier reductions and constants alone (the rstd of a normalization, 1 / sum of a softmax):
+// written in the loop, g++ does not hoist every such chain (bfloat16 roundings, sqrt, division)
+// and the loop pays for it per element. Same operations, same order: the values are unchanged.
+// Integer operations stay in the loop (a division by zero there reports only where it runs).
+class RowInvariants {
+ public:
+  RowInvariants(const std::map<int, std::string>& locals, BodyWriter& row_writer) : row_writer_(row_writer) {
+    for (const auto& [b, name] : locals) {
+      if (!name.empty() && name[0] == 'v') row_values_.insert(b);  // a reduction of an earlier pass
+    }
+  }
+  // Emits e's largest row-invariant operations with the row writer and binds them in `w`.
+  void hoist(const ScalarExpr& e, BodyWriter& w) {
+    if (e.kind() != ScalarKind::Op) return;
+    if (invariant(e)) {
+      w.bind(e, row_writer_.emit(e));
+      return;
+    }
+    for (const auto& o : e.operands()) hoist(o, w);
+  }
+
+ private:
+  bool invariant(const ScalarExpr& e) {
+    auto it = memo_.find(e.node());
+    if (it != memo_.end()) return it->second;
+    bool r = false;
+    switch (e.kind()) {
+      case ScalarKind::Constant: r = true; break;
+      case ScalarKind::Load: r = row_values_.contains(e.buffer()); break;
+      case ScalarKind::Index: r = false; break;
+      case ScalarKind::Op:
+        r = is_floating(e.dtype()) || e.dtype() == DType::Bool;
+        for (const auto& o : e.operands())
+          r = r && (is_floating(o.dtype()) || o.dtype() == DType::Bool) && invariant(o);
+        break;
+    }
+    return memo_[e.node()] = r;
+  }
+
+  BodyWriter& row_writer_;
+  std::set<int> row_values_;
+  std::map<const loopir::ScalarNode*, bool> memo_;
+};
+
 void write_pass(const loopir::Program& p, const Kernel& k, const std::vector<int>& pass, const loopir::Ranges& ranges,
                 const std::set<int>& row_buffers, std::map<int, std::string>& locals, ErrorSites& sites,
                 std::string& out) {
-  std::string body, clauses, finish;
+  std::string body, clauses, finish, prelude;
   std::string chunk_open, chunk_close;  // float partial sums per chunk of columns (see below)
   BodyWriter w({p, ranges, sites, ""}, locals, body, "        ");
   std::vector<std::string> comments;
   // One row only (a full reduction, a 1-D pointwise kernel): the threads split the row itself.
   bool split = k.rows == 1 && k.cols >= kSplitRowAbove;
+  // Row-level values get names of their own, per pass (r<first buffer>_0, ...).
+  int first_out = std::get<LoopNode>(p.steps[static_cast<size_t>(pass.at(0))]).out;
+  BodyWriter row_writer({p, ranges, sites, ""}, locals, prelude, "      ", fmt::format("r{}_", first_out));
+  RowInvariants invariants(locals, row_writer);
   for (int i : pass) {
     const auto& n = std::get<LoopNode>(p.steps[static_cast<size_t>(i)]);
     const auto& buf = p.buffers[static_cast<size_t>(n.out)];
     comments.push_back(fmt::format("buf{}: {}", n.out, n.origin));
     w.set_origin(site_of(n, k));
+    row_writer.set_origin(site_of(n, k));
     ScalarExpr value = row_col_value(n, k.cols, ranges);
+    if (!split) invariants.hoist(value, w);
     std::string v = w.emit(value);
     bool local = k.local.contains(n.out);
     std::string t = compute_type(buf.dtype);
@@ -174,6 +225,7 @@ void write_pass(const loopir::Program& p, const Kernel& k, const std::vector<int
   // A loop with masked loads is left to the auto-vectorizer, which masks them (see masked_loads()).
   std::string pragma = w.masked_loads() ? (split ? "parallel for schedule(static)" : "")
                                         : (split ? "parallel for simd schedule(static)" : "simd");
+  out += prelude;
   out += fmt::format("      // {}\n", fmt::join(comments, ", "));
   if (chunk_open.empty()) {
     if (!pragma.empty()) out += fmt::format("#pragma omp {}{}\n", pragma, clauses);

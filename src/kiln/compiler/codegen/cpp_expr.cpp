@@ -179,11 +179,12 @@ int ErrorSites::add(std::string what) {
   return static_cast<int>(sites.size());
 }
 
-BodyWriter::BodyWriter(Context ctx, const std::map<int, std::string>& locals, std::string& out, std::string indent)
-    : ctx_(std::move(ctx)), locals_(locals), out_(out), indent_(std::move(indent)) {}
+BodyWriter::BodyWriter(Context ctx, const std::map<int, std::string>& locals, std::string& out, std::string indent,
+                       std::string prefix)
+    : ctx_(std::move(ctx)), locals_(locals), out_(out), indent_(std::move(indent)), prefix_(std::move(prefix)) {}
 
 std::string BodyWriter::name(const ScalarExpr& e, const std::string& guard, bool masked, const std::string& value) {
-  std::string n = fmt::format("t{}", next_++);
+  std::string n = fmt::format("{}{}", prefix_, next_++);
   out_ += fmt::format("{}const {} {} = {};\n", indent_, compute_type(e.dtype()), n, value);
   // Statements run unconditionally: a value that masks nothing is valid under every guard.
   names_[{e.node(), masked ? guard : ""}] = n;

@@ -42,9 +42,13 @@ class BodyWriter {
     ErrorSites& sites;
     std::string origin;  // the node being written, for error messages
   };
-  BodyWriter(Context ctx, const std::map<int, std::string>& locals, std::string& out, std::string indent);
+  // `prefix` starts every name it declares ("t": t0, t1, ...), so two writers can share a scope.
+  BodyWriter(Context ctx, const std::map<int, std::string>& locals, std::string& out, std::string indent,
+             std::string prefix = "t");
   // The name (or literal) holding e's value.
   std::string emit(const loopir::ScalarExpr& e) { return emit(e, ""); }
+  // e's value is already held by `name` (computed before, another writer's).
+  void bind(const loopir::ScalarExpr& e, const std::string& name) { names_[{e.node(), ""}] = name; }
   void set_origin(std::string origin) { ctx_.origin = std::move(origin); }
   // Whether a load was masked. Such a loop must not be an `omp simd` loop: under that pragma g++
   // treats conditional loads as safe to execute in every lane and widens them past the buffer.
@@ -62,6 +66,7 @@ class BodyWriter {
   const std::map<int, std::string>& locals_;
   std::string& out_;
   std::string indent_;
+  std::string prefix_;
   std::map<std::pair<const loopir::ScalarNode*, std::string>, std::string> names_;
   std::set<std::string> masked_;
   bool masked_loads_ = false;
