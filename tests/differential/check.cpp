@@ -433,13 +433,16 @@ bool infinite_var_mean(const Program& p, const std::vector<Tensor>& inputs) {
   return false;
 }
 
-// Whether a floating remainder of the program has an element where kiln's exact result (from
-// fmod) and PyTorch's vectorized a - b * floor(a / b) differ by more than the float64 tolerance
-// (|a / b| past 2^53, b tiny): then anything computed from it (its sign, say) differs from
-// PyTorch too (see docs/conformance.md).
+// Whether a floating remainder or fmod of the program has an element where kiln's exact result
+// (C's fmod) and PyTorch's vectorized a - b * floor(a / b) (trunc for fmod) differ by more than the
+// float64 tolerance (|a / b| past 2^53, b tiny), or where one ulp of a moves the result past that
+// tolerance: then anything computed from it (its sign, say) differs from PyTorch too (see
+// docs/conformance.md).
 bool remainder_differs_from_torch(const Program& p, const std::vector<Tensor>& wide) {
   for (const auto& c : p.calls) {
-    if (c.op != "remainder" || c.args.size() < 2) continue;
+    if ((c.op != "remainder" && c.op != "fmod") || c.args.size() < 2) continue;
+    double (*quotient)(double) = c.op == "fmod" ? static_cast<double (*)(double)>(std::trunc)
+                                                : static_cast<double (*)(double)>(std::floor);
     auto r = probe_value(p, c.results.at(0), wide, Precision::Float64);
     if (!r || !is_floating(r->dtype())) continue;
     auto operand = [&](const std::string& name) -> std::optional<Tensor> {
@@ -455,7 +458,10 @@ bool remainder_differs_from_torch(const Program& p, const std::vector<Tensor>& w
     Values av = read_values(at.contiguous()), bv = read_values(bt.contiguous()), rv = read_values(*r);
     if (rv.integral) continue;
     for (size_t k = 0; k < rv.size(); ++k) {
-      double formula = av.f[k] - bv.f[k] * std::floor(av.f[k] / bv.f[k]);
+      // An ulp of a moves the result past the tolerance (fmod(1 + 2^-52, 1e-40)): an input that
+      // is correctly computed either way (log1p's last bit) gives results that differ.
+      if (std::isfinite(av.f[k]) && std::fabs(av.f[k]) * 0x1p-52 > 1e-7 * std::fabs(rv.f[k])) return true;
+      double formula = av.f[k] - bv.f[k] * quotient(av.f[k] / bv.f[k]);
       if (!close(rv.f[k], formula, tolerance(DType::Float64)) && !(std::isnan(rv.f[k]) && std::isnan(formula)))
         return true;
     }
@@ -465,8 +471,9 @@ bool remainder_differs_from_torch(const Program& p, const std::vector<Tensor>& w
 
 // Whether a sum or mean of the program (var's and var_mean's mean too) adds terms that cancel past
 // float64's precision in its float64 run (condition number sum |x| / |sum x| above 1e6, or an exact
-// 0 from nonzero terms): two correct orders of summation then differ by more than float64's
-// tolerance, and so does what is computed from the result (see docs/conformance.md).
+// 0 from nonzero terms), or finite terms whose magnitudes add past float64's range: two correct
+// orders of summation then differ by more than float64's tolerance, and so does what is computed
+// from the result (see docs/conformance.md).
 bool ill_conditioned_sum(const Program& p, const std::vector<Tensor>& wide) {
   for (const auto& c : p.calls) {
     // sum and mean (x, dims, keepdim); var and var_mean (x, dims, correction, keepdim) sum for their mean.
@@ -478,17 +485,26 @@ bool ill_conditioned_sum(const Program& p, const std::vector<Tensor>& wide) {
     probe.calls.push_back({{"zz_abs"}, "abs", {c.args[0]}});
     probe.calls.push_back({{"zz_abs_sum"}, "sum", {"zz_abs", c.args[1], keepdim}});
     probe.calls.push_back({{"zz_sum"}, "sum", {c.args[0], c.args[1], keepdim}});
-    probe.outputs = {"zz_abs_sum", "zz_sum"};
+    // The magnitudes of the finite terms alone (infinities count 0; NaN stays NaN).
+    probe.calls.push_back({{"zz_one"}, "clamp", {"zz_abs", "none", "f:1"}});
+    probe.calls.push_back({{"zz_zero"}, "sub", {"zz_one", "zz_one"}});
+    probe.calls.push_back({{"zz_inf"}, "isinf", {c.args[0]}});
+    probe.calls.push_back({{"zz_finite"}, "where", {"zz_inf", "zz_zero", "zz_abs"}});
+    probe.calls.push_back({{"zz_finite_sum"}, "sum", {"zz_finite", c.args[1], keepdim}});
+    probe.outputs = {"zz_abs_sum", "zz_sum", "zz_finite_sum"};
     std::vector<Tensor> out;
     try {
       out = run_program(probe, wide, Precision::Float64);
     } catch (const Error&) {
       continue;
     }
-    Values mag = read_values(out[0]), total = read_values(out[1]);
+    Values mag = read_values(out[0]), total = read_values(out[1]), finite = read_values(out[2]);
     if (mag.integral) continue;
     for (size_t k = 0; k < mag.size(); ++k) {
       if (std::isfinite(mag.f[k]) && mag.f[k] > 1e6 * std::fabs(total.f[k])) return true;
+      // Finite terms whose partial sums can overflow: the order decides where an infinity appears
+      // (max + max - inf is NaN, max - inf + max is -inf).
+      if (std::isinf(finite.f[k])) return true;
     }
   }
   return false;

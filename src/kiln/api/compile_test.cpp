@@ -260,6 +260,21 @@ TEST(Compile, VarianceOfRowsNearTwoToThe53IsExact) {
   EXPECT_EQ(got[1].item<double>(), 0.0);
 }
 
+// A constant float64 row normalizes to exact zeros, eagerly and compiled: both take the mean around
+// the row's first element (sum / n of six 0.1s misses 0.1 by an ulp, which 2^62 then magnifies).
+TEST(Compile, LayerNormOfConstantFloat64RowsIsExactlyZero) {
+  auto f = [](const std::vector<Tensor>& in) {
+    auto [y, mean, rstd] = native_layer_norm(in[0], IntArrayRef{6}, std::nullopt, std::nullopt, 1e-5);
+    return std::vector<Tensor>{mul(y, Scalar(int64_t{1} << 62)), mean};
+  };
+  Tensor x = expand(from_vector<double>({0.1, -0.7, 1e308, 3.3}, {4, 1}), IntArrayRef{4, 6});
+  auto compiled = compile(f);
+  for (const auto& got : {f({x}), compiled({x})}) {
+    for (int64_t i = 0; i < 24; ++i) EXPECT_EQ(got[0].reshape({24})[i].item<double>(), 0.0) << i;
+    EXPECT_EQ(got[1][2][0].item<double>(), 1e308);
+  }
+}
+
 // The default dtype decides the dtype of floats made from integers: a graph traced under float32
 // must not serve a call under float64 (torch.compile guards on it too).
 TEST(Compile, GuardsRecompileOnANewDefaultDtype) {

@@ -153,6 +153,15 @@ class RowInvariants {
   std::map<const loopir::ScalarNode*, bool> memo_;
 };
 
+// What a store of `value` (emitted as `v`) converts: a value that is itself a conversion to the
+// buffer's 16-bit float type is stored from its operand, as narrowing rounds it the same way once.
+std::string stored_operand(const ScalarExpr& value, DType dtype, const std::string& v, BodyWriter& w) {
+  if (!is_reduced_float(dtype) || value.kind() != ScalarKind::Op || value.name() != "convert_element_type" ||
+      value.dtype() != dtype || value.operands().at(0).dtype() != DType::Float32)
+    return v;
+  return w.emit(value.operands()[0]);
+}
+
 void write_pass(const loopir::Program& p, const Kernel& k, const std::vector<int>& pass, const loopir::Ranges& ranges,
                 const std::set<int>& row_buffers, std::map<int, std::string>& locals, ErrorSites& sites,
                 std::string& out) {
@@ -179,7 +188,8 @@ void write_pass(const loopir::Program& p, const Kernel& k, const std::vector<int
     std::string t = compute_type(buf.dtype);
     if (n.reduce == ReduceKind::None) {
       if (!local) {
-        body += fmt::format("        buf{}[row * {} + col] = {};\n", n.out, k.cols, store_expr(buf.dtype, v));
+        body += fmt::format("        buf{}[row * {} + col] = {};\n", n.out, k.cols,
+                            store_expr(buf.dtype, stored_operand(value, buf.dtype, v, w)));
       } else if (row_buffers.contains(n.out)) {
         body += fmt::format("        row_buf{}[col] = {};\n", n.out, v);
       }

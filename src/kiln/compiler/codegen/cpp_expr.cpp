@@ -41,7 +41,7 @@ std::string apply(const std::string& op, const std::vector<std::string>& a, DTyp
     if (out == DType::Bool) return fmt::format("({} != 0)", a[0]);
     // A conversion to a 16-bit float rounds (held in float32 afterwards), as eager's does: x < to(x,
     // bfloat16) must compare the rounded value.
-    if (out == DType::BFloat16) return fmt::format("k_from_bf16(k_to_bf16(static_cast<float>({})))", a[0]);
+    if (out == DType::BFloat16) return fmt::format("k_round_bf16(static_cast<float>({}))", a[0]);
     if (out == DType::Float16) return fmt::format("k_from_f16(k_to_f16(static_cast<float>({})))", a[0]);
     return fmt::format("static_cast<{}>({})", t, a[0]);
   }

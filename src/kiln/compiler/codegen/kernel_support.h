@@ -114,6 +114,13 @@ inline uint16_t k_to_bf16(float f) {
   uint32_t rounded = (x + 0x7fffu + ((x >> 16) & 1u)) >> 16;
   return static_cast<uint16_t>(f != f ? (x >> 16) | 0x40u : rounded);
 }
+// k_from_bf16(k_to_bf16(f)) in 32-bit lanes only: rounding a float32 value to bfloat16's precision
+// without narrowing to 16 bits and widening back (two shuffles per vector when vectorized).
+inline float k_round_bf16(float f) {
+  uint32_t x = std::bit_cast<uint32_t>(f);
+  uint32_t rounded = f != f ? x | 0x400000u : x + 0x7fffu + ((x >> 16) & 1u);
+  return std::bit_cast<float>(rounded & 0xffff0000u);
+}
 inline float k_from_f16(uint16_t h) { return kiln::detail::half_bits_to_float(h); }
 inline uint16_t k_to_f16(float f) { return kiln::detail::float_to_half_bits(f); }
 inline float k_exp(float x) { return kiln::cpu::vec::exp(x); }

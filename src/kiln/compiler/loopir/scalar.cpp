@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "kiln/core/half.h"
 #include "kiln/support/error.h"
 #include "kiln/support/hash.h"
 
@@ -87,7 +88,15 @@ ScalarExpr ScalarExpr::load(int buffer, Expr index, DType dtype) {
   return intern(ScalarKind::Load, dtype, buffer, index, 0, 0, "", {});
 }
 ScalarExpr ScalarExpr::constant(Scalar value, DType dtype) {
-  if (is_floating(dtype)) return intern(ScalarKind::Constant, dtype, -1, Expr(), value.to_double(), 0, "", {});
+  if (is_floating(dtype)) {
+    // The value the dtype holds (through float, as PyTorch converts a Scalar): a bfloat16 constant
+    // of 1e-40 is 9.2e-41, as eager's full() stores it.
+    double v = value.to_double();
+    if (dtype == DType::Float32) v = static_cast<float>(v);
+    if (dtype == DType::BFloat16) v = static_cast<float>(BFloat16(static_cast<float>(v)));
+    if (dtype == DType::Float16) v = static_cast<float>(Half(static_cast<float>(v)));
+    return intern(ScalarKind::Constant, dtype, -1, Expr(), v, 0, "", {});
+  }
   int64_t v = 0;
   if (dtype == DType::Bool) {
     v = value.to<bool>() ? 1 : 0;

@@ -27,13 +27,20 @@ Acc lane_sum(int64_t n, const F& f) {
   return lane[0] + tail;
 }
 
-// Pairwise summation of p[0..n): halves recursively down to blocks summed by lane_sum, so
-// the error bound grows with log(n) rather than n.
+// Pairwise summation of f(i) for i in [begin, end): halves recursively down to blocks summed by
+// lane_sum, so the error bound grows with log(n) rather than n.
+template <class Acc, class F>
+Acc pairwise_sum_of(int64_t begin, int64_t end, const F& f) {
+  int64_t n = end - begin;
+  if (n <= kPairwiseBlock) return lane_sum<Acc>(n, [&f, begin](int64_t i) { return f(begin + i); });
+  int64_t half = (n / 2 + kSumLanes - 1) / kSumLanes * kSumLanes;
+  return pairwise_sum_of<Acc>(begin, begin + half, f) + pairwise_sum_of<Acc>(begin + half, end, f);
+}
+
+// Pairwise summation of p[0..n).
 template <class Acc, class In>
 Acc pairwise_sum(const In* p, int64_t n) {
-  if (n <= kPairwiseBlock) return lane_sum<Acc>(n, [p](int64_t i) { return Acc(p[i]); });
-  int64_t half = (n / 2 + kSumLanes - 1) / kSumLanes * kSumLanes;
-  return pairwise_sum<Acc>(p, half) + pairwise_sum<Acc>(p + half, n - half);
+  return pairwise_sum_of<Acc>(0, n, [p](int64_t i) { return Acc(p[i]); });
 }
 
 }  // namespace kiln::cpu

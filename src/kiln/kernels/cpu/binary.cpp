@@ -184,13 +184,16 @@ struct Pow {
   }
 };
 // pow(tensor, scalar): as PyTorch's kernel, an exponent of 0.5 is sqrt and -0.5 is 1 / sqrt, which
-// differ from std::pow at -inf (NaN, not inf) and -0 (-0 and -inf, not 0 and inf).
+// differ from std::pow at -inf (NaN, not inf) and -0 (-0 and -inf, not 0 and inf); 2 and 3 are
+// products of the base (as compiled code computes them).
 struct PowScalarExponent {
   template <class M>
   M operator()(M base, M exp) const {
     if constexpr (kIsFloat<M>) {
       if (exp == M(0.5)) return std::sqrt(base);
       if (exp == M(-0.5)) return M(1) / std::sqrt(base);
+      if (exp == M(2)) return base * base;  // PyTorch's kernel too: products, not std::pow
+      if (exp == M(3)) return base * base * base;
     }
     return Pow{}(base, exp);
   }

@@ -33,6 +33,14 @@ void layer_norm_rows(const T* x, const T* w, const T* b, T* y, T* mean_out, T* r
       // The statistics in double: a float mean of a constant row misses its value by a few ulps,
       // which the normalization then divides by sqrt(eps) (PyTorch's Welford mean is exact there).
       double mean_d = n > 0 ? pairwise_sum<double>(b0, n) / static_cast<double>(n) : 0.0;
+      if constexpr (std::is_same_v<T, double>) {
+        // double rows: around a pivot, the first element, as compiled code (lower.cpp): a constant
+        // row's mean is exact, where sum / n can miss by an ulp that the normalization magnifies.
+        if (n > 0) {
+          double x0 = b0[0], inv = 1.0 / static_cast<double>(n);
+          mean_d = x0 + pairwise_sum_of<double>(0, n, [b0, x0, inv](int64_t i) { return (b0[i] - x0) * inv; });
+        }
+      }
       double sq = lane_sum<double>(n, [b0, mean_d](int64_t i) {
         double d = static_cast<double>(b0[i]) - mean_d;
         return d * d;

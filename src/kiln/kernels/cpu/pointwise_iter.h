@@ -78,29 +78,51 @@ class PointwiseIter {
   std::array<char*, kMaxOperands> base_{};
 };
 
+// One run of pointwise_kernel where every input is contiguous or, where bit I of Broadcast is set,
+// has inner stride 0 (a row of x * column, x + bias along rows): those are read once, before the
+// loop, so the loop is plain indexing the compiler vectorizes.
+template <unsigned Broadcast, class Out, class... In, class F, size_t... I>
+void pointwise_run(char* const* data, int64_t n, const F& f, std::index_sequence<I...>) {
+  Out* out = reinterpret_cast<Out*>(data[0]);
+  std::tuple<const In*...> in{reinterpret_cast<const In*>(data[I + 1])...};
+  std::tuple<opmath_t<In>...> once{opmath_t<In>(std::get<I>(in)[0])...};
+  auto element = [&]<size_t J>(std::integral_constant<size_t, J>, int64_t i) {
+    if constexpr ((Broadcast >> J) & 1u) return std::get<J>(once);
+    else return opmath_t<std::tuple_element_t<J, std::tuple<In...>>>(std::get<J>(in)[i]);
+  };
+  for (int64_t i = 0; i < n; ++i) out[i] = Out(f(element(std::integral_constant<size_t, I>{}, i)...));
+}
+
 // out[i] = f(in0[i], in1[i], ...), with In the inputs' storage types; f sees their opmath types
-// (float for the 16-bit floats) and its result is converted to Out. Runs where every operand is
-// contiguous use plain indexing, so the compiler vectorizes them.
+// (float for the 16-bit floats) and its result is converted to Out. Runs where the output is
+// contiguous and every input contiguous or broadcast along the run use plain indexing, so the
+// compiler vectorizes them; other runs step through byte strides.
 template <class Out, class... In, class F>
 void pointwise_kernel(const PointwiseIter& it, const F& f) {
   constexpr size_t kN = sizeof...(In);
+  using Inputs = std::make_index_sequence<kN>;
   it.for_each([&](char* const* data, const int64_t* strides, int64_t n) {
-    bool contiguous = strides[0] == static_cast<int64_t>(sizeof(Out));
+    bool plain = strides[0] == static_cast<int64_t>(sizeof(Out));
+    unsigned broadcast = 0;
     size_t k = 0;
-    ((contiguous = contiguous && strides[++k] == static_cast<int64_t>(sizeof(In))), ...);
-    auto run = [&]<size_t... I>(std::index_sequence<I...>) {
-      Out* out = reinterpret_cast<Out*>(data[0]);
-      std::tuple<const In*...> in{reinterpret_cast<const In*>(data[I + 1])...};
-      if (contiguous) {
-        for (int64_t i = 0; i < n; ++i) out[i] = Out(f(opmath_t<In>(std::get<I>(in)[i])...));
-      } else {
-        for (int64_t i = 0; i < n; ++i) {
-          *reinterpret_cast<Out*>(data[0] + i * strides[0]) =
-              Out(f(opmath_t<In>(*reinterpret_cast<const In*>(data[I + 1] + i * strides[I + 1]))...));
-        }
+    ((++k, broadcast |= strides[k] == 0 && n > 1 ? 1u << (k - 1) : 0u,
+      plain = plain && (strides[k] == static_cast<int64_t>(sizeof(In)) || strides[k] == 0)),
+     ...);
+    if (plain && broadcast == 0) return pointwise_run<0u, Out, In...>(data, n, f, Inputs{});
+    if constexpr (kN == 2) {
+      if (plain && broadcast == 1u) return pointwise_run<1u, Out, In...>(data, n, f, Inputs{});
+      if (plain && broadcast == 2u) return pointwise_run<2u, Out, In...>(data, n, f, Inputs{});
+    }
+    if constexpr (kN == 3) {  // where(cond, x, scalar-like), addcmul-style ternaries
+      if (plain && broadcast == 4u) return pointwise_run<4u, Out, In...>(data, n, f, Inputs{});
+    }
+    [&]<size_t... I>(std::index_sequence<I...>) {
+      for (int64_t i = 0; i < n; ++i) {
+        *reinterpret_cast<Out*>(data[0] + i * strides[0]) =
+            Out(f(opmath_t<In>(*reinterpret_cast<const In*>(data[I + 1] + i * strides[I + 1]))...));
       }
-    };
-    run(std::make_index_sequence<kN>{});
+    }
+    (Inputs{});
   });
 }
 
