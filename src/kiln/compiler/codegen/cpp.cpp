@@ -36,10 +36,13 @@ constexpr const char* kPrelude =
 using namespace kiln::kernel_support;
 )";
 
-// Float sums accumulate in double: a float32 accumulator over a long row loses digits that eager's
-// cascade sums keep (the sum of 8M floats would be off by ~1e-6 instead of ~1e-8).
+// Float sums and products accumulate in double: a float32 accumulator over a long row loses digits
+// that eager's cascade sums keep (the sum of 8M floats would be off by ~1e-6 instead of ~1e-8), and
+// a product rounded 33 times in float then magnified (fmod(x + prod, 3)) depends on the order of
+// the factors; eager accumulates both in double too.
 std::string accumulator_type(loopir::ReduceKind k, DType d) {
-  return k == ReduceKind::Sum && (d == DType::Float32 || is_reduced_float(d)) ? "double" : compute_type(d);
+  bool wide = k == ReduceKind::Sum || k == ReduceKind::Prod;
+  return wide && (d == DType::Float32 || is_reduced_float(d)) ? "double" : compute_type(d);
 }
 
 std::string reduce_combine(ReduceKind k, const std::string& acc, const std::string& v) {
@@ -207,7 +210,8 @@ void write_pass(const loopir::Program& p, const Kernel& k, const std::vector<int
     // A float sum adds float values in SIMD lanes over chunks of kSumChunk columns, and the chunks'
     // sums in double: each lane adds at most kSumChunk / 16 values in float (the error of eager's
     // lane sums), at full vector width, where a double accumulator would halve it.
-    if (acc_type == "double" && value.dtype() != DType::Float64 && !split && k.cols > kSumChunk) {
+    if (n.reduce == ReduceKind::Sum && acc_type == "double" && value.dtype() != DType::Float64 && !split &&
+        k.cols > kSumChunk) {
       std::string part = fmt::format("part{}", n.out);
       chunk_open += fmt::format("        float {} = 0.0f;\n", part);
       chunk_close += fmt::format("        {} += {};\n", acc, part);

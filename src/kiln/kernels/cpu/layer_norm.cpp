@@ -48,12 +48,15 @@ void layer_norm_rows(const T* x, const T* w, const T* b, T* y, T* mean_out, T* r
       M mean = M(mean_d);
       M rstd = M(1.0 / std::sqrt(sq / static_cast<double>(n) + eps));
       T* yr = y + r * n;
+      // x_hat * w + b with one rounding (std::fma), as PyTorch's kernel (its compiler contracts it):
+      // explicit, so a build without contraction (a debug or sanitizer build) gives the same
+      // result, and a product past the float range brought back by b stays finite.
       if (w && b) {
-        for (int64_t i = 0; i < n; ++i) yr[i] = T((b0[i] - mean) * rstd * M(w[i]) + M(b[i]));
+        for (int64_t i = 0; i < n; ++i) yr[i] = T(std::fma((b0[i] - mean) * rstd, M(w[i]), M(b[i])));
       } else if (w) {
         for (int64_t i = 0; i < n; ++i) yr[i] = T((b0[i] - mean) * rstd * M(w[i]));
       } else if (b) {
-        for (int64_t i = 0; i < n; ++i) yr[i] = T((b0[i] - mean) * rstd + M(b[i]));
+        for (int64_t i = 0; i < n; ++i) yr[i] = T(std::fma(b0[i] - mean, rstd, M(b[i])));
       } else {
         for (int64_t i = 0; i < n; ++i) yr[i] = T((b0[i] - mean) * rstd);
       }

@@ -39,15 +39,17 @@ struct SumReducer {
   }
 };
 
+// Float products accumulate in double (as compiled code's): rounded once at the end, a product no
+// longer depends on the order of its factors unless it leaves the double range.
 template <class T>
 struct ProdReducer {
   using In = T;
-  using Acc = opmath_t<T>;
+  using Acc = std::conditional_t<std::is_floating_point_v<opmath_t<T>>, double, opmath_t<T>>;
   using Out = T;
   Acc identity() const { return Acc(1); }
   void add(Acc& a, Acc x, int64_t) const { a = wrapping_mul(a, x); }
   void merge(Acc& a, const Acc& b) const { a = wrapping_mul(a, b); }
-  void store(Out* dst, const Acc& a, int64_t) const { *dst = Out(a); }
+  void store(Out* dst, const Acc& a, int64_t) const { *dst = Out(static_cast<opmath_t<Out>>(a)); }
 };
 
 template <class T>
