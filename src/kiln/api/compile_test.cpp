@@ -54,6 +54,25 @@ TEST(Compile, PointwiseChainIsOneKernelAndMatchesEager) {
   EXPECT_LT(max_error(got[0], want[0]), 1e-5);
 }
 
+// A mean is its sum with the division folded into the accumulator: one kernel, whose buffer is the
+// output (no second kernel copying the sum's buffer into the division's), keepdim or not.
+TEST(Compile, MeanIsOneKernelWritingTheOutput) {
+  manual_seed(2);
+  Tensor x = randn({6, 40, 3});
+  for (bool keepdim : {false, true}) {
+    SCOPED_TRACE(keepdim);
+    auto fn = [keepdim](const std::vector<Tensor>& in) {
+      return std::vector<Tensor>{mean(in[0], IntArrayRef{1}, keepdim)};
+    };
+    EXPECT_EQ(schedule_of(fn, {x}).kernel_count(), 1u);
+    auto got = compile(fn)({x});
+    auto want = fn({x});
+    EXPECT_EQ(got[0].sizes().vec(), want[0].sizes().vec());
+    EXPECT_EQ(got[0].strides().vec(), want[0].strides().vec());
+    EXPECT_LT(max_error(got[0], want[0]), 1e-6);
+  }
+}
+
 TEST(Compile, NormalizationsAreOneKernelEach) {
   manual_seed(1);
   Tensor x = randn({32, 200}), w = randn({200}), b = randn({200});

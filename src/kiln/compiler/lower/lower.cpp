@@ -167,7 +167,7 @@ class Lowerer {
       // A view of a buffer; where eager's result is a fresh dense tensor instead (a decomposition
       // broadcast a constant, say), a copy in eager's layout.
       const Lowered& v = get(r);
-      if (same_strides(v.view.strides, meta) || !dense_order(meta)) return v.view;
+      if (same_strides(v.view.strides, meta) || !dense_order(meta)) return with_eager_unit_strides(v.view, meta);
       return realize_as(computed(v.at(index_vars(v.sizes.size())), v.dtype, v.sizes), meta);
     }
     return realize_traced(r);
@@ -203,7 +203,17 @@ class Lowerer {
     }
     const Lowered& out = get(r);
     // Prims views that are not eager's (a decomposition's broadcast) give other strides: compute it.
-    return out.strided && same_strides(out.view.strides, meta) ? out.view : realize_as(computed_value, meta);
+    return out.strided && same_strides(out.view.strides, meta) ? with_eager_unit_strides(out.view, meta)
+                                                               : realize_as(computed_value, meta);
+  }
+
+  // `view` with eager's strides in its dims of one element, where any stride addresses the same
+  // element (a keepdim mean's view of its sum has stride 0 there, eager's tensor a dense one).
+  static BufferView with_eager_unit_strides(BufferView view, const graph::TensorMeta& meta) {
+    for (size_t d = 0; d < meta.sizes.size() && d < view.strides.size(); ++d) {
+      if (meta.sizes[d] == 1) view.strides[d] = meta.strides[d];
+    }
+    return view;
   }
 
   // Equal strides wherever they matter (dims of more than one element).
@@ -264,8 +274,11 @@ class Lowerer {
         if (std::holds_alternative<graph::ValueRef>(n.args()[i])) operands.push_back(tensor_arg(n, i).at(idx));
       }
       if (name == "div" && is_floating(out.dtype)) {
-        if (auto mean = fold_division_into_sum(n, operands))
-          return define(n, computed(*mean, out.dtype, out.sizes)), true;
+        if (auto mean = fold_division_into_sum(n, operands)) {
+          // The sum's buffer now holds the mean: the division is that view of it, not a copy.
+          const Lowered& sum = tensor_arg(n, 0);
+          return define(n, sum.strided ? sum : computed(*mean, out.dtype, out.sizes)), true;
+        }
       }
       ScalarExpr v = name == "clone" ? operands[0] : ScalarExpr::op(name, operands, out.dtype);
       define(n, computed(v, out.dtype, out.sizes));
