@@ -49,6 +49,27 @@ TEST(Pipeline, GraphPassesRunBeforeLowering) {
   EXPECT_NE(c.library, nullptr);
 }
 
+// Small kernels run on the calling thread; from 32768 elements a team of threads takes the rows
+// (row kernels and column reductions alike).
+TEST(Pipeline, OnlyKernelsOfEnoughWorkWakeThreads) {
+  auto threads_for = [](std::vector<int64_t> sizes, bool column_sum) {
+    graph::Graph g = traced(
+        [column_sum](const std::vector<Tensor>& in) {
+          return std::vector<Tensor>{column_sum ? sum(in[0], IntArrayRef{0}) : exp(in[0])};
+        },
+        {randn(sizes)});
+    std::string code = run_pipeline(g, /*build=*/false).source.code;
+    bool on = code.find("if(true)") != std::string::npos, off = code.find("if(false)") != std::string::npos;
+    EXPECT_NE(on, off) << code;
+    return on;
+  };
+  EXPECT_FALSE(threads_for({4, 16}, false));
+  EXPECT_FALSE(threads_for({127, 256}, false));  // 32512 elements
+  EXPECT_TRUE(threads_for({128, 256}, false));   // 32768
+  EXPECT_FALSE(threads_for({64, 8}, true));
+  EXPECT_TRUE(threads_for({512, 512}, true));
+}
+
 TEST(Pipeline, ScheduleVerifierRejectsBrokenSchedules) {
   graph::Graph g = traced(
       [](const std::vector<Tensor>& in) {

@@ -106,6 +106,10 @@ std::vector<std::vector<int>> passes_of(const loopir::Program& p, const Kernel& 
 
 // A kernel of a single row longer than this runs its loops over the row on all threads.
 constexpr int64_t kSplitRowAbove = 32768;
+// A kernel over fewer elements runs on the calling thread: waking a team of threads (several
+// microseconds) costs more than the work (PyTorch's grain size is the same 32768).
+constexpr int64_t kParallelFrom = 32768;
+bool worth_threads(const Kernel& k) { return k.rows > 1 && k.rows * k.cols >= kParallelFrom; }
 constexpr int64_t kSumChunk = 1024;
 
 // What a node is called in a kernel's error messages.
@@ -279,7 +283,7 @@ void write_column_reduction(const loopir::Program& p, const Kernel& k, const loo
   std::string acc_type = accumulator_type(n.reduce, buf.dtype);
   out += fmt::format("  // buf{}: {} (reduced dim outside, {} outputs per block in SIMD lanes)\n", n.out, n.origin,
                      kBlock);
-  out += "#pragma omp parallel for schedule(static)\n";
+  out += fmt::format("#pragma omp parallel for schedule(static) if({})\n", worth_threads(k) ? "true" : "false");
   out += fmt::format("  for (int64_t block = 0; block < {}; ++block) {{\n", (k.rows + kBlock - 1) / kBlock);
   out += fmt::format("    const int64_t first = block * {0}, last = first + {0} < {1} ? first + {0} : {1};\n", kBlock,
                      k.rows);
@@ -338,7 +342,7 @@ void write_kernel_body(const loopir::Program& p, const Kernel& k, ErrorSites& si
     return;
   }
   // Rows in parallel; a single row keeps one thread here and splits its loops (write_pass).
-  out += fmt::format("#pragma omp parallel if({})\n  {{\n", k.rows > 1 ? "true" : "false");
+  out += fmt::format("#pragma omp parallel if({})\n  {{\n", worth_threads(k) ? "true" : "false");
   // Rows a kernel keeps: pointwise values it computes in one pass and reads in a later one.
   auto passes = passes_of(p, k);
   std::set<int> row_buffers;
