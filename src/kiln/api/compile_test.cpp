@@ -279,6 +279,35 @@ TEST(Compile, VarianceOfRowsNearTwoToThe53IsExact) {
   EXPECT_EQ(got[1].item<double>(), 0.0);
 }
 
+// Scalars in bfloat16 arithmetic, as PyTorch's CPU kernels take them: mul and true division read a
+// one-element second operand in float as given (x * 0.1 multiplies by float(0.1)); every other op
+// rounds it to bfloat16 first (x + 0.1 adds bfloat16(0.1) = 0.10009765625), and so do integers
+// (x + 257 adds 256). Eager and compiled alike, bit for bit against that arithmetic.
+TEST(Compile, BFloat16ScalarOperandsRoundAsPyTorchDoes) {
+  manual_seed(3);
+  Tensor x = to(mul(randn({4, 64}), Scalar(3.0)), DType::BFloat16);
+  Tensor ints = to(mul(randn({4, 64}), Scalar(150.0)), DType::Int64);
+  auto fn = [](const std::vector<Tensor>& in) {
+    return std::vector<Tensor>{mul(in[0], Scalar(0.1)), div(in[0], Scalar(0.3)),           add(in[0], Scalar(0.1)),
+                               sub(in[0], Scalar(0.3)), mul(in[0], full({}, Scalar(0.1))), add(in[0], in[1])};
+  };
+  auto compiled = compile(fn);
+  auto rounded = [](double v) { return static_cast<float>(BFloat16(static_cast<float>(v))); };
+  const float tenth = 0.1f, third = 0.3f;
+  for (const auto& got : {fn({x, ints}), compiled({x, ints})}) {
+    for (int64_t i = 0; i < x.numel(); ++i) {
+      float xv = x.reshape({-1})[i].item<float>();
+      float iv = rounded(static_cast<double>(ints.reshape({-1})[i].item<int64_t>()));
+      EXPECT_EQ(got[0].reshape({-1})[i].item<float>(), rounded(xv * tenth)) << i;
+      EXPECT_EQ(got[1].reshape({-1})[i].item<float>(), rounded(xv / third)) << i;
+      EXPECT_EQ(got[2].reshape({-1})[i].item<float>(), rounded(xv + rounded(0.1))) << i;
+      EXPECT_EQ(got[3].reshape({-1})[i].item<float>(), rounded(xv - rounded(0.3))) << i;
+      EXPECT_EQ(got[4].reshape({-1})[i].item<float>(), rounded(xv * tenth)) << i;
+      EXPECT_EQ(got[5].reshape({-1})[i].item<float>(), rounded(xv + iv)) << i;
+    }
+  }
+}
+
 // A constant float64 row normalizes to exact zeros, eagerly and compiled: both take the mean around
 // the row's first element (sum / n of six 0.1s misses 0.1 by an ulp, which 2^62 then magnifies).
 TEST(Compile, LayerNormOfConstantFloat64RowsIsExactlyZero) {

@@ -23,10 +23,11 @@ void put(Stack& s, Tensor result) {
 }
 
 // op(a[, b]) = prims::<prim>(promoted operands), for the ops whose meaning is exactly one prim.
-BoxedKernel direct(std::string prim, Promotion kind, int arity, std::string op) {
-  return [prim, kind, arity, op](Stack& s) {
+BoxedKernel direct(std::string prim, Promotion kind, int arity, std::string op,
+                   SecondScalar second = SecondScalar::Rounded) {
+  return [prim, kind, arity, op, second](Stack& s) {
     Tensor y = arity == 1 ? elementwise(prim, {operand_of(s.at(0))}, kind, op)
-                          : elementwise(prim, {operand_of(s.at(0)), operand_of(s.at(1))}, kind, op);
+                          : elementwise(prim, {operand_of(s.at(0)), operand_of(s.at(1))}, kind, op, second);
     put(s, y);
   };
 }
@@ -82,7 +83,7 @@ void add_sub_kernel(Stack& s, std::string_view prim, std::string_view op) {
 // the remainder's sign differs from the divisor's. Floats: PyTorch's floor division, exact even
 // where floor(a / b) would round wrongly.
 Tensor div_mode(const Operand& a, const Operand& b, std::optional<std::string_view> mode) {
-  if (!mode) return elementwise("div", {a, b}, Promotion::IntToFloat, "aten::div");
+  if (!mode) return elementwise("div", {a, b}, Promotion::IntToFloat, "aten::div", SecondScalar::Exact);
   KILN_CHECK(*mode == "trunc" || *mode == "floor",
              "div: expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{}'", *mode);
   Operand ops[] = {a, b};
@@ -264,10 +265,11 @@ void add_pointwise_prims(DecompositionMap& t, const Registry& r) {
     const char* op;
     const char* prim;
     Promotion kind;
+    SecondScalar second = SecondScalar::Rounded;
   };
   const Binary binaries[] = {
-      {"aten::mul.Tensor", "mul", Promotion::Default},
-      {"aten::mul.Scalar", "mul", Promotion::Default},
+      {"aten::mul.Tensor", "mul", Promotion::Default, SecondScalar::Exact},
+      {"aten::mul.Scalar", "mul", Promotion::Default, SecondScalar::Exact},
       {"aten::maximum", "maximum", Promotion::Default},
       {"aten::minimum", "minimum", Promotion::Default},
       {"aten::fmod.Tensor", "fmod", Promotion::Default},
@@ -282,11 +284,11 @@ void add_pointwise_prims(DecompositionMap& t, const Registry& r) {
       {"aten::bitwise_xor.Scalar", "bitwise_xor", Promotion::Default},
       {"aten::pow.Tensor_Tensor", "pow", Promotion::Default},
       {"aten::pow.Scalar", "pow", Promotion::Default},
-      {"aten::div.Tensor", "div", Promotion::IntToFloat},
-      {"aten::div.Scalar", "div", Promotion::IntToFloat},
+      {"aten::div.Tensor", "div", Promotion::IntToFloat, SecondScalar::Exact},
+      {"aten::div.Scalar", "div", Promotion::IntToFloat, SecondScalar::Exact},
       {"aten::atan2", "atan2", Promotion::IntToFloat},
   };
-  for (const Binary& b : binaries) def(b.op, direct(b.prim, b.kind, 2, b.op));
+  for (const Binary& b : binaries) def(b.op, direct(b.prim, b.kind, 2, b.op, b.second));
   def("aten::pow.Tensor_Scalar", pow_tensor_scalar());
   for (const char* cmp : {"eq", "ne", "lt", "le", "gt", "ge"}) {
     for (const char* overload : {".Tensor", ".Scalar"}) {

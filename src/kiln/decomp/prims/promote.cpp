@@ -26,7 +26,8 @@ Tensor scalar_like(const Scalar& s, DType dtype, IntArrayRef shape, Device devic
   return shape.empty() ? zero_dim : prims::broadcast_in_dim(zero_dim, shape, {});
 }
 
-Promoted promote(std::span<const Operand> operands, Promotion kind, std::string_view op, IntArrayRef extra_shape) {
+Promoted promote(std::span<const Operand> operands, Promotion kind, std::string_view op, IntArrayRef extra_shape,
+                 SecondScalar second) {
   ResultType rt;
   Promoted p;
   p.shape = extra_shape.shape();
@@ -46,12 +47,20 @@ Promoted promote(std::span<const Operand> operands, Promotion kind, std::string_
   if (kind == Promotion::IntToFloat) common = to_float_dtype(common);
   p.result = kind == Promotion::AlwaysBool ? DType::Bool : common;
   p.compute = is_reduced_float(common) ? DType::Float32 : common;
-  for (const Operand& o : operands) {
-    if (const Tensor* t = std::get_if<Tensor>(&o)) {
-      Tensor converted = convert(*t, p.compute);
+  for (size_t i = 0; i < operands.size(); ++i) {
+    const Operand& o = operands[i];
+    const Tensor* t = std::get_if<Tensor>(&o);
+    // A 16-bit float common dtype: operands of other dtypes round to it before the float compute,
+    // as eager's and PyTorch's casts do (bfloat16 + 257 adds 256), but see SecondScalar.
+    bool exact = second == SecondScalar::Exact && i == 1 && (!t || t->numel() == 1);
+    bool round = is_reduced_float(common) && !exact;
+    if (t) {
+      Tensor converted = convert(round ? convert(*t, common) : *t, p.compute);
       p.operands.push_back(broadcast_to(converted, p.shape));
     } else {
-      p.operands.push_back(scalar_like(std::get<Scalar>(o), p.compute, p.shape, p.device));
+      const Scalar& s = std::get<Scalar>(o);
+      p.operands.push_back(round ? convert(scalar_like(s, common, p.shape, p.device), p.compute)
+                                 : scalar_like(s, p.compute, p.shape, p.device));
     }
   }
   return p;
@@ -59,9 +68,9 @@ Promoted promote(std::span<const Operand> operands, Promotion kind, std::string_
 
 Tensor to_result(const Tensor& x, const Promoted& p) { return convert(x, p.result); }
 
-Tensor elementwise(std::string_view prim, std::initializer_list<Operand> operands, Promotion kind,
-                   std::string_view op) {
-  Promoted p = promote(std::span<const Operand>(operands.begin(), operands.size()), kind, op);
+Tensor elementwise(std::string_view prim, std::initializer_list<Operand> operands, Promotion kind, std::string_view op,
+                   SecondScalar second) {
+  Promoted p = promote(std::span<const Operand>(operands.begin(), operands.size()), kind, op, {}, second);
   Tensor y;
   switch (p.operands.size()) {
     case 1: y = prims::unary(prim, p.operands[0]); break;

@@ -29,12 +29,20 @@ struct Promoted {
   Device device = kCPU;
 };
 
+// How a one-element second operand enters a 16-bit float computation: rounded to the common dtype
+// as every operand is (PyTorch's TensorIterator casts), or, for mul and true division, read in
+// float as given (PyTorch's kernels take original_scalar_value there: x * 0.1 multiplies by
+// float(0.1), x + 0.1 adds bfloat16(0.1)).
+enum class SecondScalar { Rounded, Exact };
+
 // `extra_shape` joins the broadcast without being an operand (where's condition).
-Promoted promote(std::span<const Operand> operands, Promotion kind, std::string_view op, IntArrayRef extra_shape = {});
+Promoted promote(std::span<const Operand> operands, Promotion kind, std::string_view op, IntArrayRef extra_shape = {},
+                 SecondScalar second = SecondScalar::Rounded);
 // `x` (computed in p.compute) as p.result.
 Tensor to_result(const Tensor& x, const Promoted& p);
 // prims::<prim> applied to the promoted operands, converted to the result dtype.
-Tensor elementwise(std::string_view prim, std::initializer_list<Operand> operands, Promotion kind, std::string_view op);
+Tensor elementwise(std::string_view prim, std::initializer_list<Operand> operands, Promotion kind, std::string_view op,
+                   SecondScalar second = SecondScalar::Rounded);
 
 // A Scalar as a tensor of `shape` (a broadcast 0-d tensor; no memory per element).
 Tensor scalar_like(const Scalar& s, DType dtype, IntArrayRef shape, Device device);

@@ -266,6 +266,27 @@ template <class Op>
 void binary_scalar_impl(const Tensor& self, const Scalar& other, const Tensor& out) {
   binary_impl<Op>(self, meta::wrapped_scalar(other), out);
 }
+// mul and true division of a 16-bit float tensor by a one-element `other`: PyTorch's kernels read
+// that value in float as given (TensorIterator's original_scalar_value), not rounded to the
+// tensor's dtype as other ops' operands are: x * 0.1 multiplies by float(0.1).
+template <class Op>
+void opmath_second_impl(const Tensor& self, const Tensor& other, const Tensor& out) {
+  if (!is_reduced_float(out.dtype()) || other.numel() != 1 || self.numel() != out.numel()) {
+    return binary_impl<Op>(self, other, out);
+  }
+  const float b = static_cast<float>(*static_cast<const double*>(to_dtype(other, DType::Float64).data_ptr()));
+  Tensor a = to_dtype(self, out.dtype());
+  auto run = [&]<class C>() {
+    PointwiseIter it(out, std::span(&a, 1));
+    pointwise_kernel<C, C>(it, [b](float x) { return Op{}.template operator()<float>(x, b); });
+  };
+  if (out.dtype() == DType::BFloat16) run.template operator()<BFloat16>();
+  else run.template operator()<Half>();
+}
+template <class Op>
+void opmath_second_scalar_impl(const Tensor& self, const Scalar& other, const Tensor& out) {
+  opmath_second_impl<Op>(self, meta::wrapped_scalar(other), out);
+}
 // Integer division kinds check the divisor first.
 // An empty result divides nothing: no error (PyTorch's), whatever the divisor holds.
 template <class Op>
@@ -278,7 +299,7 @@ void division_scalar_impl(const Tensor& self, const Scalar& other, const Tensor&
   division_impl<Op>(self, meta::wrapped_scalar(other), out);
 }
 void div_mode_impl(const Tensor& self, const Tensor& other, std::optional<std::string_view> mode, const Tensor& out) {
-  if (!mode) return binary_impl<TrueDiv>(self, other, out);
+  if (!mode) return opmath_second_impl<TrueDiv>(self, other, out);
   if (*mode == "trunc") return division_impl<TruncDiv>(self, other, out);
   division_impl<FloorDiv>(self, other, out);
 }
@@ -309,10 +330,10 @@ const KernelRegistrar kRegister([](Registry& r) {
   def_structured<&meta::add_scalar, &add_scalar_impl>(r, "aten::add.Scalar");
   def_structured<&meta::sub, &sub_impl>(r, "aten::sub.Tensor");
   def_structured<&meta::sub_scalar, &sub_scalar_impl>(r, "aten::sub.Scalar");
-  def_structured<&meta::binary, &binary_impl<Mul>>(r, "aten::mul.Tensor");
-  def_structured<&meta::binary_scalar, &binary_scalar_impl<Mul>>(r, "aten::mul.Scalar");
-  def_structured<&meta::binary_float, &binary_impl<TrueDiv>>(r, "aten::div.Tensor");
-  def_structured<&meta::binary_float_scalar, &binary_scalar_impl<TrueDiv>>(r, "aten::div.Scalar");
+  def_structured<&meta::binary, &opmath_second_impl<Mul>>(r, "aten::mul.Tensor");
+  def_structured<&meta::binary_scalar, &opmath_second_scalar_impl<Mul>>(r, "aten::mul.Scalar");
+  def_structured<&meta::binary_float, &opmath_second_impl<TrueDiv>>(r, "aten::div.Tensor");
+  def_structured<&meta::binary_float_scalar, &opmath_second_scalar_impl<TrueDiv>>(r, "aten::div.Scalar");
   def_structured<&meta::div_mode, &div_mode_impl>(r, "aten::div.Tensor_mode");
   def_structured<&meta::div_mode_scalar, &div_mode_scalar_impl>(r, "aten::div.Scalar_mode");
   def_structured<&meta::remainder, &division_impl<Remainder>>(r, "aten::remainder.Tensor");
