@@ -73,6 +73,16 @@ TEST(Compile, MeanIsOneKernelWritingTheOutput) {
   }
 }
 
+// A dim of size 1 (a batch of one) does not split a kernel: softmax(q k^T * s) over [1, 4, 32, 32]
+// reads its row max at the row it computes, whatever the index of the size-1 dim is called.
+TEST(Compile, SoftmaxOfScaledScoresWithABatchOfOneIsOneKernel) {
+  manual_seed(4);
+  Tensor scores = randn({1, 4, 32, 32});
+  auto fn = [](const std::vector<Tensor>& in) { return std::vector<Tensor>{softmax(mul(in[0], Scalar(0.125)), -1)}; };
+  EXPECT_EQ(schedule_of(fn, {scores}).kernel_count(), 1u);
+  EXPECT_LT(max_error(compile(fn)({scores})[0], fn({scores})[0]), 1e-6);
+}
+
 TEST(Compile, NormalizationsAreOneKernelEach) {
   manual_seed(1);
   Tensor x = randn({32, 200}), w = randn({200}), b = randn({200});

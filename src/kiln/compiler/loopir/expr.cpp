@@ -422,8 +422,12 @@ std::optional<StrideSplit> split_by_stride(const Expr& x, int64_t divisor, const
 
 Expr simplify(const Expr& e, const Ranges& ranges) {
   switch (e.kind()) {
-    case ExprKind::Const:
-    case ExprKind::Var: return e;
+    case ExprKind::Const: return e;
+    case ExprKind::Var: {
+      // A variable of a single value (the index of a dim of size 1) is that value.
+      auto it = ranges.find(e.name());
+      return it != ranges.end() && it->second.lo == it->second.hi ? Expr::constant(it->second.lo) : e;
+    }
     case ExprKind::Add: {
       Expr s = Expr::constant(0);
       for (const Expr& op : e.operands()) s = s + simplify(op, ranges);
