@@ -612,37 +612,59 @@ bool order_dependent_prod(const Program& p, const std::vector<Tensor>& inputs) {
   return false;
 }
 
+// The mean and (biased) variance of row `row` of `v`, a run of `n` elements, in long double.
+struct RowMoments {
+  long double mean = 0, variance = 0;
+};
+RowMoments row_moments(const Values& v, size_t row, size_t n) {
+  RowMoments m;
+  for (size_t i = 0; i < n; ++i) m.mean += v.f[row * n + i];
+  m.mean /= static_cast<long double>(n);
+  for (size_t i = 0; i < n; ++i) {
+    long double d = v.f[row * n + i] - m.mean;
+    m.variance += d * d;
+  }
+  m.variance /= static_cast<long double>(n);
+  return m;
+}
+
 // Whether a row of `v` (consecutive runs of `n` elements) has a spread (standard deviation) below
 // 1e-9 of its mean's magnitude: x - mean keeps fewer than 7 of float64's digits there.
 bool has_near_constant_row(const Values& v, int64_t n) {
-  for (size_t row = 0; n > 1 && (row + 1) * static_cast<size_t>(n) <= v.size(); ++row) {
-    long double mean = 0, sq = 0;
-    for (int64_t i = 0; i < n; ++i) mean += v.f[row * static_cast<size_t>(n) + static_cast<size_t>(i)];
-    mean /= n;
-    for (int64_t i = 0; i < n; ++i) {
-      long double d = v.f[row * static_cast<size_t>(n) + static_cast<size_t>(i)] - mean;
-      sq += d * d;
-    }
-    if (std::isfinite(static_cast<double>(mean)) && std::sqrt(sq / n) < 1e-9L * std::fabs(mean)) return true;
+  auto len = static_cast<size_t>(n);
+  for (size_t row = 0; n > 1 && (row + 1) * len <= v.size(); ++row) {
+    RowMoments m = row_moments(v, row, len);
+    if (std::isfinite(static_cast<double>(m.mean)) && std::sqrt(m.variance) < 1e-9L * std::fabs(m.mean)) return true;
   }
   return false;
+}
+
+// The rows a layer_norm call normalizes: its input's values in the run at `precision` (floats
+// only), their dtype and the length of a row; nothing where the call has no such input.
+struct NormalizedRows {
+  Values values;
+  DType dtype;
+  size_t n;
+};
+std::optional<NormalizedRows> layer_norm_rows(const Program& p, const OpCall& c, const std::vector<Tensor>& inputs,
+                                              Precision precision) {
+  if (c.op != "layer_norm" || c.args.size() < 2 || c.args[1] == "[]") return std::nullopt;
+  auto x = probe_value(p, c.args[0], inputs, precision);
+  if (!x || !is_floating(x->dtype())) return std::nullopt;
+  auto normalized_dims = static_cast<size_t>(std::count(c.args[1].begin(), c.args[1].end(), ',') + 1);
+  IntArrayRef sizes = x->sizes();
+  if (normalized_dims > sizes.size()) return std::nullopt;
+  size_t n = 1;
+  for (size_t d = sizes.size() - normalized_dims; d < sizes.size(); ++d) n *= static_cast<size_t>(sizes[d]);
+  return NormalizedRows{read_values(*x), x->dtype(), n};
 }
 
 // Whether a layer_norm of the program normalizes a row whose spread is below 1e-9 of its mean's
 // magnitude in the float64 run: two correct implementations differ past float64's tolerance there.
 bool near_constant_rows(const Program& p, const std::vector<Tensor>& wide) {
   for (const auto& c : p.calls) {
-    if (c.op != "layer_norm" || c.args.size() < 2) continue;
-    auto x = probe_value(p, c.args[0], wide, Precision::Float64);
-    if (!x) continue;
-    Values v = read_values(*x);
-    if (v.integral) continue;
-    auto normalized_dims = static_cast<size_t>(std::count(c.args[1].begin(), c.args[1].end(), ',') + 1);
-    IntArrayRef sizes = x->sizes();
-    if (c.args[1] == "[]" || normalized_dims > sizes.size()) continue;
-    int64_t n = 1;
-    for (size_t d = sizes.size() - normalized_dims; d < sizes.size(); ++d) n *= sizes[d];
-    if (has_near_constant_row(v, n)) return true;
+    auto rows = layer_norm_rows(p, c, wide, Precision::Float64);
+    if (rows && has_near_constant_row(rows->values, static_cast<int64_t>(rows->n))) return true;
   }
   return false;
 }
@@ -653,22 +675,13 @@ bool near_constant_rows(const Program& p, const std::vector<Tensor>& wide) {
 // computed from it (a sign) differs. Such programs are not compared with PyTorch.
 bool layer_norm_variance_past_float(const Program& p, const std::vector<Tensor>& inputs) {
   for (const auto& c : p.calls) {
-    if (c.op != "layer_norm" || c.args.size() < 2 || c.args[1] == "[]") continue;
-    auto x = probe_value(p, c.args[0], inputs, Precision::Native);
-    if (!x || !is_floating(x->dtype()) || x->dtype() == DType::Float64) continue;
-    Values v = read_values(x->contiguous());
-    auto normalized_dims = static_cast<size_t>(std::count(c.args[1].begin(), c.args[1].end(), ',') + 1);
-    IntArrayRef sizes = x->sizes();
-    if (normalized_dims > sizes.size()) continue;
-    size_t n = 1;
-    for (size_t d = sizes.size() - normalized_dims; d < sizes.size(); ++d) n *= static_cast<size_t>(sizes[d]);
+    auto rows = layer_norm_rows(p, c, inputs, Precision::Native);
+    if (!rows || rows->dtype == DType::Float64) continue;
+    const Values& v = rows->values;
+    size_t n = rows->n;
     for (size_t row = 0; n > 0 && (row + 1) * n <= v.size(); ++row) {
-      long double mean = 0, sq = 0;
-      for (size_t i = 0; i < n; ++i) mean += v.f[row * n + i];
-      mean /= static_cast<long double>(n);
-      for (size_t i = 0; i < n; ++i) sq += (v.f[row * n + i] - mean) * (v.f[row * n + i] - mean);
-      long double var = sq / static_cast<long double>(n);
-      if (std::isfinite(static_cast<double>(mean)) && var > std::numeric_limits<float>::max()) return true;
+      RowMoments m = row_moments(v, row, n);
+      if (std::isfinite(static_cast<double>(m.mean)) && m.variance > std::numeric_limits<float>::max()) return true;
     }
   }
   return false;
