@@ -187,12 +187,29 @@ bool same_significant_strides(IntArrayRef sizes, IntArrayRef a, IntArrayRef b) {
   return true;
 }
 
+// Whether `name` is computed, through any chain of calls, by a call for which `pred` holds.
+template <class Pred>
+bool computed_from(const Program& p, const std::string& name, const Pred& pred, int depth = 0) {
+  if (depth > 64) return true;
+  for (const auto& c : p.calls) {
+    if (std::find(c.results.begin(), c.results.end(), name) == c.results.end()) continue;
+    if (pred(c)) return true;
+    for (const auto& a : c.args) {
+      if (computed_from(p, a, pred, depth + 1)) return true;
+    }
+  }
+  return false;
+}
+
 class Checker {
  public:
   // `values`: whether output values are compared (not where they depend on an order of operations).
   // `affine_overflow`: a layer_norm's x_hat * w passes its dtype's range (affine_product_overflows).
-  Checker(const Program& p, bool near_constant_rows, bool values, bool affine_overflow)
+  // `rounding_decided`: comparisons that their operands' last bits decide (compares_within_a_rounding).
+  Checker(const Program& p, bool near_constant_rows, bool values, bool affine_overflow,
+          std::set<std::string> rounding_decided)
       : p_(p),
+        rounding_decided_(std::move(rounding_decided)),
         loosest_(loosest_float_dtypes(p)),
         loosest_wide_(loosest_float_dtypes(p, Precision::Float64)),
         near_constant_rows_(near_constant_rows),
@@ -243,6 +260,11 @@ class Checker {
                                          e.strides().vec(), e.sizes().vec()));
       }
       const Outcome* t = torch && !torch->raised && k < torch->outputs.size() ? &*torch : nullptr;
+      // What a comparison decided by its operands' last bits computes may differ from PyTorch's.
+      bool torch_values = !computed_from(p_, p_.outputs[k], [&](const OpCall& call) {
+        return std::any_of(call.results.begin(), call.results.end(),
+                           [&](const std::string& r) { return rounding_decided_.contains(r); });
+      });
       if (t && (t->outputs[k].dtype() != e.dtype() || t->outputs[k].sizes().vec() != e.sizes().vec())) {
         fail("meta:torch-dtype-or-sizes:" + op,
              fmt::format("{}: kiln {}, torch {}", where, e.describe(), t->outputs[k].describe()));
@@ -253,13 +275,13 @@ class Checker {
       }
       if (!values_) continue;
       const Tensor* r = ref && !ref->raised ? &ref->outputs[k] : nullptr;
-      compare_values(where, op, c, e, r, t ? &t->outputs[k] : nullptr, loosest_[k]);
+      compare_values(where, op, c, e, r, t && torch_values ? &t->outputs[k] : nullptr, loosest_[k]);
       const Outcome* t64 = torch64 && !torch64->raised && k < torch64->outputs.size() ? &*torch64 : nullptr;
       // The float64 runs are compared where they are float64 (both set the default dtype to
       // float64; a program's explicit narrower dtype would stay): two float32 implementations of
       // exp differ by an ulp that exp(exp(x)) amplifies past any tolerance.
       bool wide = !loosest_wide_.at(k) || *loosest_wide_.at(k) == DType::Float64;
-      if (r && t64 && wide) compare_references(where, op, *r, t64->outputs[k], loosest_wide_.at(k));
+      if (r && t64 && wide && torch_values) compare_references(where, op, *r, t64->outputs[k], loosest_wide_.at(k));
     }
     return v_;
   }
@@ -399,6 +421,7 @@ class Checker {
   }
 
   const Program& p_;
+  std::set<std::string> rounding_decided_;
   std::vector<std::optional<DType>> loosest_;
   std::vector<std::optional<DType>> loosest_wide_;  // of the float64 runs
   bool near_constant_rows_;
@@ -435,18 +458,10 @@ bool infinite_var_mean(const Program& p, const std::vector<Tensor>& inputs) {
 
 // Whether `name` is computed, through any chain of calls, from a reduction: its last bits may then
 // differ between eager and compiled code (an order of addition, a Welford update), each correct.
-bool depends_on_reduction(const Program& p, const std::string& name, int depth = 0) {
+bool depends_on_reduction(const Program& p, const std::string& name) {
   static const std::set<std::string> kReductions = {"sum",        "mean",    "prod",        "var",  "var_mean",
                                                     "layer_norm", "softmax", "log_softmax", "amax", "amin"};
-  if (depth > 64) return true;
-  for (const auto& c : p.calls) {
-    if (std::find(c.results.begin(), c.results.end(), name) == c.results.end()) continue;
-    if (kReductions.contains(c.op)) return true;
-    for (const auto& a : c.args) {
-      if (depends_on_reduction(p, a, depth + 1)) return true;
-    }
-  }
-  return false;
+  return computed_from(p, name, [](const OpCall& c) { return kReductions.contains(c.op); });
 }
 
 // Whether a float fmod or remainder of the program takes an `a` computed from a reduction whose
@@ -497,6 +512,16 @@ bool divides_by_a_rounded_zero(const Program& p, const std::vector<Tensor>& inpu
 // float64 tolerance (|a / b| past 2^53, b tiny), or where one ulp of a moves the result past that
 // tolerance: then anything computed from it (its sign, say) differs from PyTorch too (see
 // docs/conformance.md).
+// The values of argument `name` of a call (a value of the program, or a literal "f:x" / "i:x") in
+// `precision`, as float64 broadcast to `sizes`; nothing when computing it raises.
+std::optional<Tensor> argument_values(const Program& p, const std::string& name, const std::vector<Tensor>& inputs,
+                                      Precision precision, IntArrayRef sizes) {
+  if (name.size() > 2 && name[1] == ':') return full(sizes, Scalar(std::stod(name.substr(2))), DType::Float64);
+  auto v = probe_value(p, name, inputs, precision);
+  if (!v) return std::nullopt;
+  return expand(v->to(DType::Float64), sizes).contiguous();
+}
+
 bool remainder_differs_from_torch(const Program& p, const std::vector<Tensor>& wide) {
   for (const auto& c : p.calls) {
     if ((c.op != "remainder" && c.op != "fmod") || c.args.size() < 2) continue;
@@ -504,17 +529,10 @@ bool remainder_differs_from_torch(const Program& p, const std::vector<Tensor>& w
                                                 : static_cast<double (*)(double)>(std::floor);
     auto r = probe_value(p, c.results.at(0), wide, Precision::Float64);
     if (!r || !is_floating(r->dtype())) continue;
-    auto operand = [&](const std::string& name) -> std::optional<Tensor> {
-      if (name.size() > 2 && name[1] == ':') return std::nullopt;  // a scalar: read below
-      auto v = probe_value(p, name, wide, Precision::Float64);
-      if (!v) return std::nullopt;
-      return expand(v->to(DType::Float64), r->sizes());
-    };
-    auto a = operand(c.args[0]), b = operand(c.args[1]);
-    if (!a && !b) continue;
-    Tensor at = a ? *a : full(r->sizes(), Scalar(std::stod(c.args[0].substr(2))), DType::Float64);
-    Tensor bt = b ? *b : full(r->sizes(), Scalar(std::stod(c.args[1].substr(2))), DType::Float64);
-    Values av = read_values(at.contiguous()), bv = read_values(bt.contiguous()), rv = read_values(*r);
+    auto a = argument_values(p, c.args[0], wide, Precision::Float64, r->sizes());
+    auto b = argument_values(p, c.args[1], wide, Precision::Float64, r->sizes());
+    if (!a || !b) continue;
+    Values av = read_values(*a), bv = read_values(*b), rv = read_values(*r);
     if (rv.integral) continue;
     for (size_t k = 0; k < rv.size(); ++k) {
       // An ulp of a moves the result past the tolerance (fmod(1 + 2^-52, 1e-40)): an input that
@@ -526,6 +544,40 @@ bool remainder_differs_from_torch(const Program& p, const std::vector<Tensor>& w
     }
   }
   return false;
+}
+
+// The comparisons of the program (their results) that compare two float values equal to their
+// dtype's tolerance, in either run (log1p(x) > x for tiny x: kiln's log1p is x, PyTorch's one ulp
+// above). Each side is correct to the tolerance; the comparison is decided by the last bit, which
+// the two libraries round differently, and so is all computed from it (docs/conformance.md).
+std::set<std::string> compares_within_a_rounding(const Program& p, const std::vector<Tensor>& inputs,
+                                                 const std::vector<Tensor>& wide) {
+  static const std::set<std::string> kComparisons = {"eq", "ne", "lt", "le", "gt", "ge"};
+  std::set<std::string> decided;
+  for (const auto& c : p.calls) {
+    if (!kComparisons.contains(c.op) || c.args.size() < 2 || c.args[0] == c.args[1]) continue;
+    for (auto [in, precision] : {std::pair{&inputs, Precision::Native}, std::pair{&wide, Precision::Float64}}) {
+      auto r = probe_value(p, c.results.at(0), *in, precision);
+      if (!r) continue;
+      // The loosest floating dtype of the operands (a literal takes the other's).
+      std::optional<DType> loosest;
+      for (const auto& name : c.args) {
+        if (name.size() > 2 && name[1] == ':') continue;
+        auto v = probe_value(p, name, *in, precision);
+        if (v && is_floating(v->dtype()) && (!loosest || tolerance(v->dtype()).rtol > tolerance(*loosest).rtol))
+          loosest = v->dtype();
+      }
+      if (!loosest) continue;
+      auto a = argument_values(p, c.args[0], *in, precision, r->sizes());
+      auto b = argument_values(p, c.args[1], *in, precision, r->sizes());
+      if (!a || !b) continue;
+      Values av = read_values(*a), bv = read_values(*b);
+      for (size_t k = 0; k < av.size() && !decided.contains(c.results[0]); ++k) {
+        if (std::isfinite(av.f[k]) && close(av.f[k], bv.f[k], tolerance(*loosest))) decided.insert(c.results[0]);
+      }
+    }
+  }
+  return decided;
 }
 
 // Whether a sum or mean of the program (var's and var_mean's mean too) adds terms that cancel past
@@ -816,7 +868,7 @@ Verdict check_program(const Program& p, const std::string& torch_dir, const std:
   // are not compared; dtypes, sizes, strides and errors still are.
   bool prod_order = !ill_conditioned && order_dependent_prod(p, inputs);
   Verdict v = Checker(p, near_constant_rows(p, wide), !ill_conditioned && !prod_order,
-                      affine_product_overflows(p, inputs, wide))
+                      affine_product_overflows(p, inputs, wide), compares_within_a_rounding(p, inputs, wide))
                   .check(compiled, eager, ref.raised ? std::nullopt : std::optional(ref), torch, torch64);
   if (v.ok && (ill_conditioned || prod_order)) {
     v.detail = ill_conditioned ? "a sum, variance or fmod too ill-conditioned to compare: values not compared"

@@ -93,6 +93,28 @@ std::vector<StrideCase> cases() {
        {transpose(m.make({2, 0, 3}, DType::Float32), 0, 2), m.make({1, 1}, DType::Float32)},
        add2,
        {1, 3, 0}},
+      // CPU TensorIterator first casts an input of another dtype with `to`: a broadcast (not dense)
+      // int32 input becomes dense row-major, and its layout wins over the int64 transposed one.
+      {"add_casts_an_expanded_input",
+       {expand(m.make({6, 1}, DType::Int32), {6, 33}), m.transposed(6, 33, DType::Int64)},
+       add2,
+       {33, 1}},
+      // The cast keeps the input's order where it has one (dims 0 and 2 here), not row-major.
+      {"add_cast_keeps_the_input_order",
+       {permute(expand(m.make({2, 1, 4}, DType::Int32), {2, 3, 4}), {2, 1, 0}), m.make({4, 3, 2}, DType::Int64)},
+       add2,
+       {1, 4, 12}},
+      // Without a cast (one dtype) the expanded input leaves the order to the transposed one.
+      {"add_same_dtype_follows_the_dense_input",
+       {expand(m.make({6, 1}, DType::Int64), {6, 33}), m.transposed(6, 33, DType::Int64)},
+       add2,
+       {1, 6}},
+      // where casts self and other to the result type, never the condition.
+      {"where_casts_self_not_the_condition",
+       {expand(m.make({6, 1}, DType::Bool), {6, 33}), expand(m.make({6, 1}, DType::Int32), {6, 33}),
+        m.transposed(6, 33, DType::Float32)},
+       [](const std::vector<Tensor>& in) { return where(in[0], in[1], in[2]); },
+       {33, 1}},
       {"cat_channels_last", {channels_last(m, 2, 3, 4, 5), channels_last(m, 2, 3, 4, 5)}, cat1, {120, 1, 30, 6}},
       {"cat_channels_last_and_contiguous",
        {channels_last(m, 2, 3, 4, 5), m.make({2, 3, 4, 5}, DType::Float32)},

@@ -316,7 +316,9 @@ std::vector<Shape> eager_result_strides(OpHandle op, const Stack& args) {
 // A decomposition computes its op's values but may lay them out differently (floor division's
 // `where` follows its first operand's layout, the kernel the layout of all of them). Each result
 // whose eager layout is dense and differs is copied into it (a permuted contiguous copy, so the
-// trace records only prims), so later views and the graph's outputs see eager's strides.
+// trace records only prims), so later views and the graph's outputs see eager's strides. Strides of
+// size-1 dims address nothing but still steer later layouts (TensorIterator's ordering, cat's
+// channels-last test): where only they differ, an as_strided view sets them.
 void restride_results(Stack& results, const std::vector<Shape>& eager_strides) {
   if (eager_strides.size() != results.size()) return;
   for (size_t i = 0; i < results.size(); ++i) {
@@ -324,24 +326,35 @@ void restride_results(Stack& results, const std::vector<Shape>& eager_strides) {
     Tensor y = results[i].to_tensor();
     const Shape& want = eager_strides[i];
     if (want.size() != static_cast<size_t>(y.dim()) || y.numel() == 0) continue;
-    bool differs = false;
-    for (int64_t d = 0; d < y.dim(); ++d) differs = differs || (y.sizes()[d] > 1 && y.strides()[d] != want[d]);
-    if (!differs) continue;
-    // want's dims outermost first; dense when each stride is the product of the sizes inside it.
-    Shape order(static_cast<size_t>(y.dim()));
-    std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return want[a] > want[b]; });
-    int64_t stride = 1;
-    bool dense = true;
-    for (size_t k = order.size(); k-- > 0;) {
-      int64_t d = order[k];
-      dense = dense && (y.sizes()[d] == 1 || want[d] == stride);
-      stride *= y.sizes()[d];
+    auto differs = [&](bool size_one_dims) {
+      for (int64_t d = 0; d < y.dim(); ++d) {
+        if ((y.sizes()[d] > 1 || size_one_dims) && y.strides()[d] != want[d]) return true;
+      }
+      return false;
+    };
+    if (differs(false)) {
+      // want's dims outermost first (a size-1 dim inside a larger one of equal stride, as a dense
+      // layout gives it that stride); dense when each stride is the product of the sizes inside it.
+      Shape order(static_cast<size_t>(y.dim()));
+      std::iota(order.begin(), order.end(), 0);
+      std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+        if (want[a] != want[b]) return want[a] > want[b];
+        return y.sizes()[a] > 1 && y.sizes()[b] == 1;
+      });
+      int64_t stride = 1;
+      bool dense = true;
+      for (size_t k = order.size(); k-- > 0;) {
+        int64_t d = order[k];
+        dense = dense && (y.sizes()[d] == 1 || want[d] == stride);
+        stride *= y.sizes()[d];
+      }
+      if (!dense) continue;
+      Shape inverse(order.size());
+      for (size_t k = 0; k < order.size(); ++k) inverse[order[k]] = static_cast<int64_t>(k);
+      y = permute(contiguous(permute(y, order)), inverse);
     }
-    if (!dense) continue;
-    Shape inverse(order.size());
-    for (size_t k = 0; k < order.size(); ++k) inverse[order[k]] = static_cast<int64_t>(k);
-    results[i] = permute(contiguous(permute(y, order)), inverse);
+    if (differs(true)) y = as_strided(y, y.sizes(), want, y.storage_offset());
+    results[i] = y;
   }
 }
 

@@ -90,6 +90,22 @@ std::string conjunction(const std::string& guard, const std::string& condition) 
 
 // True when every value of `e` over `ranges` is an element of a buffer of `extent` elements and
 // C++'s truncating / and % agree with the IR's floor semantics (their operands are never negative).
+// A condition that reads data and not the index: a `where` of the program, whose branches eager
+// computed in full. A condition on the index (a cat's or a pad's part; possibly with data) decides
+// which elements exist at all, so what its branches read and divide is guarded by it.
+bool reads_data_only(const ScalarExpr& e) {
+  bool data = false, index = false;
+  auto visit = [&](auto&& self, const ScalarExpr& x) -> void {
+    if (x.kind() == ScalarKind::Load) data = true;
+    if (x.kind() == ScalarKind::Index) index = true;
+    if (x.kind() == ScalarKind::Op) {
+      for (const auto& o : x.operands()) self(self, o);
+    }
+  };
+  visit(visit, e);
+  return data && !index;
+}
+
 bool provably_inside(const Expr& e, const loopir::Ranges& ranges, int64_t extent) {
   loopir::Bounds b = loopir::bounds_of(e, ranges);
   if (!b.known || b.lo < 0 || b.hi >= extent) return false;
@@ -231,8 +247,11 @@ std::string BodyWriter::emit_op(const ScalarExpr& e, const std::string& guard) {
   auto guarded = [&](const std::string& n) { return masked_.contains(n); };
   if (e.name() == "where") {
     std::string c = emit(ops[0], guard);
-    std::string a = emit(ops[1], conjunction(guard, c));
-    std::string b = emit(ops[2], conjunction(guard, "!" + c));
+    // Eager computed both branches of a data `where` everywhere (an integer division in the branch
+    // not taken still raises): only an index condition guards its branches.
+    bool structural = !reads_data_only(ops[0]);
+    std::string a = emit(ops[1], structural ? conjunction(guard, c) : guard);
+    std::string b = emit(ops[2], structural ? conjunction(guard, "!" + c) : guard);
     bool masked = guarded(c) || guarded(a) || guarded(b);
     return name(e, guard, masked, fmt::format("({} ? {} : {})", c, a, b));
   }
@@ -245,7 +264,7 @@ std::string BodyWriter::emit_op(const ScalarExpr& e, const std::string& guard) {
   if (is_integer_division(e.name(), in)) {
     int site = ctx_.sites.add(ctx_.origin);
     std::string call = fmt::format("k_{}({}, {}, kiln_status, {})", e.name(), args[0], args[1], site);
-    // Where the branch is not taken nothing is divided (eager never computed those elements).
+    // Outside a cat's or pad's part nothing is divided (eager never computed those elements).
     if (!guard.empty())
       return name(e, guard, true, fmt::format("({} ? {} : {}(0))", guard, call, compute_type(e.dtype())));
     return name(e, guard, masked, call);

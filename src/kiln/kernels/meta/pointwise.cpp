@@ -12,6 +12,18 @@ TensorSpec spec_of(std::initializer_list<Tensor> inputs, DType dtype, std::strin
   return pointwise_spec(std::span<const Tensor>(inputs.begin(), inputs.size()), dtype, op);
 }
 
+// Spec of an op whose tensor inputs are all cast to `common` before it computes (binary,
+// comparison and clamp ops): their layout is the casts' (iterator_input).
+TensorSpec promoted_spec(std::span<const Tensor> inputs, DType common, DType dtype, std::string_view op) {
+  std::vector<Tensor> cast;
+  cast.reserve(inputs.size());
+  for (const auto& t : inputs) cast.push_back(iterator_input(t, common));
+  return pointwise_spec(cast, dtype, op);
+}
+TensorSpec promoted_spec(std::initializer_list<Tensor> inputs, DType common, DType dtype, std::string_view op) {
+  return promoted_spec(std::span<const Tensor>(inputs.begin(), inputs.size()), common, dtype, op);
+}
+
 void check_alpha(const Scalar& alpha, DType result, std::string_view op) {
   KILN_CHECK_TYPE(!alpha.is_floating_point() || is_floating(result),
                   "{}: for integral input tensors, argument alpha must not be a floating point number (alpha={})", op,
@@ -82,7 +94,7 @@ DType add_compute_dtype(const Tensor& self, const Tensor& other) { return result
 TensorSpec add(const Tensor& self, const Tensor& other, const Scalar& alpha) {
   DType r = result_type(self, other);
   check_alpha(alpha, r, "add");
-  return spec_of({self, other}, r, "add");
+  return promoted_spec({self, other}, r, r, "add");
 }
 TensorSpec add_scalar(const Tensor& self, const Scalar& other, const Scalar& alpha) {
   return add(self, wrapped_scalar(other), alpha);
@@ -96,17 +108,19 @@ TensorSpec sub(const Tensor& self, const Tensor& other, const Scalar& alpha) {
                   "logical_not() operator instead");
   DType r = result_type(self, other);
   check_alpha(alpha, r, "sub");
-  return spec_of({self, other}, r, "sub");
+  return promoted_spec({self, other}, r, r, "sub");
 }
 TensorSpec sub_scalar(const Tensor& self, const Scalar& other, const Scalar& alpha) {
   return sub(self, wrapped_scalar(other), alpha);
 }
 TensorSpec binary(const Tensor& self, const Tensor& other) {
-  return spec_of({self, other}, result_type(self, other), "binary");
+  DType r = result_type(self, other);
+  return promoted_spec({self, other}, r, r, "binary");
 }
 TensorSpec binary_scalar(const Tensor& self, const Scalar& other) { return binary(self, wrapped_scalar(other)); }
 TensorSpec binary_float(const Tensor& self, const Tensor& other) {
-  return spec_of({self, other}, to_float_dtype(result_type(self, other)), "div");
+  DType r = to_float_dtype(result_type(self, other));
+  return promoted_spec({self, other}, r, r, "div");
 }
 TensorSpec binary_float_scalar(const Tensor& self, const Scalar& other) {
   return binary_float(self, wrapped_scalar(other));
@@ -125,12 +139,14 @@ TensorSpec bitwise(const Tensor& self, const Tensor& other) {
   DType r = result_type(self, other);
   KILN_CHECK_TYPE(!is_floating(r), "bitwise ops: only integer and bool tensors are supported, got {} and {}",
                   self.describe(), other.describe());
-  return spec_of({self, other}, r, "bitwise");
+  return promoted_spec({self, other}, r, r, "bitwise");
 }
 TensorSpec bitwise_scalar(const Tensor& self, const Scalar& other) { return bitwise(self, wrapped_scalar(other)); }
-TensorSpec logical(const Tensor& self, const Tensor& other) { return spec_of({self, other}, DType::Bool, "logical"); }
+TensorSpec logical(const Tensor& self, const Tensor& other) {
+  return promoted_spec({self, other}, result_type(self, other), DType::Bool, "logical");
+}
 TensorSpec compare(const Tensor& self, const Tensor& other) {
-  return spec_of({self, other}, DType::Bool, "comparison");
+  return promoted_spec({self, other}, result_type(self, other), DType::Bool, "comparison");
 }
 TensorSpec compare_scalar(const Tensor& self, const Scalar& other) { return compare(self, wrapped_scalar(other)); }
 
@@ -139,7 +155,7 @@ TensorSpec pow(const Tensor& self, const Tensor& exponent) {
   // PyTorch's pow kernel has no bool case (pow.Tensor_Scalar with a bool exponent does).
   KILN_CHECK_TYPE(r != DType::Bool, "pow: not implemented for bool (base {}, exponent {})", self.describe(),
                   exponent.describe());
-  return spec_of({self, exponent}, r, "pow");
+  return promoted_spec({self, exponent}, r, r, "pow");
 }
 TensorSpec pow_tensor_scalar(const Tensor& self, const Scalar& exponent) {
   DType r = result_type(self, exponent);
@@ -160,7 +176,9 @@ TensorSpec pow_scalar_tensor(const Scalar& self, const Tensor& exponent) {
 TensorSpec where(const Tensor& condition, const Tensor& self, const Tensor& other) {
   KILN_CHECK_TYPE(condition.dtype() == DType::Bool || condition.dtype() == DType::UInt8,
                   "where: expected condition to be a bool tensor, got {}", condition.describe());
-  return spec_of({condition, self, other}, result_type(self, other), "where");
+  // PyTorch casts self and other to the result type before building its iterator; not the condition.
+  DType r = result_type(self, other);
+  return spec_of({condition, iterator_input(self, r), iterator_input(other, r)}, r, "where");
 }
 
 DType clamp_compute_dtype(const Tensor& self, const std::optional<Tensor>& min, const std::optional<Tensor>& max) {
@@ -177,7 +195,8 @@ TensorSpec clamp_tensor(const Tensor& self, const std::optional<Tensor>& min, co
   std::vector<Tensor> inputs{self};
   if (min) inputs.push_back(*min);
   if (max) inputs.push_back(*max);
-  return pointwise_spec(inputs, clamp_compute_dtype(self, min, max), "clamp");
+  DType r = clamp_compute_dtype(self, min, max);
+  return promoted_spec(inputs, r, r, "clamp");
 }
 
 TensorSpec clamp(const Tensor& self, const std::optional<Scalar>& min, const std::optional<Scalar>& max) {

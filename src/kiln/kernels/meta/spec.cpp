@@ -123,6 +123,11 @@ TensorSpec pointwise_spec(std::span<const Tensor> inputs, DType dtype, std::stri
   return TensorSpec{dtype, shape, pointwise_strides(shape, inputs)};
 }
 
+Tensor iterator_input(const Tensor& t, DType common) {
+  if (!t.defined() || t.dtype() == common || t.is_non_overlapping_and_dense()) return t;
+  return Tensor(empty_strided_tensor(t.sizes(), pointwise_strides(t.sizes(), std::span(&t, 1)), common, kMeta));
+}
+
 uint64_t reduction_mask(std::optional<IntArrayRef> dims, int64_t ndim, std::string_view op) {
   KILN_CHECK(ndim <= 64, "{}: tensors of more than 64 dimensions are not supported (got {})", op, ndim);
   if (!dims || dims->empty()) return ndim == 0 ? 0 : (ndim == 64 ? ~uint64_t{0} : (uint64_t{1} << ndim) - 1);

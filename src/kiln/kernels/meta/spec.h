@@ -29,6 +29,10 @@ Shape pointwise_strides(IntArrayRef shape, std::span<const Tensor> inputs);
 Shape broadcast_all(std::span<const Tensor> inputs, std::string_view op);
 // Spec of a pointwise op over `inputs` producing `dtype`.
 TensorSpec pointwise_spec(std::span<const Tensor> inputs, DType dtype, std::string_view op);
+// An input of an op that computes in the `common` dtype, as PyTorch's CPU TensorIterator sees it:
+// it first casts an input of another dtype with `to` (preserve format), so an input that is not
+// dense counts with the dense layout the cast gives it (a meta tensor, no data). Others unchanged.
+Tensor iterator_input(const Tensor& t, DType common);
 
 // Turns an optional dim list into a sorted bitmask over `ndim` dims; nullopt or empty means all.
 // Throws for out-of-range or repeated dims.
