@@ -1,7 +1,10 @@
-// scaled_dot_product_attention, the math formulation: softmax(Q K^T * scale + mask) V, with a
-// causal mask (upper triangle to -inf), a boolean mask (false to -inf) or an additive float mask,
-// dropout on the attention weights, and grouped-query attention (each key/value head serves
-// query_heads / kv_heads query heads).
+// scaled_dot_product_attention: PyTorch's CPU flash attention where it applies (4-D inputs of one
+// dtype and head size, no dropout, as many key/value heads as query heads), else the math
+// formulation: softmax(Q K^T * scale + mask) V, with a causal mask (upper triangle to -inf), a
+// boolean mask (false to -inf) or an additive float mask, dropout on the attention weights, and
+// grouped-query attention (each key/value head serves query_heads / kv_heads query heads). A row
+// that sees no key (all scores -inf) attends to nothing: 0, as PyTorch's safe softmax. The flash
+// op's own decomposition (for the Core ATen level) is the math formulation too.
 #include <cmath>
 #include <limits>
 
@@ -22,6 +25,36 @@ Tensor repeat_heads(const Tensor& x, int64_t groups) {
   return reshape(wide, merged);
 }
 
+// The additive mask of the flash op, or nullopt where the math formulation must run instead: a
+// boolean mask becomes 0 where true and -inf where false; a float mask must have the query's dtype.
+std::optional<std::optional<Tensor>> flash_mask(const Tensor& query, const std::optional<Tensor>& attn_mask) {
+  if (!attn_mask) return std::optional<Tensor>();
+  if (attn_mask->dtype() == DType::Bool) {
+    Tensor zero = zeros({}, TensorOptions(query.dtype()).device(query.device()));
+    Tensor blocked =
+        full({}, Scalar(-std::numeric_limits<double>::infinity()), TensorOptions(query.dtype()).device(query.device()));
+    return std::optional<Tensor>(where(*attn_mask, zero, blocked));
+  }
+  if (attn_mask->dtype() != query.dtype() || attn_mask->dim() > 4) return std::nullopt;
+  return std::optional<Tensor>(*attn_mask);
+}
+
+bool flash_applies(const Tensor& q, const Tensor& k, const Tensor& v, double dropout_p) {
+  if (q.dim() != 4 || k.dim() != 4 || v.dim() != 4 || dropout_p != 0) return false;
+  if (!is_floating(q.dtype()) || k.dtype() != q.dtype() || v.dtype() != q.dtype()) return false;
+  for (int d : {0, 1}) {
+    if (k.sizes()[d] != q.sizes()[d] || v.sizes()[d] != q.sizes()[d]) return false;
+  }
+  return k.sizes()[2] == v.sizes()[2] && k.sizes()[3] == q.sizes()[3] && v.sizes()[3] == q.sizes()[3];
+}
+
+// Softmax over the last dim where a row of all -inf gives 0 (PyTorch's _safe_softmax).
+Tensor safe_softmax(const Tensor& scores) {
+  Tensor weights = softmax(scores, -1);
+  Tensor unseen = eq(amax(scores, {-1}, true), Scalar(-std::numeric_limits<double>::infinity()));
+  return where(unseen, zeros_like(weights), weights);
+}
+
 Tensor sdpa(const Tensor& query, const Tensor& key, const Tensor& value, const std::optional<Tensor>& attn_mask,
             double dropout_p, bool is_causal, std::optional<double> scale, bool enable_gqa) {
   KILN_CHECK(query.dim() >= 2 && key.dim() >= 2 && value.dim() >= 2,
@@ -34,6 +67,11 @@ Tensor sdpa(const Tensor& query, const Tensor& key, const Tensor& value, const s
   KILN_CHECK(key.sizes()[key.dim() - 1] == e,
              "scaled_dot_product_attention: query {} and key {} must share their last (embedding) size", query.sizes(),
              key.sizes());
+  if (!enable_gqa && flash_applies(query, key, value, dropout_p) && query.sizes()[2] > 0) {
+    if (auto mask = flash_mask(query, attn_mask)) {
+      return std::get<0>(_scaled_dot_product_flash_attention_for_cpu(query, key, value, 0.0, is_causal, *mask, scale));
+    }
+  }
   Tensor k = key, v = value;
   if (enable_gqa && query.dim() >= 3 && key.dim() >= 3) {
     int64_t q_heads = query.sizes()[query.dim() - 3], kv_heads = key.sizes()[key.dim() - 3];
@@ -62,7 +100,7 @@ Tensor sdpa(const Tensor& query, const Tensor& key, const Tensor& value, const s
       scores = add(scores, *attn_mask);
     }
   }
-  Tensor weights = softmax(scores, -1);
+  Tensor weights = safe_softmax(scores);
   if (dropout_p > 0) {
     Tensor draw = rand(weights.sizes(), TensorOptions(weights.dtype()).device(weights.device()));
     Tensor keep = lt(draw, Scalar(1 - dropout_p));
@@ -73,8 +111,38 @@ Tensor sdpa(const Tensor& query, const Tensor& key, const Tensor& value, const s
   return matmul(weights, v);
 }
 
+// The flash op as math, computed in its accumulation type (float for 16-bit inputs): the output,
+// and the log of each row's sum of exponentials, 0 for a row that sees no key.
+std::tuple<Tensor, Tensor> flash_math(const Tensor& query, const Tensor& key, const Tensor& value, double dropout_p,
+                                      bool is_causal, const std::optional<Tensor>& attn_mask,
+                                      std::optional<double> scale) {
+  KILN_CHECK_KIND(dropout_p == 0, ErrorKind::NotImplemented,
+                  "_scaled_dot_product_flash_attention_for_cpu: dropout (dropout_p={}) is not supported", dropout_p);
+  DType acc = query.dtype() == DType::Float64 ? DType::Float64 : DType::Float32;
+  Tensor q = query.to(acc), k = key.to(acc), v = value.to(acc);
+  int64_t e = query.sizes()[query.dim() - 1];
+  Tensor scores = mul(matmul(q, transpose(k, -2, -1)), Scalar(scale.value_or(1.0 / std::sqrt(double(e)))));
+  const double minus_inf = -std::numeric_limits<double>::infinity();
+  if (attn_mask) scores = add(scores, attn_mask->to(acc));
+  if (is_causal) {
+    Tensor allowed = tril(ones({q.sizes()[2], k.sizes()[2]}, TensorOptions(DType::Bool).device(q.device())));
+    scores = where(allowed, scores, full_like(scores, Scalar(minus_inf)));
+  }
+  Tensor max = amax(scores, {-1}, true);
+  Tensor seen = ne(max, Scalar(minus_inf));
+  Tensor zero = zeros_like(max);
+  Tensor shift = where(seen, max, zero);
+  Tensor weights = exp(sub(scores, shift));
+  Tensor total = sum(weights, IntArrayRef{-1}, true);
+  Tensor out = matmul(div(weights, total), v);
+  out = where(seen, out, zeros_like(out)).to(query.dtype());
+  Tensor lse = squeeze(where(seen, add(shift, log(total)), zero), -1);
+  return {out, lse};
+}
+
 const KernelRegistrar kRegister([](Registry& r) {
   r.set_compound_kernel("aten::scaled_dot_product_attention", kiln::detail::boxed<&sdpa>());
+  r.set_compound_kernel("aten::_scaled_dot_product_flash_attention_for_cpu", kiln::detail::boxed<&flash_math>());
 });
 
 }  // namespace

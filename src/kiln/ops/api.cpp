@@ -273,6 +273,14 @@ Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, cons
   return call<Tensor>(KILN_OP("aten::scaled_dot_product_attention"), query, key, value, attn_mask, dropout_p, is_causal,
                       scale, enable_gqa);
 }
+std::tuple<Tensor, Tensor> _scaled_dot_product_flash_attention_for_cpu(const Tensor& query, const Tensor& key,
+                                                                       const Tensor& value, double dropout_p,
+                                                                       bool is_causal,
+                                                                       const std::optional<Tensor>& attn_mask,
+                                                                       std::optional<double> scale) {
+  return call<std::tuple<Tensor, Tensor>>(KILN_OP("aten::_scaled_dot_product_flash_attention_for_cpu"), query, key,
+                                          value, dropout_p, is_causal, attn_mask, scale);
+}
 Tensor gather(const Tensor& self, int64_t dim, const Tensor& index) {
   return call<Tensor>(KILN_OP("aten::gather"), self, dim, index, false);
 }

@@ -197,6 +197,11 @@ Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, cons
                                     const std::optional<Tensor>& attn_mask = std::nullopt, double dropout_p = 0.0,
                                     bool is_causal = false, std::optional<double> scale = std::nullopt,
                                     bool enable_gqa = false);
+// PyTorch's CPU flash attention: (output, logsumexp over the keys, [B, H, L]); 4-D query, key and
+// value of one floating dtype and head size, an additive mask of the query's dtype.
+std::tuple<Tensor, Tensor> _scaled_dot_product_flash_attention_for_cpu(
+    const Tensor& query, const Tensor& key, const Tensor& value, double dropout_p = 0.0, bool is_causal = false,
+    const std::optional<Tensor>& attn_mask = std::nullopt, std::optional<double> scale = std::nullopt);
 Tensor gather(const Tensor& self, int64_t dim, const Tensor& index);
 Tensor square(const Tensor& self);
 Tensor clamp_min(const Tensor& self, const Scalar& min);

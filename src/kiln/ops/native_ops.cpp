@@ -257,6 +257,9 @@ const OpDecl kNativeOps[] = {
     {"nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100) -> Tensor", "", kCompound},
     {"cross_entropy_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100, float label_smoothing=0.0) -> Tensor", "", kCompound},
     {"scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, float dropout_p=0.0, bool is_causal=False, *, float? scale=None, bool enable_gqa=False) -> Tensor", "", kCompound},
+    // PyTorch's CPU flash attention, what scaled_dot_product_attention runs where it can: a kernel of
+    // its own, and the math formulation as its decomposition (it is not Core ATen).
+    {"_scaled_dot_product_flash_attention_for_cpu(Tensor query, Tensor key, Tensor value, float dropout_p=0.0, bool is_causal=False, *, Tensor? attn_mask=None, float? scale=None) -> (Tensor output, Tensor logsumexp)", "", kCompound},
 
     // ---- In-place variants: the functional op's result written into self
     {"copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)"},

@@ -269,9 +269,11 @@ void note_view(Tracer& t, OpHandle op, const Stack& args_in, const Tensor& resul
 }
 
 // The decomposition a trace runs instead of recording `op`, or nullptr: at the core and prims
-// levels the compound ops the table names; at the prims level also every non-prim op with a prims
-// decomposition. Its ops are recorded (or decomposed) in its place.
+// levels the compound ops the table names (but not, at the prims level, one that level keeps whole:
+// flash attention); at the prims level also every non-prim op with a prims decomposition. Its ops
+// are recorded (or decomposed) in its place.
 const BoxedKernel* compound_decomposition(const Tracer& t, OpHandle op) {
+  if (t.level == Level::Prims && stays_at_prims_level(op)) return nullptr;
   return t.level != Level::ATen && t.table->decomposes(op) ? op->compound_kernel() : nullptr;
 }
 

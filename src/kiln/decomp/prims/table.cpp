@@ -59,8 +59,11 @@ const DecompositionMap& prims_decompositions() {
 
 bool stays_at_prims_level(OpHandle op) {
   static const std::set<std::string_view> kExterns = {
-      "aten::mm",     "aten::bmm",     "aten::convolution", "aten::gather",      "aten::argmax",
-      "aten::argmin", "aten::max.dim", "aten::min.dim",     "aten::scatter.src",
+      "aten::mm",          "aten::bmm",
+      "aten::convolution", "aten::gather",
+      "aten::argmax",      "aten::argmin",
+      "aten::max.dim",     "aten::min.dim",
+      "aten::scatter.src", "aten::_scaled_dot_product_flash_attention_for_cpu",
   };
   return kExterns.contains(op->name());
 }

@@ -1,5 +1,7 @@
 #include "kiln/kernels/meta/nn.h"
 
+#include "kiln/kernels/meta/factory.h"
+
 namespace kiln::meta {
 namespace {
 
@@ -109,6 +111,41 @@ TensorSpec scatter(const Tensor& self, int64_t dim, const Tensor& index, const T
                src.sizes(), self.sizes(), d);
   }
   return contiguous_spec(self.sizes(), self.dtype());
+}
+
+std::array<TensorSpec, 2> flash_attention(const Tensor& query, const Tensor& key, const Tensor& value, double dropout_p,
+                                          bool, const std::optional<Tensor>& attn_mask, std::optional<double>) {
+  constexpr std::string_view op = "_scaled_dot_product_flash_attention_for_cpu";
+  KILN_CHECK(query.dim() == 4 && key.dim() == 4 && value.dim() == 4,
+             "{}: query {}, key {} and value {} must be 4-D [batch, heads, sequence, head size]", op, query.sizes(),
+             key.sizes(), value.sizes());
+  KILN_CHECK_TYPE(is_floating(query.dtype()) && key.dtype() == query.dtype() && value.dtype() == query.dtype(),
+                  "{}: query, key and value must have one floating dtype, got {}, {} and {}", op, query.dtype(),
+                  key.dtype(), value.dtype());
+  IntArrayRef q = query.sizes(), k = key.sizes(), v = value.sizes();
+  KILN_CHECK(k[0] == q[0] && v[0] == q[0] && k[1] == q[1] && v[1] == q[1],
+             "{}: query {}, key {} and value {} must have the same batch size and number of heads", op, q, k, v);
+  KILN_CHECK(k[2] == v[2], "{}: key {} and value {} must have the same sequence length", op, k, v);
+  KILN_CHECK(k[3] == q[3] && v[3] == q[3], "{}: query {}, key {} and value {} must have the same head size", op, q, k,
+             v);
+  KILN_CHECK_KIND(dropout_p == 0, ErrorKind::NotImplemented, "{}: dropout (dropout_p={}) is not supported", op,
+                  dropout_p);
+  if (attn_mask) {
+    KILN_CHECK_TYPE(attn_mask->dtype() == query.dtype(), "{}: the attention mask ({}) must have the query's dtype {}",
+                    op, attn_mask->describe(), query.dtype());
+    Shape scores{q[0], q[1], q[2], k[2]};
+    bool fits = attn_mask->dim() <= 4;
+    for (int64_t d = 1; fits && d <= attn_mask->dim(); ++d) {
+      int64_t m = attn_mask->sizes()[attn_mask->dim() - d];
+      fits = m == 1 || m == scores[static_cast<size_t>(4 - d)];
+    }
+    KILN_CHECK(fits, "{}: the attention mask {} does not broadcast to the scores [{}]", op, attn_mask->sizes(),
+               fmt::join(scores, ", "));
+  }
+  TensorSpec out = like_spec(query, query.dtype(), MemoryFormat::Preserve);
+  DType acc = query.dtype() == DType::Float64 ? DType::Float64 : DType::Float32;
+  TensorSpec lse{acc, Shape{q[0], q[1], q[2]}, Shape{q[2] * q[1], 1, q[1]}};
+  return {out, lse};
 }
 
 }  // namespace kiln::meta

@@ -1,7 +1,8 @@
-// Meta functions of convolution, gather and scatter: output shape and dtype, and the argument checks
+// Meta functions of convolution, gather, scatter and flash attention: output shape and dtype, and the argument checks
 // PyTorch makes (named op, argument and sizes).
 #pragma once
 
+#include <array>
 #include <optional>
 
 #include "kiln/kernels/meta/spec.h"
@@ -22,5 +23,11 @@ TensorSpec convolution(const Tensor& input, const Tensor& weight, const std::opt
                        int64_t groups);
 TensorSpec gather(const Tensor& self, int64_t dim, const Tensor& index, bool sparse_grad);
 TensorSpec scatter(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src);
+// _scaled_dot_product_flash_attention_for_cpu: (output, logsumexp). The output is laid out like the
+// query (empty_like); logsumexp [B, H, L] in the accumulation type (float, or double for double),
+// laid out [B, L, H] as PyTorch's.
+std::array<TensorSpec, 2> flash_attention(const Tensor& query, const Tensor& key, const Tensor& value, double dropout_p,
+                                          bool is_causal, const std::optional<Tensor>& attn_mask,
+                                          std::optional<double> scale);
 
 }  // namespace kiln::meta

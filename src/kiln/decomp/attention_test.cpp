@@ -1,0 +1,91 @@
+// scaled_dot_product_attention: the flash path (4-D inputs) against the math formulation (the same
+// values as 3-D inputs, which take it), rows that see no key on both paths, and what each IR level
+// and kiln::compile make of it: flash attention stays one extern at the prims level, and is the
+// math formulation at the Core ATen level.
+#include <gtest/gtest.h>
+
+#include <limits>
+
+#include "kiln/api/compile.h"
+#include "kiln/graph/interpreter.h"
+#include "kiln/graph/printer.h"
+#include "kiln/graph/verify_level.h"
+#include "kiln/ops/api.h"
+#include "kiln/trace/trace.h"
+
+namespace kiln {
+namespace {
+
+double max_abs_diff(const Tensor& a, const Tensor& b) {
+  EXPECT_EQ(a.sizes().vec(), b.sizes().vec());
+  return sub(a.to(DType::Float64), b.to(DType::Float64)).abs().amax().item<double>();
+}
+
+// The same attention as 3-D tensors [B * H, n, e], which the math formulation computes.
+Tensor math_path(const Tensor& q, const Tensor& k, const Tensor& v, const std::optional<Tensor>& mask, bool causal) {
+  auto flat = [](const Tensor& t) { return t.reshape({t.size(0) * t.size(1), t.size(2), t.size(3)}); };
+  std::optional<Tensor> m;
+  if (mask) m = mask->expand({q.size(0), q.size(1), q.size(2), k.size(2)}).reshape({-1, q.size(2), k.size(2)});
+  return scaled_dot_product_attention(flat(q), flat(k), flat(v), m, 0.0, causal).view(q.sizes());
+}
+
+TEST(Sdpa, FlashPathMatchesTheMathFormulation) {
+  manual_seed(11);
+  Tensor q = randn({2, 3, 70, 16}), k = randn({2, 3, 90, 16}), v = randn({2, 3, 90, 16});
+  Tensor bool_mask = lt(rand({70, 90}), Scalar(0.7));
+  Tensor float_mask = randn({2, 1, 70, 90});
+  EXPECT_LT(max_abs_diff(scaled_dot_product_attention(q, k, v), math_path(q, k, v, std::nullopt, false)), 1e-5);
+  EXPECT_LT(max_abs_diff(scaled_dot_product_attention(q, k, v, std::nullopt, 0.0, true),
+                         math_path(q, k, v, std::nullopt, true)),
+            1e-5);
+  EXPECT_LT(max_abs_diff(scaled_dot_product_attention(q, k, v, bool_mask), math_path(q, k, v, bool_mask, false)),
+            1e-5);
+  EXPECT_LT(max_abs_diff(scaled_dot_product_attention(q, k, v, float_mask), math_path(q, k, v, float_mask, false)),
+            1e-5);
+}
+
+// PyTorch's safe softmax: a query row that may see no key attends to nothing (0), on either path.
+TEST(Sdpa, RowsThatSeeNoKeyAreZeroOnBothPaths) {
+  manual_seed(12);
+  Tensor q = randn({1, 2, 4, 8}), k = randn({1, 2, 6, 8}), v = randn({1, 2, 6, 8});
+  Tensor mask = ones({4, 6}, DType::Bool);
+  mask[2].fill_(Scalar(false));
+  Tensor flash = scaled_dot_product_attention(q, k, v, mask);
+  Tensor math = math_path(q, k, v, mask, false);
+  for (const Tensor& out : {flash, math}) {
+    EXPECT_EQ(out.select(2, 2).abs().sum().item<double>(), 0.0);
+    EXPECT_GT(out.select(2, 1).abs().sum().item<double>(), 0.0);
+  }
+  EXPECT_LT(max_abs_diff(flash, math), 1e-5);
+}
+
+bool calls(const graph::Graph& g, std::string_view op) {
+  for (const auto& n : g.nodes()) {
+    if (n->kind() == graph::NodeKind::Call && n->op()->name() == op) return true;
+  }
+  return false;
+}
+
+TEST(Sdpa, FlashStaysWholeAtThePrimsLevelAndIsMathInCoreAten) {
+  manual_seed(13);
+  auto fn = [](const std::vector<Tensor>& in) {
+    return std::vector<Tensor>{scaled_dot_product_attention(in[0], in[1], in[2], std::nullopt, 0.0, true)};
+  };
+  std::vector<Tensor> inputs = {randn({1, 2, 33, 16}), randn({1, 2, 40, 16}), randn({1, 2, 40, 16})};
+  Tensor want = fn(inputs)[0];
+  constexpr std::string_view kFlash = "aten::_scaled_dot_product_flash_attention_for_cpu";
+  graph::Graph prims = trace::trace(fn, inputs, trace::Level::Prims);
+  graph::verify_level(prims, graph::IrLevel::Prims);
+  EXPECT_TRUE(calls(prims, kFlash)) << graph::print(prims);
+  graph::Graph core = trace::trace(fn, inputs, trace::Level::Core);
+  graph::verify_level(core, graph::IrLevel::Core);
+  EXPECT_FALSE(calls(core, kFlash)) << graph::print(core);
+  EXPECT_LT(max_abs_diff(graph::interpret(core, inputs)[0], want), 1e-5);
+  // Compiled: one extern call of the flash kernel, the eager result.
+  Tensor got = compile(fn)(inputs)[0];
+  EXPECT_LT(max_abs_diff(got, want), 1e-6);
+  EXPECT_EQ(got.strides().vec(), want.strides().vec());
+}
+
+}  // namespace
+}  // namespace kiln

@@ -1,0 +1,317 @@
+// CPU flash attention (_scaled_dot_product_flash_attention_for_cpu): softmax(Q K^T * scale + mask) V
+// without the [L, S] score matrix in memory. Each task takes a block of query rows of one (batch,
+// head) and walks the keys in blocks, keeping per row the running max, the running sum of
+// exponentials and the weighted sum of values (the online softmax), rescaled when the max grows.
+// Tasks are independent, so results do not depend on the thread count. A causal mask (row i sees
+// keys 0..i, top-left aligned as PyTorch) ends each row's walk early; key blocks a row does not see
+// at all are skipped. Rows that see no key (all scores -inf) give 0 and a logsumexp of 0, as
+// PyTorch's kernel. 16-bit inputs are computed in float and rounded once at the end.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <type_traits>
+#include <limits>
+#include <vector>
+
+#include <omp.h>
+
+#include "kiln/kernels/cpu/accumulate.h"
+#include "kiln/kernels/cpu/vec_math.h"
+#include "kiln/kernels/meta/nn.h"
+#include "kiln/kernels/register.h"
+#include "kiln/ops/api.h"
+
+namespace kiln::cpu {
+namespace {
+
+constexpr int64_t kRowBlock = 64;  // query rows per task
+constexpr int64_t kKeyBlock = 64;  // keys per step: a row of scores is 4 AVX-512 registers
+
+template <class M>
+M exp_of(M x) {
+  if constexpr (std::is_same_v<M, float>) return vec::exp(x);
+  else return std::exp(x);
+}
+
+// A 4-D tensor's element pointer and strides.
+template <class T>
+struct View4 {
+  const T* data;
+  int64_t s0, s1, s2, s3;
+  explicit View4(const Tensor& t)
+      : data(static_cast<const T*>(t.data_ptr())),
+        s0(t.strides()[0]),
+        s1(t.strides()[1]),
+        s2(t.strides()[2]),
+        s3(t.strides()[3]) {}
+  const T* row(int64_t b, int64_t h, int64_t i) const { return data + b * s0 + h * s1 + i * s2; }
+};
+
+// Per-thread scratch: the query block, a block of scores, and per row the running max, sum and
+// weighted values.
+template <class M>
+struct Scratch {
+  explicit Scratch(int64_t e) : q(kRowBlock * e), s(kRowBlock * kKeyBlock), acc(kRowBlock * e), max(kRowBlock), sum(kRowBlock) {}
+  std::vector<M> q, s, acc, max, sum;
+};
+
+struct Problem {
+  int64_t batch, heads, rows, keys, e;
+  bool causal;
+  double scale;
+};
+
+// The two block products, in registers: v16 is 16 floats (one AVX-512 register, two AVX2 ones).
+typedef float v16 __attribute__((vector_size(64)));
+constexpr int64_t kLanes = 16;
+constexpr int64_t kTile = 4;  // rows per register tile: 4 rows x 64 floats = 16 registers
+
+inline v16 load16(const float* p) {
+  v16 x;
+  std::memcpy(&x, p, sizeof x);
+  return x;
+}
+inline void store16(float* p, v16 x) { std::memcpy(p, &x, sizeof x); }
+
+// s[i][0..64) = q_i . kt[.][j] for rows [i, i + n), n <= kTile: kt is [e][kKeyBlock].
+template <int64_t n>
+void dot_tile(const float* q, const float* kt, float* s, int64_t e) {
+  v16 acc[n][kKeyBlock / kLanes] = {};
+  for (int64_t d = 0; d < e; ++d) {
+    v16 k[kKeyBlock / kLanes];
+    for (int64_t c = 0; c < kKeyBlock / kLanes; ++c) k[c] = load16(kt + d * kKeyBlock + c * kLanes);
+    for (int64_t r = 0; r < n; ++r) {
+      const float qd = q[r * e + d];
+      for (int64_t c = 0; c < kKeyBlock / kLanes; ++c) acc[r][c] += qd * k[c];
+    }
+  }
+  for (int64_t r = 0; r < n; ++r) {
+    for (int64_t c = 0; c < kKeyBlock / kLanes; ++c) store16(s + r * kKeyBlock + c * kLanes, acc[r][c]);
+  }
+}
+
+// acc[i][c0..c0+64) += sum_j p[i][j] v[j][c0..c0+64) for rows [i, i + n), n <= kTile.
+template <int64_t n>
+void weigh_tile(const float* p, const float* v, float* acc, int64_t e, int64_t c0) {
+  constexpr int64_t kChunks = 64 / kLanes;
+  v16 a[n][kChunks];
+  for (int64_t r = 0; r < n; ++r) {
+    for (int64_t c = 0; c < kChunks; ++c) a[r][c] = load16(acc + r * e + c0 + c * kLanes);
+  }
+  for (int64_t j = 0; j < kKeyBlock; ++j) {
+    v16 x[kChunks];
+    for (int64_t c = 0; c < kChunks; ++c) x[c] = load16(v + j * e + c0 + c * kLanes);
+    for (int64_t r = 0; r < n; ++r) {
+      const float pj = p[r * kKeyBlock + j];
+      for (int64_t c = 0; c < kChunks; ++c) a[r][c] += pj * x[c];
+    }
+  }
+  for (int64_t r = 0; r < n; ++r) {
+    for (int64_t c = 0; c < kChunks; ++c) store16(acc + r * e + c0 + c * kLanes, a[r][c]);
+  }
+}
+
+template <class F>
+void by_tiles(int64_t rows, const F& tile) {
+  int64_t i = 0;
+  for (; i + kTile <= rows; i += kTile) tile(i, std::integral_constant<int64_t, kTile>{});
+  for (; i < rows; ++i) tile(i, std::integral_constant<int64_t, 1>{});
+}
+
+// s = Q_block K_block^T (unscaled) for `rows` rows.
+template <class M>
+void dot_block(Scratch<M>& w, const M* kt, int64_t rows, int64_t e) {
+  if constexpr (std::is_same_v<M, float>) {
+    return by_tiles(rows, [&](int64_t i, auto n) {
+      dot_tile<decltype(n)::value>(w.q.data() + i * e, kt, w.s.data() + i * kKeyBlock, e);
+    });
+  }
+  for (int64_t i = 0; i < rows; ++i) {
+    M* si = w.s.data() + i * kKeyBlock;
+    std::fill(si, si + kKeyBlock, M(0));
+    for (int64_t d = 0; d < e; ++d) {
+      const M qd = w.q[i * e + d];
+      const M* kd = kt + d * kKeyBlock;
+      for (int64_t j = 0; j < kKeyBlock; ++j) si[j] += qd * kd[j];
+    }
+  }
+}
+
+// acc += P V_block for `rows` rows (p in s).
+template <class M>
+void weigh_block(Scratch<M>& w, const M* v, int64_t rows, int64_t e) {
+  if constexpr (std::is_same_v<M, float>) {
+    if (e % 64 == 0) {
+      return by_tiles(rows, [&](int64_t i, auto n) {
+        for (int64_t c0 = 0; c0 < e; c0 += 64) {
+          weigh_tile<decltype(n)::value>(w.s.data() + i * kKeyBlock, v, w.acc.data() + i * e, e, c0);
+        }
+      });
+    }
+  }
+  for (int64_t i = 0; i < rows; ++i) {
+    M* acc = w.acc.data() + i * e;
+    for (int64_t j = 0; j < kKeyBlock; ++j) {
+      const M pj = w.s[i * kKeyBlock + j];
+      const M* vj = v + j * e;
+      for (int64_t d = 0; d < e; ++d) acc[d] += pj * vj[d];
+    }
+  }
+}
+
+// Scales the products into scores, adds the mask, and hides (-inf) what the causal mask and the
+// block's end hide: key j0 + j from row i0 + i.
+template <class M, class In>
+void finish_scores(const Problem& p, Scratch<M>& w, const View4<In>* mask, int64_t b, int64_t h, int64_t i0,
+                   int64_t rows, int64_t j0, int64_t cols) {
+  const M scale = static_cast<M>(p.scale);
+  for (int64_t i = 0; i < rows; ++i) {
+    M* si = w.s.data() + i * kKeyBlock;
+    for (int64_t j = 0; j < kKeyBlock; ++j) si[j] *= scale;
+    if (mask) {
+      const In* m = mask->row(b, h, i0 + i);
+      for (int64_t j = 0; j < cols; ++j) si[j] += static_cast<M>(m[(j0 + j) * mask->s3]);
+    }
+    int64_t visible = p.causal ? std::clamp<int64_t>(i0 + i + 1 - j0, 0, cols) : cols;
+    for (int64_t j = visible; j < kKeyBlock; ++j) si[j] = -std::numeric_limits<M>::infinity();
+  }
+}
+
+// Folds a block of scores into each row's running max and sum, turns the scores into the block's
+// weights (exp(s - max)), and rescales the row's weighted values when its max grows. A row that
+// sees nothing yet keeps weights of 0.
+template <class M>
+void softmax_update(Scratch<M>& w, int64_t rows, int64_t e) {
+  constexpr M kMinusInf = -std::numeric_limits<M>::infinity();
+  for (int64_t i = 0; i < rows; ++i) {
+    M* si = w.s.data() + i * kKeyBlock;
+    M block_max = kMinusInf;
+    // NaN scores do not raise the max (as PyTorch's kernel); they reach the sum below.
+    for (int64_t j = 0; j < kKeyBlock; ++j) block_max = si[j] > block_max ? si[j] : block_max;
+    M new_max = std::max(w.max[i], block_max);
+    if (new_max == kMinusInf) {  // nothing visible yet
+      std::fill(si, si + kKeyBlock, M(0));
+      continue;
+    }
+    if (new_max != w.max[i]) {
+      M rescale = exp_of(w.max[i] - new_max);  // 0 for a first visible block
+      w.sum[i] *= rescale;
+      M* acc = w.acc.data() + i * e;
+      for (int64_t d = 0; d < e; ++d) acc[d] *= rescale;
+      w.max[i] = new_max;
+    }
+    for (int64_t j = 0; j < kKeyBlock; ++j) si[j] = exp_of(si[j] - new_max);
+    w.sum[i] += lane_sum<M>(kKeyBlock, [si](int64_t j) { return si[j]; });
+  }
+}
+
+// Keys and values converted once to the compute type and packed per (batch, head) and block of
+// kKeyBlock keys (zeros past the end): keys transposed, [e][kKeyBlock], for the score product;
+// values [kKeyBlock][e]. Every query block of the head reads them.
+template <class M>
+struct Packed {
+  int64_t blocks, e;
+  std::vector<M> keys, values;
+  const M* key_block(int64_t bh, int64_t kb) const { return keys.data() + (bh * blocks + kb) * e * kKeyBlock; }
+  const M* value_block(int64_t bh, int64_t kb) const { return values.data() + (bh * blocks + kb) * kKeyBlock * e; }
+};
+
+template <class M, class In>
+Packed<M> pack(const Problem& p, const View4<In>& k, const View4<In>& v, bool parallel) {
+  Packed<M> pk{(p.keys + kKeyBlock - 1) / kKeyBlock, p.e, {}, {}};
+  const int64_t n = p.batch * p.heads * pk.blocks;
+  pk.keys.assign(static_cast<size_t>(n * p.e * kKeyBlock), M(0));
+  pk.values.assign(static_cast<size_t>(n * kKeyBlock * p.e), M(0));
+#pragma omp parallel for if (parallel)
+  for (int64_t t = 0; t < n; ++t) {
+    const int64_t b = t / (p.heads * pk.blocks), h = t / pk.blocks % p.heads, j0 = t % pk.blocks * kKeyBlock;
+    M* kt = pk.keys.data() + t * p.e * kKeyBlock;
+    M* vb = pk.values.data() + t * kKeyBlock * p.e;
+    for (int64_t j = 0; j < std::min(kKeyBlock, p.keys - j0); ++j) {
+      const In* kj = k.row(b, h, j0 + j);
+      const In* vj = v.row(b, h, j0 + j);
+      for (int64_t d = 0; d < p.e; ++d) {
+        kt[d * kKeyBlock + j] = static_cast<M>(kj[d * k.s3]);
+        vb[j * p.e + d] = static_cast<M>(vj[d * v.s3]);
+      }
+    }
+  }
+  return pk;
+}
+
+template <class In>
+void flash(const Problem& p, const Tensor& query, const Tensor& key, const Tensor& value,
+           const std::optional<Tensor>& attn_mask, const Tensor& out, const Tensor& lse) {
+  using M = opmath_t<In>;
+  View4<In> q(query);
+  std::optional<Tensor> mask;
+  if (attn_mask) mask = expand(*attn_mask, {p.batch, p.heads, p.rows, p.keys});
+  std::optional<View4<In>> m;
+  if (mask) m.emplace(*mask);
+  In* o = static_cast<In*>(out.data_ptr());
+  IntArrayRef os = out.strides();
+  M* l = static_cast<M*>(lse.data_ptr());
+  IntArrayRef ls = lse.strides();
+  const int64_t e = p.e, row_blocks = (p.rows + kRowBlock - 1) / kRowBlock;
+  const int64_t tasks = p.batch * p.heads * row_blocks;
+  // Enough work to wake the threads (PyTorch's grain: 32768 multiply-adds).
+  const bool parallel = tasks > 1 && p.rows * p.keys * e >= 32768 && !omp_in_parallel();
+  const Packed<M> kv = pack<M>(p, View4<In>(key), View4<In>(value), parallel);
+#pragma omp parallel if (parallel)
+  {
+    Scratch<M> w(e);
+#pragma omp for schedule(dynamic, 1)
+    for (int64_t t = 0; t < tasks; ++t) {
+      const int64_t bh = t / row_blocks, b = bh / p.heads, h = bh % p.heads;
+      const int64_t i0 = t % row_blocks * kRowBlock, rows = std::min(kRowBlock, p.rows - i0);
+      for (int64_t i = 0; i < rows; ++i) {
+        const In* qi = q.row(b, h, i0 + i);
+        for (int64_t d = 0; d < e; ++d) w.q[i * e + d] = static_cast<M>(qi[d * q.s3]);
+      }
+      std::fill(w.acc.begin(), w.acc.end(), M(0));
+      std::fill(w.max.begin(), w.max.end(), -std::numeric_limits<M>::infinity());
+      std::fill(w.sum.begin(), w.sum.end(), M(0));
+      // A causal row i0 + i sees keys up to i0 + i: the block's last row bounds the walk.
+      const int64_t end = p.causal ? std::min(p.keys, i0 + rows) : p.keys;
+      for (int64_t j0 = 0; j0 < end; j0 += kKeyBlock) {
+        const int64_t cols = std::min(kKeyBlock, end - j0);
+        dot_block(w, kv.key_block(bh, j0 / kKeyBlock), rows, e);
+        finish_scores(p, w, m ? &*m : nullptr, b, h, i0, rows, j0, cols);
+        softmax_update(w, rows, e);
+        weigh_block(w, kv.value_block(bh, j0 / kKeyBlock), rows, e);
+      }
+      for (int64_t i = 0; i < rows; ++i) {
+        const bool seen = w.max[i] != -std::numeric_limits<M>::infinity();
+        const M inv = seen ? M(1) / w.sum[i] : M(0);
+        In* oi = o + b * os[0] + h * os[1] + (i0 + i) * os[2];
+        for (int64_t d = 0; d < e; ++d) oi[d * os[3]] = static_cast<In>(w.acc[i * e + d] * inv);
+        l[b * ls[0] + h * ls[1] + (i0 + i) * ls[2]] = seen ? w.max[i] + std::log(w.sum[i]) : M(0);
+      }
+    }
+  }
+}
+
+void flash_attention_impl(const Tensor& query, const Tensor& key, const Tensor& value, double, bool is_causal,
+                          const std::optional<Tensor>& attn_mask, std::optional<double> scale, const Tensor& out,
+                          const Tensor& lse) {
+  Problem p{query.sizes()[0], query.sizes()[1], query.sizes()[2], key.sizes()[2], query.sizes()[3], is_causal, 0};
+  p.scale = scale.value_or(1.0 / std::sqrt(static_cast<double>(p.e)));
+  if (out.numel() == 0) return;
+  if (p.keys == 0) {  // no key at all: every row sees nothing
+    Tensor(out).zero_();
+    Tensor(lse).zero_();
+    return;
+  }
+  visit_floating(query.dtype(), "_scaled_dot_product_flash_attention_for_cpu", [&]<class In>() {
+    flash<In>(p, query, key, value, attn_mask, out, lse);
+  });
+}
+
+using namespace kiln::kernels;
+
+const KernelRegistrar kRegister([](Registry& r) {
+  def_structured<&meta::flash_attention, &flash_attention_impl>(r, "aten::_scaled_dot_product_flash_attention_for_cpu");
+});
+
+}  // namespace
+}  // namespace kiln::cpu

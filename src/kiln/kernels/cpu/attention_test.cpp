@@ -1,0 +1,184 @@
+// CPU flash attention against softmax(Q K^T * scale + mask) V computed in float64 with the
+// unfused ops, on shapes that cross the 64-row and 64-key blocks or stay inside one, with causal
+// and additive masks, non-contiguous inputs and every floating dtype; PyTorch's conventions for
+// rows that see no key, for the outputs' layouts, and its argument checks.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include <omp.h>
+
+#include "kiln/ops/api.h"
+#include "tolerance.h"
+
+namespace kiln {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+struct Reference {
+  Tensor out, lse;
+};
+
+// The float64 result: rows whose scores are all -inf give 0 and a logsumexp of 0.
+Reference reference(const Tensor& q, const Tensor& k, const Tensor& v, bool causal, const std::optional<Tensor>& mask,
+                    double scale) {
+  Tensor q64 = q.to(DType::Float64), k64 = k.to(DType::Float64), v64 = v.to(DType::Float64);
+  Tensor scores = mul(matmul(q64, k64.transpose(-2, -1)), Scalar(scale));
+  if (mask) scores = add(scores, mask->to(DType::Float64));
+  if (causal) {
+    Tensor allowed = tril(ones({q.size(2), k.size(2)}, TensorOptions(DType::Bool)));
+    scores = where(allowed, scores, full_like(scores, Scalar(-kInf)));
+  }
+  Tensor max = amax(scores, {-1}, true);
+  Tensor seen = ne(max, Scalar(-kInf));
+  Tensor shift = where(seen, max, zeros_like(max));
+  Tensor weights = exp(sub(scores, shift));
+  Tensor total = sum(weights, IntArrayRef{-1}, true);
+  Tensor out = where(seen, matmul(div(weights, total), v64), zeros_like(q64));
+  Tensor lse = squeeze(where(seen, add(shift, log(total)), zeros_like(max)), -1);
+  return {out, lse};
+}
+
+bool close_to(const Tensor& got, const Tensor& want, testing::Tolerance tol) {
+  Tensor diff = sub(got.to(DType::Float64), want).abs();
+  Tensor bound = add(mul(want.abs(), Scalar(tol.rtol)), Scalar(tol.atol));
+  return gt(diff, bound).sum().item<int64_t>() == 0;
+}
+
+// [b, h, n, e] values laid out as [b, n, h, e] (how a projection's heads arrive), or contiguous.
+Tensor make(IntArrayRef shape, DType dtype, bool heads_inner) {
+  if (!heads_inner) return randn(shape).to(dtype);
+  return randn({shape[0], shape[2], shape[1], shape[3]}).to(dtype).transpose(1, 2);
+}
+
+struct Case {
+  int64_t b, h, l, s, e;
+};
+
+TEST(FlashAttention, MatchesFloat64MathAtEdgeShapes) {
+  manual_seed(3);
+  const Case cases[] = {{1, 1, 1, 1, 1},   {2, 3, 5, 7, 8},    {1, 2, 67, 130, 64}, {1, 1, 129, 65, 128},
+                        {2, 1, 3, 200, 13}, {1, 1, 200, 3, 16}, {1, 2, 64, 64, 64},  {1, 1, 65, 129, 32}};
+  for (const Case& c : cases) {
+    for (DType dtype : {DType::Float32, DType::BFloat16, DType::Float64, DType::Float16}) {
+      for (bool causal : {false, true}) {
+        for (int mask_kind : {0, 1, 2}) {
+          for (bool heads_inner : {false, true}) {
+            SCOPED_TRACE(::testing::Message() << "b " << c.b << " h " << c.h << " l " << c.l << " s " << c.s << " e "
+                                              << c.e << " " << dtype_name(dtype) << " causal " << causal << " mask "
+                                              << mask_kind << " heads inner " << heads_inner);
+            Tensor q = make({c.b, c.h, c.l, c.e}, dtype, heads_inner);
+            Tensor k = make({c.b, c.h, c.s, c.e}, dtype, heads_inner);
+            Tensor v = make({c.b, c.h, c.s, c.e}, dtype, false);
+            std::optional<Tensor> mask;
+            if (mask_kind == 1) {  // an additive [L, S] bias with some keys hidden
+              mask = where(lt(rand({c.l, c.s}), Scalar(0.2)), full({c.l, c.s}, Scalar(-kInf)), randn({c.l, c.s}))
+                         .to(dtype);
+            } else if (mask_kind == 2) {  // padding: the last keys of each batch row hidden, [B, 1, 1, S]
+              Tensor key_index = arange(c.s).view({1, 1, 1, c.s});
+              mask = where(ge(key_index, Scalar(std::max<int64_t>(1, c.s - 2))), full({}, Scalar(-kInf)),
+                           zeros({}))
+                         .expand({c.b, 1, 1, c.s})
+                         .to(dtype);
+            }
+            double scale = c.e == 13 ? 0.3 : 1.0 / std::sqrt(double(c.e));
+            auto [out, lse] = _scaled_dot_product_flash_attention_for_cpu(
+                q, k, v, 0.0, causal, mask, c.e == 13 ? std::optional<double>(0.3) : std::nullopt);
+            Reference want = reference(q, k, v, causal, mask, scale);
+            EXPECT_EQ(out.dtype(), dtype);
+            EXPECT_TRUE(close_to(out, want.out, testing::default_tolerance(dtype)));
+            EXPECT_TRUE(close_to(lse, want.lse, testing::default_tolerance(dtype == DType::Float64 ? dtype
+                                                                                                   : DType::Float32)));
+          }
+        }
+      }
+    }
+  }
+}
+
+// PyTorch's kernel: a row whose scores are all -inf (a fully hidden row) is 0, its logsumexp 0.
+TEST(FlashAttention, RowsThatSeeNoKeyAreZero) {
+  manual_seed(4);
+  Tensor q = randn({1, 1, 3, 4}), k = randn({1, 1, 70, 4}), v = randn({1, 1, 70, 4});
+  Tensor mask = zeros({3, 70});
+  mask[1].fill_(Scalar(-kInf));
+  auto [out, lse] = _scaled_dot_product_flash_attention_for_cpu(q, k, v, 0.0, false, mask);
+  EXPECT_EQ(out[0][0][1].abs().sum().item<double>(), 0.0);
+  EXPECT_EQ(lse[0][0][1].item<double>(), 0.0);
+  EXPECT_GT(out[0][0][0].abs().sum().item<double>(), 0.0);
+  EXPECT_TRUE(std::isfinite(lse[0][0][2].item<double>()));
+  // No keys at all: every row sees nothing.
+  auto [empty_out, empty_lse] =
+      _scaled_dot_product_flash_attention_for_cpu(q, slice(k, 2, 0, 0), slice(v, 2, 0, 0), 0.0, false);
+  EXPECT_EQ(empty_out.abs().sum().item<double>(), 0.0);
+  EXPECT_EQ(empty_lse.abs().sum().item<double>(), 0.0);
+}
+
+// The output is laid out like the query (empty_like); logsumexp [B, H, L] is stored [B, L, H], in
+// float for 16-bit inputs and double for double ones.
+TEST(FlashAttention, OutputLayoutsArePyTorchs) {
+  manual_seed(5);
+  Tensor q = randn({2, 5, 3, 8}).transpose(1, 2), k = randn({2, 3, 7, 8}), v = randn({2, 3, 7, 8});
+  auto [out, lse] = _scaled_dot_product_flash_attention_for_cpu(q, k, v);
+  EXPECT_EQ(out.strides().vec(), q.strides().vec());
+  EXPECT_EQ(lse.sizes().vec(), (std::vector<int64_t>{2, 3, 5}));
+  EXPECT_EQ(lse.strides().vec(), (std::vector<int64_t>{15, 1, 3}));
+  EXPECT_EQ(lse.dtype(), DType::Float32);
+  auto bf16 = _scaled_dot_product_flash_attention_for_cpu(q.to(DType::BFloat16), k.to(DType::BFloat16),
+                                                          v.to(DType::BFloat16));
+  EXPECT_EQ(std::get<0>(bf16).dtype(), DType::BFloat16);
+  EXPECT_EQ(std::get<1>(bf16).dtype(), DType::Float32);
+  auto f64 = _scaled_dot_product_flash_attention_for_cpu(q.to(DType::Float64), k.to(DType::Float64),
+                                                         v.to(DType::Float64));
+  EXPECT_EQ(std::get<1>(f64).dtype(), DType::Float64);
+}
+
+// Each query block is one task with its own arithmetic: the result is the same on any thread count.
+TEST(FlashAttention, SameBitsOnAnyThreadCount) {
+  manual_seed(6);
+  Tensor q = randn({2, 4, 300, 64}), k = randn({2, 4, 257, 64}), v = randn({2, 4, 257, 64});
+  int threads = omp_get_max_threads();
+  omp_set_num_threads(1);
+  Tensor one = std::get<0>(_scaled_dot_product_flash_attention_for_cpu(q, k, v, 0.0, true));
+  omp_set_num_threads(std::max(threads, 3));
+  Tensor many = std::get<0>(_scaled_dot_product_flash_attention_for_cpu(q, k, v, 0.0, true));
+  omp_set_num_threads(threads);
+  EXPECT_EQ(ne(one, many).sum().item<int64_t>(), 0);
+}
+
+void expect_error(const std::function<void()>& call, const std::string& says) {
+  try {
+    call();
+    ADD_FAILURE() << "expected an error saying '" << says << "'";
+  } catch (const Error& e) {
+    std::string what = e.what();
+    EXPECT_NE(what.find("_scaled_dot_product_flash_attention_for_cpu"), std::string::npos) << what;
+    EXPECT_NE(what.find(says), std::string::npos) << what;
+  }
+}
+
+TEST(FlashAttention, BadArgumentsRaiseNamingThem) {
+  Tensor q = randn({1, 2, 3, 8}), k = randn({1, 2, 5, 8}), v = randn({1, 2, 5, 8});
+  expect_error([&] { _scaled_dot_product_flash_attention_for_cpu(q.squeeze(0), k, v); }, "must be 4-D");
+  expect_error([&] { _scaled_dot_product_flash_attention_for_cpu(q, k, randn({1, 2, 5, 6})); }, "same head size");
+  expect_error([&] { _scaled_dot_product_flash_attention_for_cpu(q, k, randn({1, 2, 4, 8})); },
+               "same sequence length");
+  expect_error([&] { _scaled_dot_product_flash_attention_for_cpu(q, randn({1, 1, 5, 8}), v); }, "number of heads");
+  expect_error([&] { _scaled_dot_product_flash_attention_for_cpu(q, k.to(DType::Float64), v); }, "one floating dtype");
+  expect_error([&] { _scaled_dot_product_flash_attention_for_cpu(q, k, v, 0.1); }, "dropout");
+  expect_error([&] { _scaled_dot_product_flash_attention_for_cpu(q, k, v, 0.0, false, zeros({3, 5}, DType::Bool)); },
+               "query's dtype");
+  expect_error([&] { _scaled_dot_product_flash_attention_for_cpu(q, k, v, 0.0, false, zeros({3, 4})); },
+               "does not broadcast");
+  expect_error(
+      [&] {
+        Tensor i = ones({1, 2, 3, 8}, DType::Int64);
+        _scaled_dot_product_flash_attention_for_cpu(i, i, i);
+      },
+      "one floating dtype");
+}
+
+}  // namespace
+}  // namespace kiln
