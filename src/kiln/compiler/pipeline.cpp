@@ -7,6 +7,7 @@
 
 #include "kiln/compiler/loopir/verify.h"
 #include "kiln/compiler/lower/lower.h"
+#include "kiln/compiler/patterns/attention.h"
 #include "kiln/graph/constant_fold.h"
 #include "kiln/graph/cse.h"
 #include "kiln/graph/dce.h"
@@ -43,13 +44,10 @@ void verify_graph(const graph::Graph& g) {
 }  // namespace
 
 const std::vector<std::string>& pipeline_passes() {
-  static const std::vector<std::string> names = {"fold_constants",
-                                                 "eliminate_common_subexpressions",
-                                                 "eliminate_dead_code",
-                                                 "lower",
-                                                 "schedule",
-                                                 "plan_memory",
-                                                 "generate_cpp",
+  static const std::vector<std::string> names = {"fold_constants", "eliminate_common_subexpressions",
+                                                 "fuse_attention", "eliminate_dead_code",
+                                                 "lower",          "schedule",
+                                                 "plan_memory",    "generate_cpp",
                                                  "build"};
   return names;
 }
@@ -110,6 +108,13 @@ CompiledGraph run_pipeline(graph::Graph& g, bool build) {
   pass(
       "eliminate_common_subexpressions", [&] { return said(graph::eliminate_common_subexpressions(g)); }, show_graph,
       check_graph);
+  pass(
+      "fuse_attention",
+      [&] {
+        int n = fuse_attention(g);
+        return n > 0 ? fmt::format(", {} fused", n) : std::string(", unchanged");
+      },
+      show_graph, check_graph);
   pass(
       "eliminate_dead_code", [&] { return said(graph::eliminate_dead_code(g)); }, show_graph, check_graph);
   pass(

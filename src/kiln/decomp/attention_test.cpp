@@ -38,8 +38,7 @@ TEST(Sdpa, FlashPathMatchesTheMathFormulation) {
   EXPECT_LT(max_abs_diff(scaled_dot_product_attention(q, k, v, std::nullopt, 0.0, true),
                          math_path(q, k, v, std::nullopt, true)),
             1e-5);
-  EXPECT_LT(max_abs_diff(scaled_dot_product_attention(q, k, v, bool_mask), math_path(q, k, v, bool_mask, false)),
-            1e-5);
+  EXPECT_LT(max_abs_diff(scaled_dot_product_attention(q, k, v, bool_mask), math_path(q, k, v, bool_mask, false)), 1e-5);
   EXPECT_LT(max_abs_diff(scaled_dot_product_attention(q, k, v, float_mask), math_path(q, k, v, float_mask, false)),
             1e-5);
 }

@@ -9,8 +9,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <type_traits>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include <omp.h>
@@ -51,7 +51,8 @@ struct View4 {
 // weighted values.
 template <class M>
 struct Scratch {
-  explicit Scratch(int64_t e) : q(kRowBlock * e), s(kRowBlock * kKeyBlock), acc(kRowBlock * e), max(kRowBlock), sum(kRowBlock) {}
+  explicit Scratch(int64_t e)
+      : q(kRowBlock * e), s(kRowBlock * kKeyBlock), acc(kRowBlock * e), max(kRowBlock), sum(kRowBlock) {}
   std::vector<M> q, s, acc, max, sum;
 };
 
@@ -212,16 +213,30 @@ template <class M>
 struct Packed {
   int64_t blocks, e;
   std::vector<M> keys, values;
+  // Per block: whether its values are all finite, and the largest |key| (inf if one is not finite).
+  std::vector<uint8_t> finite_values;
+  std::vector<M> key_bound;
   const M* key_block(int64_t bh, int64_t kb) const { return keys.data() + (bh * blocks + kb) * e * kKeyBlock; }
   const M* value_block(int64_t bh, int64_t kb) const { return values.data() + (bh * blocks + kb) * kKeyBlock * e; }
 };
 
+// The largest |x| of n values; inf where one is inf or NaN.
+template <class M>
+M bound(const M* x, int64_t n) {
+  M b = 0;
+  for (int64_t i = 0; i < n; ++i)
+    b = std::isfinite(x[i]) ? std::max(b, std::abs(x[i])) : std::numeric_limits<M>::infinity();
+  return b;
+}
+
 template <class M, class In>
 Packed<M> pack(const Problem& p, const View4<In>& k, const View4<In>& v, bool parallel) {
-  Packed<M> pk{(p.keys + kKeyBlock - 1) / kKeyBlock, p.e, {}, {}};
+  Packed<M> pk{(p.keys + kKeyBlock - 1) / kKeyBlock, p.e, {}, {}, {}, {}};
   const int64_t n = p.batch * p.heads * pk.blocks;
   pk.keys.assign(static_cast<size_t>(n * p.e * kKeyBlock), M(0));
   pk.values.assign(static_cast<size_t>(n * kKeyBlock * p.e), M(0));
+  pk.finite_values.assign(static_cast<size_t>(n), 1);
+  pk.key_bound.assign(static_cast<size_t>(n), M(0));
 #pragma omp parallel for if (parallel)
   for (int64_t t = 0; t < n; ++t) {
     const int64_t b = t / (p.heads * pk.blocks), h = t / pk.blocks % p.heads, j0 = t % pk.blocks * kKeyBlock;
@@ -235,13 +250,32 @@ Packed<M> pack(const Problem& p, const View4<In>& k, const View4<In>& v, bool pa
         vb[j * p.e + d] = static_cast<M>(vj[d * v.s3]);
       }
     }
+    pk.finite_values[static_cast<size_t>(t)] = bound(vb, kKeyBlock * p.e) < std::numeric_limits<M>::infinity();
+    pk.key_bound[static_cast<size_t>(t)] = bound(kt, p.e * kKeyBlock);
   }
   return pk;
 }
 
+// Whether the mask hides every key of the block from every row of the block (-inf everywhere). With
+// finite scores (no product can overflow) and finite values, such a block adds exactly nothing (a
+// causal mask's upper blocks), so it is skipped; otherwise it is computed (inf + -inf is NaN).
+template <class In>
+bool hidden_block(const View4<In>& mask, int64_t b, int64_t h, int64_t i0, int64_t rows, int64_t j0, int64_t cols) {
+  for (int64_t i = 0; i < rows; ++i) {
+    const In* m = mask.row(b, h, i0 + i);
+    for (int64_t j = 0; j < cols; ++j) {
+      if (static_cast<float>(m[(j0 + j) * mask.s3]) != -std::numeric_limits<float>::infinity()) return false;
+    }
+  }
+  return true;
+}
+
+// `lse`, where defined, receives each row's log-sum-exp. A row that sees no key (all its scores
+// -inf, or NaN) is 0 with a log-sum-exp of 0 (PyTorch's flash kernel), or NaN where `unseen_nan`
+// (what softmax followed by a product gives: kiln::attention).
 template <class In>
 void flash(const Problem& p, const Tensor& query, const Tensor& key, const Tensor& value,
-           const std::optional<Tensor>& attn_mask, const Tensor& out, const Tensor& lse) {
+           const std::optional<Tensor>& attn_mask, const Tensor& out, const Tensor& lse, bool unseen_nan) {
   using M = opmath_t<In>;
   View4<In> q(query);
   std::optional<Tensor> mask;
@@ -250,8 +284,8 @@ void flash(const Problem& p, const Tensor& query, const Tensor& key, const Tenso
   if (mask) m.emplace(*mask);
   In* o = static_cast<In*>(out.data_ptr());
   IntArrayRef os = out.strides();
-  M* l = static_cast<M*>(lse.data_ptr());
-  IntArrayRef ls = lse.strides();
+  M* l = lse.defined() ? static_cast<M*>(lse.data_ptr()) : nullptr;
+  IntArrayRef ls = lse.defined() ? lse.strides() : IntArrayRef();
   const int64_t e = p.e, row_blocks = (p.rows + kRowBlock - 1) / kRowBlock;
   const int64_t tasks = p.batch * p.heads * row_blocks;
   // Enough work to wake the threads (PyTorch's grain: 32768 multiply-adds).
@@ -268,6 +302,7 @@ void flash(const Problem& p, const Tensor& query, const Tensor& key, const Tenso
         const In* qi = q.row(b, h, i0 + i);
         for (int64_t d = 0; d < e; ++d) w.q[i * e + d] = static_cast<M>(qi[d * q.s3]);
       }
+      const M q_bound = bound(w.q.data(), rows * e);
       std::fill(w.acc.begin(), w.acc.end(), M(0));
       std::fill(w.max.begin(), w.max.end(), -std::numeric_limits<M>::infinity());
       std::fill(w.sum.begin(), w.sum.end(), M(0));
@@ -275,6 +310,10 @@ void flash(const Problem& p, const Tensor& query, const Tensor& key, const Tenso
       const int64_t end = p.causal ? std::min(p.keys, i0 + rows) : p.keys;
       for (int64_t j0 = 0; j0 < end; j0 += kKeyBlock) {
         const int64_t cols = std::min(kKeyBlock, end - j0);
+        const auto blk = static_cast<size_t>(bh * kv.blocks + j0 / kKeyBlock);
+        const bool bounded = q_bound * kv.key_bound[blk] * static_cast<M>(e) * std::abs(static_cast<M>(p.scale)) <
+                             std::numeric_limits<M>::max() / 2;
+        if (m && bounded && kv.finite_values[blk] && hidden_block(*m, b, h, i0, rows, j0, cols)) continue;
         dot_block(w, kv.key_block(bh, j0 / kKeyBlock), rows, e);
         finish_scores(p, w, m ? &*m : nullptr, b, h, i0, rows, j0, cols);
         softmax_update(w, rows, e);
@@ -282,35 +321,52 @@ void flash(const Problem& p, const Tensor& query, const Tensor& key, const Tenso
       }
       for (int64_t i = 0; i < rows; ++i) {
         const bool seen = w.max[i] != -std::numeric_limits<M>::infinity();
+        const M unseen = unseen_nan ? std::numeric_limits<M>::quiet_NaN() : M(0);
         const M inv = seen ? M(1) / w.sum[i] : M(0);
         In* oi = o + b * os[0] + h * os[1] + (i0 + i) * os[2];
-        for (int64_t d = 0; d < e; ++d) oi[d * os[3]] = static_cast<In>(w.acc[i * e + d] * inv);
-        l[b * ls[0] + h * ls[1] + (i0 + i) * ls[2]] = seen ? w.max[i] + std::log(w.sum[i]) : M(0);
+        for (int64_t d = 0; d < e; ++d) oi[d * os[3]] = static_cast<In>(seen ? w.acc[i * e + d] * inv : unseen);
+        if (l) l[b * ls[0] + h * ls[1] + (i0 + i) * ls[2]] = seen ? w.max[i] + std::log(w.sum[i]) : M(0);
       }
     }
   }
 }
 
+void run(const Tensor& query, const Tensor& key, const Tensor& value, bool is_causal,
+         const std::optional<Tensor>& attn_mask, double scale, const Tensor& out, const Tensor& lse, bool unseen_nan) {
+  Problem p{query.sizes()[0], query.sizes()[1], query.sizes()[2], key.sizes()[2], query.sizes()[3], is_causal, scale};
+  if (out.numel() == 0) return;
+  if (p.keys == 0) {  // no key at all: every row sees nothing
+    Tensor(out).fill_(Scalar(unseen_nan ? std::numeric_limits<double>::quiet_NaN() : 0.0));
+    if (lse.defined()) Tensor(lse).zero_();
+    return;
+  }
+  visit_floating(query.dtype(), "attention",
+                 [&]<class In>() { flash<In>(p, query, key, value, attn_mask, out, lse, unseen_nan); });
+}
+
+double default_scale(const Tensor& query) { return 1.0 / std::sqrt(static_cast<double>(query.sizes()[3])); }
+
 void flash_attention_impl(const Tensor& query, const Tensor& key, const Tensor& value, double, bool is_causal,
                           const std::optional<Tensor>& attn_mask, std::optional<double> scale, const Tensor& out,
                           const Tensor& lse) {
-  Problem p{query.sizes()[0], query.sizes()[1], query.sizes()[2], key.sizes()[2], query.sizes()[3], is_causal, 0};
-  p.scale = scale.value_or(1.0 / std::sqrt(static_cast<double>(p.e)));
-  if (out.numel() == 0) return;
-  if (p.keys == 0) {  // no key at all: every row sees nothing
-    Tensor(out).zero_();
-    Tensor(lse).zero_();
-    return;
-  }
-  visit_floating(query.dtype(), "_scaled_dot_product_flash_attention_for_cpu", [&]<class In>() {
-    flash<In>(p, query, key, value, attn_mask, out, lse);
-  });
+  run(query, key, value, is_causal, attn_mask, scale.value_or(default_scale(query)), out, lse, false);
+}
+
+void attention_impl(const Tensor& query, const Tensor& key, const Tensor& value, const std::optional<Tensor>& attn_mask,
+                    double scale, bool is_causal, const Tensor& out) {
+  run(query, key, value, is_causal, attn_mask, scale, out, Tensor(), true);
 }
 
 using namespace kiln::kernels;
 
 const KernelRegistrar kRegister([](Registry& r) {
   def_structured<&meta::flash_attention, &flash_attention_impl>(r, "aten::_scaled_dot_product_flash_attention_for_cpu");
+  // What the compiler puts in place of softmax(Q K^T * scale + mask) V written as ops (compiler/
+  // patterns/attention.h): their values, NaN rows included, without the score matrix.
+  r.declare({"attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, float scale=1.0, "
+             "bool is_causal=False) -> Tensor"},
+            Provenance::Native, "kiln");
+  def_structured<&meta::attention, &attention_impl>(r, "kiln::attention");
 });
 
 }  // namespace

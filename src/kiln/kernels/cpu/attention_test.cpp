@@ -59,7 +59,7 @@ struct Case {
 
 TEST(FlashAttention, MatchesFloat64MathAtEdgeShapes) {
   manual_seed(3);
-  const Case cases[] = {{1, 1, 1, 1, 1},   {2, 3, 5, 7, 8},    {1, 2, 67, 130, 64}, {1, 1, 129, 65, 128},
+  const Case cases[] = {{1, 1, 1, 1, 1},    {2, 3, 5, 7, 8},    {1, 2, 67, 130, 64}, {1, 1, 129, 65, 128},
                         {2, 1, 3, 200, 13}, {1, 1, 200, 3, 16}, {1, 2, 64, 64, 64},  {1, 1, 65, 129, 32}};
   for (const Case& c : cases) {
     for (DType dtype : {DType::Float32, DType::BFloat16, DType::Float64, DType::Float16}) {
@@ -78,8 +78,7 @@ TEST(FlashAttention, MatchesFloat64MathAtEdgeShapes) {
                          .to(dtype);
             } else if (mask_kind == 2) {  // padding: the last keys of each batch row hidden, [B, 1, 1, S]
               Tensor key_index = arange(c.s).view({1, 1, 1, c.s});
-              mask = where(ge(key_index, Scalar(std::max<int64_t>(1, c.s - 2))), full({}, Scalar(-kInf)),
-                           zeros({}))
+              mask = where(ge(key_index, Scalar(std::max<int64_t>(1, c.s - 2))), full({}, Scalar(-kInf)), zeros({}))
                          .expand({c.b, 1, 1, c.s})
                          .to(dtype);
             }
@@ -89,8 +88,8 @@ TEST(FlashAttention, MatchesFloat64MathAtEdgeShapes) {
             Reference want = reference(q, k, v, causal, mask, scale);
             EXPECT_EQ(out.dtype(), dtype);
             EXPECT_TRUE(close_to(out, want.out, testing::default_tolerance(dtype)));
-            EXPECT_TRUE(close_to(lse, want.lse, testing::default_tolerance(dtype == DType::Float64 ? dtype
-                                                                                                   : DType::Float32)));
+            EXPECT_TRUE(
+                close_to(lse, want.lse, testing::default_tolerance(dtype == DType::Float64 ? dtype : DType::Float32)));
           }
         }
       }
@@ -126,12 +125,12 @@ TEST(FlashAttention, OutputLayoutsArePyTorchs) {
   EXPECT_EQ(lse.sizes().vec(), (std::vector<int64_t>{2, 3, 5}));
   EXPECT_EQ(lse.strides().vec(), (std::vector<int64_t>{15, 1, 3}));
   EXPECT_EQ(lse.dtype(), DType::Float32);
-  auto bf16 = _scaled_dot_product_flash_attention_for_cpu(q.to(DType::BFloat16), k.to(DType::BFloat16),
-                                                          v.to(DType::BFloat16));
+  auto bf16 =
+      _scaled_dot_product_flash_attention_for_cpu(q.to(DType::BFloat16), k.to(DType::BFloat16), v.to(DType::BFloat16));
   EXPECT_EQ(std::get<0>(bf16).dtype(), DType::BFloat16);
   EXPECT_EQ(std::get<1>(bf16).dtype(), DType::Float32);
-  auto f64 = _scaled_dot_product_flash_attention_for_cpu(q.to(DType::Float64), k.to(DType::Float64),
-                                                         v.to(DType::Float64));
+  auto f64 =
+      _scaled_dot_product_flash_attention_for_cpu(q.to(DType::Float64), k.to(DType::Float64), v.to(DType::Float64));
   EXPECT_EQ(std::get<1>(f64).dtype(), DType::Float64);
 }
 
@@ -163,15 +162,20 @@ TEST(FlashAttention, BadArgumentsRaiseNamingThem) {
   Tensor q = randn({1, 2, 3, 8}), k = randn({1, 2, 5, 8}), v = randn({1, 2, 5, 8});
   expect_error([&] { _scaled_dot_product_flash_attention_for_cpu(q.squeeze(0), k, v); }, "must be 4-D");
   expect_error([&] { _scaled_dot_product_flash_attention_for_cpu(q, k, randn({1, 2, 5, 6})); }, "same head size");
-  expect_error([&] { _scaled_dot_product_flash_attention_for_cpu(q, k, randn({1, 2, 4, 8})); },
-               "same sequence length");
+  expect_error([&] { _scaled_dot_product_flash_attention_for_cpu(q, k, randn({1, 2, 4, 8})); }, "same sequence length");
   expect_error([&] { _scaled_dot_product_flash_attention_for_cpu(q, randn({1, 1, 5, 8}), v); }, "number of heads");
   expect_error([&] { _scaled_dot_product_flash_attention_for_cpu(q, k.to(DType::Float64), v); }, "one floating dtype");
   expect_error([&] { _scaled_dot_product_flash_attention_for_cpu(q, k, v, 0.1); }, "dropout");
-  expect_error([&] { _scaled_dot_product_flash_attention_for_cpu(q, k, v, 0.0, false, zeros({3, 5}, DType::Bool)); },
-               "query's dtype");
-  expect_error([&] { _scaled_dot_product_flash_attention_for_cpu(q, k, v, 0.0, false, zeros({3, 4})); },
-               "does not broadcast");
+  expect_error(
+      [&] {
+        _scaled_dot_product_flash_attention_for_cpu(q, k, v, 0.0, false, zeros({3, 5}, DType::Bool));
+      },
+      "query's dtype");
+  expect_error(
+      [&] {
+        _scaled_dot_product_flash_attention_for_cpu(q, k, v, 0.0, false, zeros({3, 4}));
+      },
+      "does not broadcast");
   expect_error(
       [&] {
         Tensor i = ones({1, 2, 3, 8}, DType::Int64);

@@ -113,9 +113,11 @@ TensorSpec scatter(const Tensor& self, int64_t dim, const Tensor& index, const T
   return contiguous_spec(self.sizes(), self.dtype());
 }
 
-std::array<TensorSpec, 2> flash_attention(const Tensor& query, const Tensor& key, const Tensor& value, double dropout_p,
-                                          bool, const std::optional<Tensor>& attn_mask, std::optional<double>) {
-  constexpr std::string_view op = "_scaled_dot_product_flash_attention_for_cpu";
+namespace {
+
+// The checks PyTorch's flash attention makes; `op` names the caller.
+void check_attention(std::string_view op, const Tensor& query, const Tensor& key, const Tensor& value,
+                     const std::optional<Tensor>& attn_mask) {
   KILN_CHECK(query.dim() == 4 && key.dim() == 4 && value.dim() == 4,
              "{}: query {}, key {} and value {} must be 4-D [batch, heads, sequence, head size]", op, query.sizes(),
              key.sizes(), value.sizes());
@@ -128,24 +130,38 @@ std::array<TensorSpec, 2> flash_attention(const Tensor& query, const Tensor& key
   KILN_CHECK(k[2] == v[2], "{}: key {} and value {} must have the same sequence length", op, k, v);
   KILN_CHECK(k[3] == q[3] && v[3] == q[3], "{}: query {}, key {} and value {} must have the same head size", op, q, k,
              v);
+  if (!attn_mask) return;
+  KILN_CHECK_TYPE(attn_mask->dtype() == query.dtype(), "{}: the attention mask ({}) must have the query's dtype {}", op,
+                  attn_mask->describe(), query.dtype());
+  Shape scores{q[0], q[1], q[2], k[2]};
+  bool fits = attn_mask->dim() <= 4;
+  for (int64_t d = 1; fits && d <= attn_mask->dim(); ++d) {
+    int64_t m = attn_mask->sizes()[attn_mask->dim() - d];
+    fits = m == 1 || m == scores[static_cast<size_t>(4 - d)];
+  }
+  KILN_CHECK(fits, "{}: the attention mask {} does not broadcast to the scores [{}]", op, attn_mask->sizes(),
+             fmt::join(scores, ", "));
+}
+
+}  // namespace
+
+std::array<TensorSpec, 2> flash_attention(const Tensor& query, const Tensor& key, const Tensor& value, double dropout_p,
+                                          bool, const std::optional<Tensor>& attn_mask, std::optional<double>) {
+  constexpr std::string_view op = "_scaled_dot_product_flash_attention_for_cpu";
+  check_attention(op, query, key, value, attn_mask);
   KILN_CHECK_KIND(dropout_p == 0, ErrorKind::NotImplemented, "{}: dropout (dropout_p={}) is not supported", op,
                   dropout_p);
-  if (attn_mask) {
-    KILN_CHECK_TYPE(attn_mask->dtype() == query.dtype(), "{}: the attention mask ({}) must have the query's dtype {}",
-                    op, attn_mask->describe(), query.dtype());
-    Shape scores{q[0], q[1], q[2], k[2]};
-    bool fits = attn_mask->dim() <= 4;
-    for (int64_t d = 1; fits && d <= attn_mask->dim(); ++d) {
-      int64_t m = attn_mask->sizes()[attn_mask->dim() - d];
-      fits = m == 1 || m == scores[static_cast<size_t>(4 - d)];
-    }
-    KILN_CHECK(fits, "{}: the attention mask {} does not broadcast to the scores [{}]", op, attn_mask->sizes(),
-               fmt::join(scores, ", "));
-  }
+  IntArrayRef q = query.sizes();
   TensorSpec out = like_spec(query, query.dtype(), MemoryFormat::Preserve);
   DType acc = query.dtype() == DType::Float64 ? DType::Float64 : DType::Float32;
   TensorSpec lse{acc, Shape{q[0], q[1], q[2]}, Shape{q[2] * q[1], 1, q[1]}};
   return {out, lse};
+}
+
+TensorSpec attention(const Tensor& query, const Tensor& key, const Tensor& value,
+                     const std::optional<Tensor>& attn_mask, double, bool) {
+  check_attention("kiln::attention", query, key, value, attn_mask);
+  return contiguous_spec(query.sizes(), query.dtype());
 }
 
 }  // namespace kiln::meta

@@ -29,5 +29,8 @@ TensorSpec scatter(const Tensor& self, int64_t dim, const Tensor& index, const T
 std::array<TensorSpec, 2> flash_attention(const Tensor& query, const Tensor& key, const Tensor& value, double dropout_p,
                                           bool is_causal, const std::optional<Tensor>& attn_mask,
                                           std::optional<double> scale);
+// kiln::attention: softmax(Q K^T * scale + mask) V as those ops define it; a contiguous output.
+TensorSpec attention(const Tensor& query, const Tensor& key, const Tensor& value,
+                     const std::optional<Tensor>& attn_mask, double scale, bool is_causal);
 
 }  // namespace kiln::meta

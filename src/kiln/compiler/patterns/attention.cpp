@@ -1,0 +1,273 @@
+#include "kiln/compiler/patterns/attention.h"
+
+#include <functional>
+#include <optional>
+#include <set>
+#include <string_view>
+
+#include "kiln/ops/dispatcher.h"
+#include "kiln/ops/registry.h"
+
+namespace kiln::compiler {
+namespace {
+
+using graph::Arg;
+using graph::Node;
+using graph::NodeKind;
+using graph::ValueRef;
+
+bool is_call(const Node* n, std::string_view op) {
+  return n != nullptr && n->kind() == NodeKind::Call && n->op()->name() == op;
+}
+
+const graph::TensorMeta& meta_of(const ValueRef& r) { return r.node->meta().at(static_cast<size_t>(r.index)); }
+
+std::optional<ValueRef> ref_arg(const Node* n, size_t i) {
+  if (i >= n->args().size()) return std::nullopt;
+  const auto* r = std::get_if<ValueRef>(&n->args()[i]);
+  if (r == nullptr || r->node == nullptr) return std::nullopt;
+  return *r;
+}
+
+const Value* value_arg(const Node* n, size_t i) {
+  return i < n->args().size() ? std::get_if<Value>(&n->args()[i]) : nullptr;
+}
+
+int64_t numel(IntArrayRef s) {
+  int64_t n = 1;
+  for (int64_t x : s) n *= x;
+  return n;
+}
+
+// A reshape that keeps the row-major order of the elements: squeeze, collapse, split, alias, a
+// copying reshape, or a broadcast_in_dim that only adds size-1 dims (no element repeated).
+bool keeps_order(const Node* n) {
+  if (n->kind() != NodeKind::Call || n->meta().size() != 1) return false;
+  std::string_view op = n->op()->name();
+  if (op == "prims::squeeze" || op == "prims::collapse_view" || op == "prims::split_dim" || op == "prims::view_of" ||
+      op == "prims::reshape" || op == "prims::collapse") {
+    return true;
+  }
+  if (op != "prims::broadcast_in_dim") return false;
+  auto in = ref_arg(n, 0);
+  return in && numel(meta_of(*in).sizes) == numel(n->meta()[0].sizes);
+}
+
+// The nodes a match consumes; each must be used only by the pattern.
+class Match {
+ public:
+  // Follows order-keeping reshapes back from r.
+  ValueRef through_reshapes(ValueRef r) {
+    while (r.index == 0 && keeps_order(r.node)) {
+      nodes_.insert(r.node);
+      r = *ref_arg(r.node, 0);
+    }
+    return r;
+  }
+  // Follows broadcast_in_dim nodes back from r (a row statistic broadcast over its row).
+  ValueRef through_broadcasts(ValueRef r) {
+    while (r.index == 0 && is_call(r.node, "prims::broadcast_in_dim")) {
+      nodes_.insert(r.node);
+      r = *ref_arg(r.node, 0);
+    }
+    return r;
+  }
+  void take(const Node* n) { nodes_.insert(n); }
+  // Every taken node is used only by taken nodes or by `last` (the bmm that is replaced).
+  bool closed(const Node* last) const {
+    for (const Node* n : nodes_) {
+      for (const Node* u : n->users()) {
+        if (u != last && !nodes_.contains(u)) return false;
+      }
+    }
+    return true;
+  }
+
+ private:
+  std::set<const Node*> nodes_;
+};
+
+// The constant a broadcast scalar holds (prims::full of [] or scalar_tensor), if it is one.
+std::optional<double> constant_of(Match& m, ValueRef r) {
+  r = m.through_broadcasts(r);
+  const Node* n = r.node;
+  const Value* v = nullptr;
+  if (is_call(n, "prims::full") && meta_of(r).sizes.empty()) v = value_arg(n, 1);
+  if (is_call(n, "prims::scalar_tensor")) v = value_arg(n, 0);
+  if (v == nullptr || v->is_tensor() || v->is_none()) return std::nullopt;
+  m.take(n);
+  return v->to_double();
+}
+
+// Whether r is prims::<op>(x, [last dim], ...) of x, as a reduction over the scores' last dim.
+bool reduces_last_dim(const Node* n, std::string_view op, const ValueRef& x) {
+  if (!is_call(n, op) || ref_arg(n, 0) != x) return false;
+  const Value* dims = value_arg(n, 1);
+  auto rank = static_cast<int64_t>(meta_of(x).sizes.size());
+  return dims != nullptr && dims->tag() == Value::Tag::IntList && dims->to_int_list() == std::vector<int64_t>{rank - 1};
+}
+
+struct Attention {
+  ValueRef q, kt, v;                // the bmm operands: [N, L, E], [N, E, S], [N, S, E]
+  std::optional<ValueRef> mask;     // additive, of the scores' shape
+  double scale = 1;
+  Shape scores;              // [..., L, S], 3 or 4 dims
+};
+
+// softmax(X) over the last dim from its div node: div(exp(X - amax(X)), sum(exp(X - amax(X)))).
+std::optional<ValueRef> softmax_input(Match& m, const Node* div) {
+  if (!is_call(div, "prims::div")) return std::nullopt;
+  auto e = ref_arg(div, 0), denominator = ref_arg(div, 1);
+  if (!e || !denominator || !is_call(e->node, "prims::exp")) return std::nullopt;
+  ValueRef total = m.through_broadcasts(*denominator);
+  if (!reduces_last_dim(total.node, "prims::sum", *e)) return std::nullopt;
+  auto shifted = ref_arg(e->node, 0);
+  if (!shifted || !is_call(shifted->node, "prims::sub")) return std::nullopt;
+  auto x = ref_arg(shifted->node, 0), max_b = ref_arg(shifted->node, 1);
+  if (!x || !max_b) return std::nullopt;
+  ValueRef max = m.through_broadcasts(*max_b);
+  if (!reduces_last_dim(max.node, "prims::amax", *x)) return std::nullopt;
+  for (const Node* n : std::initializer_list<const Node*>{div, e->node, total.node, shifted->node, max.node}) {
+    m.take(n);
+  }
+  return *x;
+}
+
+// Q K^T * scale [+ mask] from the softmax's input.
+bool scores_of(Match& m, ValueRef x, Attention& a) {
+  auto product = [&](ValueRef y) -> const Node* {
+    ValueRef s = m.through_reshapes(y);
+    return is_call(s.node, "aten::bmm") ? s.node : nullptr;
+  };
+  auto scaled = [&](ValueRef y) -> const Node* {
+    if (const Node* bmm = product(y)) return bmm;
+    const Node* n = y.node;
+    if (!is_call(n, "prims::mul") && !is_call(n, "prims::div")) return nullptr;
+    auto s = ref_arg(n, 0), c = ref_arg(n, 1);
+    if (!s || !c) return nullptr;
+    auto constant = constant_of(m, *c);
+    if (!constant) return nullptr;
+    const Node* bmm = product(*s);
+    if (bmm == nullptr) return nullptr;
+    m.take(n);
+    a.scale = is_call(n, "prims::mul") ? *constant : 1 / *constant;
+    return bmm;
+  };
+  const Node* bmm = scaled(x);
+  if (bmm == nullptr && is_call(x.node, "prims::add")) {
+    for (size_t side : {0u, 1u}) {
+      auto y = ref_arg(x.node, side), mask = ref_arg(x.node, 1 - side);
+      if (!y || !mask) continue;
+      if ((bmm = scaled(*y)) != nullptr) {
+        a.mask = *mask;
+        m.take(x.node);
+        break;
+      }
+    }
+  }
+  if (bmm == nullptr) return false;
+  m.take(bmm);
+  a.q = *ref_arg(bmm, 0);
+  a.kt = *ref_arg(bmm, 1);
+  return true;
+}
+
+// The match rooted at bmm `last` (weights @ values), if it is one.
+std::optional<Attention> match(const Node* last) {
+  if (!is_call(last, "aten::bmm")) return std::nullopt;
+  auto weights = ref_arg(last, 0), values = ref_arg(last, 1);
+  if (!weights || !values) return std::nullopt;
+  Match m;
+  ValueRef div = m.through_reshapes(*weights);
+  auto x = softmax_input(m, div.node);
+  if (!x) return std::nullopt;
+  Attention a;
+  a.v = *values;
+  a.scores = meta_of(*x).sizes;
+  if (!scores_of(m, *x, a) || !m.closed(last)) return std::nullopt;
+  const auto& q = meta_of(a.q);
+  const auto& kt = meta_of(a.kt);
+  const auto& v = meta_of(a.v);
+  if (q.dtype != DType::Float32 && q.dtype != DType::Float64) return std::nullopt;
+  if (kt.dtype != q.dtype || v.dtype != q.dtype || meta_of(*x).dtype != q.dtype) return std::nullopt;
+  if (a.mask && meta_of(*a.mask).dtype != q.dtype) return std::nullopt;
+  size_t rank = a.scores.size();
+  if ((rank != 3 && rank != 4) || q.sizes.size() != 3 || kt.sizes.size() != 3 || v.sizes.size() != 3) {
+    return std::nullopt;
+  }
+  int64_t n = q.sizes[0], l = q.sizes[1], e = q.sizes[2], s = kt.sizes[2];
+  bool shapes = kt.sizes[0] == n && kt.sizes[1] == e && v.sizes[0] == n && v.sizes[1] == s && v.sizes[2] == e &&
+                a.scores[rank - 2] == l && a.scores[rank - 1] == s && numel(a.scores) == n * l * s;
+  if (!shapes) return std::nullopt;
+  return a;
+}
+
+// Appends a call of `op` (before the insert point) with its meta computed by the op's meta kernel.
+Node* emit(graph::Graph& g, std::string_view op_name, std::vector<Arg> args) {
+  OpHandle op = Registry::global().get(op_name);
+  Stack stack;
+  Device device = kCPU;
+  for (const Arg& arg : args) {
+    if (const auto* r = std::get_if<ValueRef>(&arg)) {
+      const auto& m = meta_of(*r);
+      device = m.device;
+      stack.emplace_back(Tensor(empty_strided_tensor(m.sizes, m.strides, m.dtype, kMeta)));
+    } else {
+      stack.push_back(std::get<Value>(arg));
+    }
+  }
+  redispatch(op, stack, DispatchKeySet(DispatchKey::Meta));
+  std::vector<graph::TensorMeta> meta;
+  for (const Value& v : stack) {
+    meta.push_back(graph::TensorMeta::of(v.to_tensor()));
+    meta.back().device = device;  // computed on meta tensors, run where the inputs are
+  }
+  return g.call(op, std::move(args), std::move(meta));
+}
+
+// [N, n, e] as the 4-D [outer, N / outer, n, e] (outer 0: [1, N, n, e]).
+ValueRef four_d(graph::Graph& g, ValueRef x, int64_t outer) {
+  if (outer > 0) return emit(g, "prims::split_dim", {x, Value(int64_t{0}), Value(outer)})->result();
+  const auto& s = meta_of(x).sizes;
+  return emit(g, "prims::broadcast_in_dim",
+              {x, Value(std::vector<int64_t>{1, s[0], s[1], s[2]}), Value(std::vector<int64_t>{1, 2, 3})})
+      ->result();
+}
+
+bool rewrite(graph::Graph& g, Node* last, const Attention& a) {
+  graph::Graph::InsertPoint here(g, last);
+  int64_t outer = a.scores.size() == 4 ? a.scores[0] : 0;
+  ValueRef k = emit(g, "prims::transpose", {a.kt, Value(std::vector<int64_t>{0, 2, 1})})->result();
+  Arg mask = Value();
+  if (a.mask) {
+    mask = outer > 0 ? *a.mask
+                     : emit(g, "prims::broadcast_in_dim",
+                            {*a.mask, Value(std::vector<int64_t>{1, a.scores[0], a.scores[1], a.scores[2]}),
+                             Value(std::vector<int64_t>{1, 2, 3})})
+                           ->result();
+  }
+  Node* att = emit(g, "kiln::attention",
+                   {four_d(g, a.q, outer), four_d(g, k, outer), four_d(g, a.v, outer), mask, Value(a.scale),
+                    Value(false)});
+  Node* out = outer > 0 ? emit(g, "prims::collapse_view", {att->result(), Value(int64_t{0}), Value(int64_t{1})})
+                        : emit(g, "prims::squeeze", {att->result(), Value(std::vector<int64_t>{0})});
+  if (!(out->meta()[0] == last->meta()[0])) return false;  // left dead: DCE removes it
+  g.replace_all_uses(last->result(), out->result());
+  return true;
+}
+
+}  // namespace
+
+int fuse_attention(graph::Graph& g) {
+  std::vector<Node*> candidates;
+  for (const auto& n : g.nodes()) {
+    if (is_call(n.get(), "aten::bmm")) candidates.push_back(n.get());
+  }
+  int fused = 0;
+  for (Node* last : candidates) {
+    if (auto a = match(last)) fused += rewrite(g, last, *a) ? 1 : 0;
+  }
+  return fused;
+}
+
+}  // namespace kiln::compiler

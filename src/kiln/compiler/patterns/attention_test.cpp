@@ -1,0 +1,137 @@
+// fuse_attention on prims-level graphs traced from attention written as ops: what it fuses (plain,
+// scaled, masked, 3-D and 4-D), what it refuses (another softmax dim, weights used elsewhere, a
+// reordering reshape, bfloat16), and that the fused graph computes eager's values — NaN rows of a
+// fully masked row included — through the interpreter and through kiln::compile.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "kiln/api/compile.h"
+#include "kiln/compiler/patterns/attention.h"
+#include "kiln/graph/dce.h"
+#include "kiln/graph/interpreter.h"
+#include "kiln/graph/printer.h"
+#include "kiln/graph/verify_level.h"
+#include "kiln/ops/api.h"
+#include "kiln/trace/trace.h"
+
+namespace kiln::compiler {
+namespace {
+
+using Fn = std::function<std::vector<Tensor>(const std::vector<Tensor>&)>;
+
+int count_calls(const graph::Graph& g, std::string_view op) {
+  int n = 0;
+  for (const auto& node : g.nodes()) n += node->kind() == graph::NodeKind::Call && node->op()->name() == op;
+  return n;
+}
+
+// Same values, NaN where eager has NaN.
+void expect_same_values(const Tensor& got, const Tensor& want, double tol) {
+  ASSERT_EQ(got.sizes().vec(), want.sizes().vec());
+  Tensor g = got.to(DType::Float64), w = want.to(DType::Float64);
+  EXPECT_EQ(ne(isnan(g), isnan(w)).sum().item<int64_t>(), 0);
+  Tensor finite = logical_not(isnan(w));
+  Tensor diff = where(finite, sub(g, w).abs(), zeros_like(w));
+  EXPECT_LT(diff.amax().item<double>(), tol);
+}
+
+// Traces fn at the prims level, fuses, and checks the fused graph against eager (interpreted and
+// compiled); returns how many attentions were fused.
+int fuse_and_check(const Fn& fn, const std::vector<Tensor>& inputs, double tol = 1e-5) {
+  graph::Graph g = trace::trace(fn, inputs, trace::Level::Prims);
+  int fused = fuse_attention(g);
+  graph::eliminate_dead_code(g);
+  graph::verify_level(g, graph::IrLevel::Prims);
+  EXPECT_EQ(count_calls(g, "kiln::attention"), fused) << graph::print(g);
+  if (fused > 0) {
+    EXPECT_EQ(count_calls(g, "prims::amax"), 0) << graph::print(g);
+  }
+  auto want = fn(inputs);
+  auto interpreted = graph::interpret(g, inputs);
+  auto compiled = compile(fn)(inputs);
+  for (size_t i = 0; i < want.size(); ++i) {
+    expect_same_values(interpreted[i], want[i], tol);
+    expect_same_values(compiled[i], want[i], tol);
+    EXPECT_EQ(compiled[i].strides().vec(), want[i].strides().vec());
+  }
+  return fused;
+}
+
+Tensor causal_mask(int64_t t) { return triu(full({t, t}, Scalar(-INFINITY)), 1); }
+
+TEST(FuseAttention, ScaledFourDimensionalAttention) {
+  manual_seed(21);
+  Fn fn = [](const std::vector<Tensor>& in) {
+    Tensor scores = mul(matmul(in[0], in[1].transpose(-1, -2)), Scalar(0.125));
+    return std::vector<Tensor>{matmul(softmax(scores, -1), in[2])};
+  };
+  EXPECT_EQ(fuse_and_check(fn, {randn({2, 3, 70, 16}), randn({2, 3, 90, 16}), randn({2, 3, 90, 16})}), 1);
+}
+
+TEST(FuseAttention, CausalMaskAddedToTheScores) {
+  manual_seed(22);
+  Fn fn = [](const std::vector<Tensor>& in) {
+    int64_t t = in[0].size(2);
+    Tensor scores = mul(matmul(in[0], in[1].transpose(-2, -1)), Scalar(1 / std::sqrt(16.0)));
+    return std::vector<Tensor>{matmul(softmax(add(scores, causal_mask(t)), -1), in[2])};
+  };
+  EXPECT_EQ(fuse_and_check(fn, {randn({1, 4, 130, 16}), randn({1, 4, 130, 16}), randn({1, 4, 130, 16})}), 1);
+}
+
+TEST(FuseAttention, ThreeDimensionalUnscaledFloat64) {
+  manual_seed(23);
+  Fn fn = [](const std::vector<Tensor>& in) {
+    return std::vector<Tensor>{bmm(softmax(bmm(in[0], in[1].transpose(1, 2)), -1), in[2])};
+  };
+  EXPECT_EQ(fuse_and_check(fn,
+                           {randn({5, 33, 8}, DType::Float64), randn({5, 40, 8}, DType::Float64),
+                            randn({5, 40, 8}, DType::Float64)},
+                           1e-12),
+            1);
+}
+
+// A fully masked row is NaN eagerly (softmax of all -inf); kiln::attention keeps it so.
+TEST(FuseAttention, FullyMaskedRowsStayNaN) {
+  manual_seed(24);
+  Fn fn = [](const std::vector<Tensor>& in) {
+    Tensor scores = mul(matmul(in[0], in[1].transpose(-1, -2)), Scalar(0.5));
+    return std::vector<Tensor>{matmul(softmax(add(scores, in[3]), -1), in[2])};
+  };
+  Tensor mask = zeros({20, 30});
+  mask[3].fill_(Scalar(-INFINITY));
+  EXPECT_EQ(fuse_and_check(fn, {randn({1, 2, 20, 8}), randn({1, 2, 30, 8}), randn({1, 2, 30, 8}), mask}), 1);
+}
+
+TEST(FuseAttention, RefusesWhatIsNotThePattern) {
+  manual_seed(25);
+  std::vector<Tensor> in = {randn({1, 2, 20, 8}), randn({1, 2, 20, 8}), randn({1, 2, 20, 8})};
+  // softmax over the queries, not the keys
+  Fn other_dim = [](const std::vector<Tensor>& x) {
+    return std::vector<Tensor>{matmul(softmax(matmul(x[0], x[1].transpose(-1, -2)), -2), x[2])};
+  };
+  EXPECT_EQ(fuse_and_check(other_dim, in), 0);
+  // the weights are an output too: computing them is needed anyway
+  Fn weights_out = [](const std::vector<Tensor>& x) {
+    Tensor w = softmax(matmul(x[0], x[1].transpose(-1, -2)), -1);
+    return std::vector<Tensor>{matmul(w, x[2]), w};
+  };
+  EXPECT_EQ(fuse_and_check(weights_out, in), 0);
+  // the scores transposed before the softmax: another attention
+  Fn transposed = [](const std::vector<Tensor>& x) {
+    Tensor s = matmul(x[0], x[1].transpose(-1, -2)).transpose(-1, -2);
+    return std::vector<Tensor>{matmul(softmax(s, -1), x[2])};
+  };
+  EXPECT_EQ(fuse_and_check(transposed, in), 0);
+  // bfloat16 (its softmax computes in float): not fused
+  std::vector<Tensor> bf16;
+  for (const auto& t : in) bf16.push_back(t.to(DType::BFloat16));
+  Fn plain = [](const std::vector<Tensor>& x) {
+    return std::vector<Tensor>{matmul(softmax(matmul(x[0], x[1].transpose(-1, -2)), -1), x[2])};
+  };
+  EXPECT_EQ(fuse_and_check(plain, bf16, 0.05), 0);
+}
+
+}  // namespace
+}  // namespace kiln::compiler
