@@ -108,10 +108,10 @@ bool reduces_last_dim(const Node* n, std::string_view op, const ValueRef& x) {
 }
 
 struct Attention {
-  ValueRef q, kt, v;                // the bmm operands: [N, L, E], [N, E, S], [N, S, E]
-  std::optional<ValueRef> mask;     // additive, of the scores' shape
+  ValueRef q, kt, v;             // the bmm operands: [N, L, E], [N, E, S], [N, S, E]
+  std::optional<ValueRef> mask;  // additive, of the scores' shape
   double scale = 1;
-  Shape scores;              // [..., L, S], 3 or 4 dims
+  Shape scores;  // [..., L, S], 3 or 4 dims
 };
 
 // softmax(X) over the last dim from its div node: div(exp(X - amax(X)), sum(exp(X - amax(X)))).
@@ -246,9 +246,9 @@ bool rewrite(graph::Graph& g, Node* last, const Attention& a) {
                              Value(std::vector<int64_t>{1, 2, 3})})
                            ->result();
   }
-  Node* att = emit(g, "kiln::attention",
-                   {four_d(g, a.q, outer), four_d(g, k, outer), four_d(g, a.v, outer), mask, Value(a.scale),
-                    Value(false)});
+  Node* att =
+      emit(g, "kiln::attention",
+           {four_d(g, a.q, outer), four_d(g, k, outer), four_d(g, a.v, outer), mask, Value(a.scale), Value(false)});
   Node* out = outer > 0 ? emit(g, "prims::collapse_view", {att->result(), Value(int64_t{0}), Value(int64_t{1})})
                         : emit(g, "prims::squeeze", {att->result(), Value(std::vector<int64_t>{0})});
   if (!(out->meta()[0] == last->meta()[0])) return false;  // left dead: DCE removes it

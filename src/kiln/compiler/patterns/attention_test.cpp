@@ -85,11 +85,11 @@ TEST(FuseAttention, ThreeDimensionalUnscaledFloat64) {
   Fn fn = [](const std::vector<Tensor>& in) {
     return std::vector<Tensor>{bmm(softmax(bmm(in[0], in[1].transpose(1, 2)), -1), in[2])};
   };
-  EXPECT_EQ(fuse_and_check(fn,
-                           {randn({5, 33, 8}, DType::Float64), randn({5, 40, 8}, DType::Float64),
-                            randn({5, 40, 8}, DType::Float64)},
-                           1e-12),
-            1);
+  EXPECT_EQ(
+      fuse_and_check(
+          fn, {randn({5, 33, 8}, DType::Float64), randn({5, 40, 8}, DType::Float64), randn({5, 40, 8}, DType::Float64)},
+          1e-12),
+      1);
 }
 
 // A fully masked row is NaN eagerly (softmax of all -inf); kiln::attention keeps it so.

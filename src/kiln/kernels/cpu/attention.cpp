@@ -178,6 +178,25 @@ void finish_scores(const Problem& p, Scratch<M>& w, const View4<In>* mask, int64
   }
 }
 
+// The largest of a row of kKeyBlock scores, -inf if none is larger. NaN scores do not raise it (as
+// in PyTorch's kernel); they reach the sum. In 16 lanes for float: one running max would be a chain
+// of dependent compares as long as the row.
+template <class M>
+M row_max(const M* s) {
+  M best = -std::numeric_limits<M>::infinity();
+  if constexpr (std::is_same_v<M, float>) {
+    v16 lanes = load16(s);
+    for (int64_t c = 1; c < kKeyBlock / kLanes; ++c) {
+      v16 x = load16(s + c * kLanes);
+      lanes = x > lanes ? x : lanes;
+    }
+    for (int64_t l = 0; l < kLanes; ++l) best = lanes[l] > best ? lanes[l] : best;
+    return best;
+  }
+  for (int64_t j = 0; j < kKeyBlock; ++j) best = s[j] > best ? s[j] : best;
+  return best;
+}
+
 // Folds a block of scores into each row's running max and sum, turns the scores into the block's
 // weights (exp(s - max)), and rescales the row's weighted values when its max grows. A row that
 // sees nothing yet keeps weights of 0.
@@ -186,9 +205,7 @@ void softmax_update(Scratch<M>& w, int64_t rows, int64_t e) {
   constexpr M kMinusInf = -std::numeric_limits<M>::infinity();
   for (int64_t i = 0; i < rows; ++i) {
     M* si = w.s.data() + i * kKeyBlock;
-    M block_max = kMinusInf;
-    // NaN scores do not raise the max (as PyTorch's kernel); they reach the sum below.
-    for (int64_t j = 0; j < kKeyBlock; ++j) block_max = si[j] > block_max ? si[j] : block_max;
+    const M block_max = row_max(si);
     M new_max = std::max(w.max[i], block_max);
     if (new_max == kMinusInf) {  // nothing visible yet
       std::fill(si, si + kKeyBlock, M(0));
@@ -223,14 +240,27 @@ struct Packed {
 // The largest |x| of n values; inf where one is inf or NaN.
 template <class M>
 M bound(const M* x, int64_t n) {
+  M lane[kLanes] = {};
+  bool finite = true;
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    for (int64_t l = 0; l < kLanes; ++l) {
+      M a = std::abs(x[i + l]);
+      finite = finite && a <= std::numeric_limits<M>::max();  // false for inf and NaN
+      lane[l] = a > lane[l] ? a : lane[l];
+    }
+  }
   M b = 0;
-  for (int64_t i = 0; i < n; ++i)
-    b = std::isfinite(x[i]) ? std::max(b, std::abs(x[i])) : std::numeric_limits<M>::infinity();
-  return b;
+  for (; i < n; ++i) {
+    finite = finite && std::abs(x[i]) <= std::numeric_limits<M>::max();
+    b = std::max(b, std::abs(x[i]));
+  }
+  for (M l : lane) b = std::max(b, l);
+  return finite ? b : std::numeric_limits<M>::infinity();
 }
 
 template <class M, class In>
-Packed<M> pack(const Problem& p, const View4<In>& k, const View4<In>& v, bool parallel) {
+Packed<M> pack(const Problem& p, const View4<In>& k, const View4<In>& v, bool bounds, bool parallel) {
   Packed<M> pk{(p.keys + kKeyBlock - 1) / kKeyBlock, p.e, {}, {}, {}, {}};
   const int64_t n = p.batch * p.heads * pk.blocks;
   pk.keys.assign(static_cast<size_t>(n * p.e * kKeyBlock), M(0));
@@ -242,14 +272,17 @@ Packed<M> pack(const Problem& p, const View4<In>& k, const View4<In>& v, bool pa
     const int64_t b = t / (p.heads * pk.blocks), h = t / pk.blocks % p.heads, j0 = t % pk.blocks * kKeyBlock;
     M* kt = pk.keys.data() + t * p.e * kKeyBlock;
     M* vb = pk.values.data() + t * kKeyBlock * p.e;
-    for (int64_t j = 0; j < std::min(kKeyBlock, p.keys - j0); ++j) {
-      const In* kj = k.row(b, h, j0 + j);
+    const int64_t cols = std::min(kKeyBlock, p.keys - j0);
+    for (int64_t j = 0; j < cols; ++j) {
       const In* vj = v.row(b, h, j0 + j);
-      for (int64_t d = 0; d < p.e; ++d) {
-        kt[d * kKeyBlock + j] = static_cast<M>(kj[d * k.s3]);
-        vb[j * p.e + d] = static_cast<M>(vj[d * v.s3]);
-      }
+      for (int64_t d = 0; d < p.e; ++d) vb[j * p.e + d] = static_cast<M>(vj[d * v.s3]);
     }
+    // Keys transposed: each output row (one element of every key) is written in order.
+    const In* k0 = k.row(b, h, j0);
+    for (int64_t d = 0; d < p.e; ++d) {
+      for (int64_t j = 0; j < cols; ++j) kt[d * kKeyBlock + j] = static_cast<M>(k0[j * k.s2 + d * k.s3]);
+    }
+    if (!bounds) continue;
     pk.finite_values[static_cast<size_t>(t)] = bound(vb, kKeyBlock * p.e) < std::numeric_limits<M>::infinity();
     pk.key_bound[static_cast<size_t>(t)] = bound(kt, p.e * kKeyBlock);
   }
@@ -290,7 +323,8 @@ void flash(const Problem& p, const Tensor& query, const Tensor& key, const Tenso
   const int64_t tasks = p.batch * p.heads * row_blocks;
   // Enough work to wake the threads (PyTorch's grain: 32768 multiply-adds).
   const bool parallel = tasks > 1 && p.rows * p.keys * e >= 32768 && !omp_in_parallel();
-  const Packed<M> kv = pack<M>(p, View4<In>(key), View4<In>(value), parallel);
+  // Only a mask can hide whole blocks: the bounds that make skipping them exact are for it.
+  const Packed<M> kv = pack<M>(p, View4<In>(key), View4<In>(value), m.has_value(), parallel);
 #pragma omp parallel if (parallel)
   {
     Scratch<M> w(e);
@@ -302,7 +336,7 @@ void flash(const Problem& p, const Tensor& query, const Tensor& key, const Tenso
         const In* qi = q.row(b, h, i0 + i);
         for (int64_t d = 0; d < e; ++d) w.q[i * e + d] = static_cast<M>(qi[d * q.s3]);
       }
-      const M q_bound = bound(w.q.data(), rows * e);
+      const M q_bound = m ? bound(w.q.data(), rows * e) : M(0);
       std::fill(w.acc.begin(), w.acc.end(), M(0));
       std::fill(w.max.begin(), w.max.end(), -std::numeric_limits<M>::infinity());
       std::fill(w.sum.begin(), w.sum.end(), M(0));
