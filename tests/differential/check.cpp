@@ -487,21 +487,35 @@ bool fmod_magnifies_a_rounding(const Program& p, const std::vector<Tensor>& inpu
   return false;
 }
 
-// Whether a float division of the program divides by an exact 0 of kiln's native run where the
-// float64 run's divisor is nonzero but within the native dtype's tolerance of 0 (x - mean of a row
-// rounded to float32): x / x is then NaN in kiln and 1 in PyTorch, whose rounding left a residue;
-// both are correct to the tolerance, and what is computed from them differs.
-bool divides_by_a_rounded_zero(const Program& p, const std::vector<Tensor>& inputs, const std::vector<Tensor>& wide) {
+// The divisors of the program's float divisions (div, remainder, fmod) that are values, not literals.
+std::vector<std::string> divisors(const Program& p) {
+  std::vector<std::string> out;
   for (const auto& c : p.calls) {
-    if (c.op != "div" || c.args.size() < 2 || (c.args[1].size() > 2 && c.args[1][1] == ':')) continue;
-    auto native = probe_value(p, c.args[1], inputs, Precision::Native);
-    auto f64 = probe_value(p, c.args[1], wide, Precision::Float64);
+    bool divides = c.op == "div" || c.op == "remainder" || c.op == "fmod";
+    if (divides && c.args.size() >= 2 && !(c.args[1].size() > 2 && c.args[1][1] == ':')) out.push_back(c.args[1]);
+  }
+  return out;
+}
+
+// Whether a float division of the program (div, remainder, fmod) divides by a value whose float64
+// run is nonzero but within the native dtype's tolerance of 0 — x - mean of a row, a residue of
+// rounding — where it is `rounded_to_zero`: an exact 0 in kiln's native run (x / x is NaN in kiln
+// and 1 in PyTorch, whose rounding left a residue), or, with `from_reduction`, anything: eager's and
+// compiled code's reductions round differently too (one leaves 1e-39 where the other gives 0, and
+// remainder(x, 0) is NaN). Each is correct to the tolerance; what is computed from them differs.
+bool divides_by_a_rounding_residue(const Program& p, const std::vector<Tensor>& inputs, const std::vector<Tensor>& wide,
+                                   bool rounded_to_zero) {
+  for (const auto& name : divisors(p)) {
+    if (!rounded_to_zero && !depends_on_reduction(p, name)) continue;
+    auto native = probe_value(p, name, inputs, Precision::Native);
+    auto f64 = probe_value(p, name, wide, Precision::Float64);
     if (!native || !f64 || !is_floating(native->dtype()) || native->sizes().vec() != f64->sizes().vec()) continue;
     Values n = read_values(native->contiguous()), w = read_values(f64->contiguous());
     if (w.integral) continue;
     Tolerance tol = tolerance(native->dtype());
     for (size_t k = 0; k < n.size(); ++k) {
-      if (n.f[k] == 0 && w.f[k] != 0 && std::fabs(w.f[k]) <= tol.atol) return true;
+      bool residue = w.f[k] != 0 && std::fabs(w.f[k]) <= tol.atol;
+      if (residue && (!rounded_to_zero || n.f[k] == 0)) return true;
     }
   }
   return false;
@@ -858,9 +872,10 @@ Verdict check_program(const Program& p, const std::string& torch_dir, const std:
   // PyTorch ran every call, the dead ones too; where kiln's var_mean mean is infinite, PyTorch's
   // may be NaN, and so may differ anything computed from it.
   bool ill_conditioned = ill_conditioned_sum(p, wide) || near_constant_variance(p, wide) ||
-                         fmod_magnifies_a_rounding(p, inputs);
+                         fmod_magnifies_a_rounding(p, inputs) || divides_by_a_rounding_residue(p, inputs, wide, false);
   if (!torch_dir.empty() && !dead_raise && !infinite_var_mean(p, inputs) && !remainder_differs_from_torch(p, wide) &&
-      !divides_by_a_rounded_zero(p, inputs, wide) && !layer_norm_variance_past_float(p, inputs) && !ill_conditioned) {
+      !divides_by_a_rounding_residue(p, inputs, wide, true) && !layer_norm_variance_past_float(p, inputs) &&
+      !ill_conditioned) {
     torch = read_torch(torch_dir, "native");
     torch64 = read_torch(torch_dir, "f64");
   }
