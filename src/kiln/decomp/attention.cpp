@@ -25,25 +25,34 @@ Tensor repeat_heads(const Tensor& x, int64_t groups) {
   return reshape(wide, merged);
 }
 
-// The additive mask of the flash op, or nullopt where the math formulation must run instead: a
-// boolean mask becomes 0 where true and -inf where false; a float mask must have the query's dtype.
+// The additive mask of the flash op, or nullopt where the math formulation must run instead (as
+// PyTorch: a mask of 2 or 4 dims): a boolean mask becomes 0 where true and -inf where false; a float
+// mask must have the query's dtype, or float32 for a 16-bit query.
 std::optional<std::optional<Tensor>> flash_mask(const Tensor& query, const std::optional<Tensor>& attn_mask) {
   if (!attn_mask) return std::optional<Tensor>();
+  if (attn_mask->dim() != 2 && attn_mask->dim() != 4) return std::nullopt;
   if (attn_mask->dtype() == DType::Bool) {
     Tensor zero = zeros({}, TensorOptions(query.dtype()).device(query.device()));
     Tensor blocked =
         full({}, Scalar(-std::numeric_limits<double>::infinity()), TensorOptions(query.dtype()).device(query.device()));
     return std::optional<Tensor>(where(*attn_mask, zero, blocked));
   }
-  if (attn_mask->dtype() != query.dtype() || attn_mask->dim() > 4) return std::nullopt;
+  bool reduced = query.dtype() == DType::BFloat16 || query.dtype() == DType::Float16;
+  if (attn_mask->dtype() != query.dtype() && !(reduced && attn_mask->dtype() == DType::Float32)) return std::nullopt;
   return std::optional<Tensor>(*attn_mask);
 }
 
+// PyTorch's conditions for its CPU flash kernel (sdp_utils_cpp): 4-D inputs of one floating dtype
+// and head size, as many key/value heads as query heads, nonempty sequences, unit stride along the
+// head size, no dropout.
 bool flash_applies(const Tensor& q, const Tensor& k, const Tensor& v, double dropout_p) {
   if (q.dim() != 4 || k.dim() != 4 || v.dim() != 4 || dropout_p != 0) return false;
   if (!is_floating(q.dtype()) || k.dtype() != q.dtype() || v.dtype() != q.dtype()) return false;
   for (int d : {0, 1}) {
     if (k.sizes()[d] != q.sizes()[d] || v.sizes()[d] != q.sizes()[d]) return false;
+  }
+  for (const Tensor* t : {&q, &k, &v}) {
+    if (t->sizes()[2] == 0 || t->strides()[3] != 1) return false;
   }
   return k.sizes()[2] == v.sizes()[2] && k.sizes()[3] == q.sizes()[3] && v.sizes()[3] == q.sizes()[3];
 }
@@ -51,6 +60,7 @@ bool flash_applies(const Tensor& q, const Tensor& k, const Tensor& v, double dro
 // Softmax over the last dim where a row of all -inf gives 0 (PyTorch's _safe_softmax).
 Tensor safe_softmax(const Tensor& scores) {
   Tensor weights = softmax(scores, -1);
+  if (scores.size(-1) == 0) return weights;  // no key: nothing to weigh
   Tensor unseen = eq(amax(scores, {-1}, true), Scalar(-std::numeric_limits<double>::infinity()));
   return where(unseen, zeros_like(weights), weights);
 }
@@ -67,7 +77,7 @@ Tensor sdpa(const Tensor& query, const Tensor& key, const Tensor& value, const s
   KILN_CHECK(key.sizes()[key.dim() - 1] == e,
              "scaled_dot_product_attention: query {} and key {} must share their last (embedding) size", query.sizes(),
              key.sizes());
-  if (!enable_gqa && flash_applies(query, key, value, dropout_p) && query.sizes()[2] > 0) {
+  if (flash_applies(query, key, value, dropout_p)) {
     if (auto mask = flash_mask(query, attn_mask)) {
       return std::get<0>(_scaled_dot_product_flash_attention_for_cpu(query, key, value, 0.0, is_causal, *mask, scale));
     }
@@ -119,6 +129,9 @@ std::tuple<Tensor, Tensor> flash_math(const Tensor& query, const Tensor& key, co
   KILN_CHECK_KIND(dropout_p == 0, ErrorKind::NotImplemented,
                   "_scaled_dot_product_flash_attention_for_cpu: dropout (dropout_p={}) is not supported", dropout_p);
   DType acc = query.dtype() == DType::Float64 ? DType::Float64 : DType::Float32;
+  if (key.size(-2) == 0) {  // no key: every row sees nothing
+    return {zeros_like(query), zeros(query.sizes().slice(0, query.dim() - 1), TensorOptions(acc))};
+  }
   Tensor q = query.to(acc), k = key.to(acc), v = value.to(acc);
   int64_t e = query.sizes()[query.dim() - 1];
   Tensor scores = mul(matmul(q, transpose(k, -2, -1)), Scalar(scale.value_or(1.0 / std::sqrt(double(e)))));

@@ -58,6 +58,27 @@ TEST(Sdpa, RowsThatSeeNoKeyAreZeroOnBothPaths) {
   EXPECT_LT(max_abs_diff(flash, math), 1e-5);
 }
 
+// PyTorch runs its flash kernel only for 2-D or 4-D masks, nonempty sequences and a unit stride
+// along the head size; elsewhere the math formulation, whose output is contiguous.
+TEST(Sdpa, FlashOnlyWherePyTorchRunsIt) {
+  manual_seed(14);
+  auto heads_inner = [](int64_t n) { return randn({2, n, 3, 8}).transpose(1, 2); };
+  Tensor q = heads_inner(5), k = heads_inner(7), v = heads_inner(7);
+  Shape flash_strides = q.strides().shape(), contiguous{120, 40, 8, 1};
+  EXPECT_EQ(scaled_dot_product_attention(q, k, v).strides().shape(), flash_strides);
+  EXPECT_EQ(scaled_dot_product_attention(q, k, v, zeros({5, 7})).strides().shape(), flash_strides);
+  EXPECT_EQ(scaled_dot_product_attention(q, k, v, zeros({3, 5, 7})).strides().shape(), contiguous);
+  Tensor strided_q = randn({2, 3, 5, 16}).slice(3, 0, 16, 2);
+  EXPECT_EQ(scaled_dot_product_attention(strided_q, k, v).strides().shape(), contiguous);
+  // No key at all: zeros, on either path, with no error.
+  Tensor no_keys = randn({2, 3, 0, 8});
+  Tensor empty4 = scaled_dot_product_attention(q, no_keys, no_keys);
+  EXPECT_EQ(empty4.strides().shape(), contiguous);
+  EXPECT_EQ(empty4.abs().sum().item<double>(), 0.0);
+  Tensor empty3 = scaled_dot_product_attention(randn({2, 3, 8}), randn({2, 0, 8}), randn({2, 0, 8}));
+  EXPECT_EQ(empty3.abs().sum().item<double>(), 0.0);
+}
+
 bool calls(const graph::Graph& g, std::string_view op) {
   for (const auto& n : g.nodes()) {
     if (n->kind() == graph::NodeKind::Call && n->op()->name() == op) return true;

@@ -1,6 +1,7 @@
 #include "kiln/compiler/patterns/attention.h"
 
 #include <functional>
+#include <numeric>
 #include <optional>
 #include <set>
 #include <string_view>
@@ -99,6 +100,35 @@ std::optional<double> constant_of(Match& m, ValueRef r) {
   return v->to_double();
 }
 
+// Follows broadcast_in_dim nodes back from `top` (of the scores' shape) to a row statistic (the
+// scores' dims but the last), checking that each of its dims lands on the same dim of the scores:
+// the statistic of row r is what row r is shifted or divided by.
+std::optional<ValueRef> row_statistic(Match& m, ValueRef top) {
+  std::vector<const Node*> chain;
+  ValueRef r = top;
+  while (r.index == 0 && is_call(r.node, "prims::broadcast_in_dim")) {
+    chain.push_back(r.node);
+    r = *ref_arg(r.node, 0);
+  }
+  size_t rank = meta_of(top).sizes.size();
+  if (meta_of(r).sizes.size() + 1 != rank) return std::nullopt;
+  std::vector<int64_t> lands(rank - 1);  // where each dim of the statistic is, going up the chain
+  std::iota(lands.begin(), lands.end(), 0);
+  for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+    const Value* dims = value_arg(*it, 2);
+    if (dims == nullptr || dims->tag() != Value::Tag::IntList) return std::nullopt;
+    for (int64_t& d : lands) {
+      if (d >= static_cast<int64_t>(dims->to_int_list().size())) return std::nullopt;
+      d = dims->to_int_list()[static_cast<size_t>(d)];
+    }
+  }
+  for (size_t i = 0; i < lands.size(); ++i) {
+    if (lands[i] != static_cast<int64_t>(i)) return std::nullopt;
+  }
+  for (const Node* n : chain) m.take(n);
+  return r;
+}
+
 // Whether r is prims::<op>(x, [last dim], ...) of x, as a reduction over the scores' last dim.
 bool reduces_last_dim(const Node* n, std::string_view op, const ValueRef& x) {
   if (!is_call(n, op) || ref_arg(n, 0) != x) return false;
@@ -119,15 +149,15 @@ std::optional<ValueRef> softmax_input(Match& m, const Node* div) {
   if (!is_call(div, "prims::div")) return std::nullopt;
   auto e = ref_arg(div, 0), denominator = ref_arg(div, 1);
   if (!e || !denominator || !is_call(e->node, "prims::exp")) return std::nullopt;
-  ValueRef total = m.through_broadcasts(*denominator);
-  if (!reduces_last_dim(total.node, "prims::sum", *e)) return std::nullopt;
+  auto total = row_statistic(m, *denominator);
+  if (!total || !reduces_last_dim(total->node, "prims::sum", *e)) return std::nullopt;
   auto shifted = ref_arg(e->node, 0);
   if (!shifted || !is_call(shifted->node, "prims::sub")) return std::nullopt;
   auto x = ref_arg(shifted->node, 0), max_b = ref_arg(shifted->node, 1);
   if (!x || !max_b) return std::nullopt;
-  ValueRef max = m.through_broadcasts(*max_b);
-  if (!reduces_last_dim(max.node, "prims::amax", *x)) return std::nullopt;
-  for (const Node* n : std::initializer_list<const Node*>{div, e->node, total.node, shifted->node, max.node}) {
+  auto max = row_statistic(m, *max_b);
+  if (!max || !reduces_last_dim(max->node, "prims::amax", *x)) return std::nullopt;
+  for (const Node* n : std::initializer_list<const Node*>{div, e->node, total->node, shifted->node, max->node}) {
     m.take(n);
   }
   return *x;

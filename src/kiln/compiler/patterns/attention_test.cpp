@@ -124,6 +124,20 @@ TEST(FuseAttention, RefusesWhatIsNotThePattern) {
     return std::vector<Tensor>{matmul(softmax(s, -1), x[2])};
   };
   EXPECT_EQ(fuse_and_check(transposed, in), 0);
+  // square scores whose row sum is broadcast along the wrong dim (a column's sum divides a row)
+  Fn wrong_axis = [](const std::vector<Tensor>& x) {
+    Tensor s = matmul(x[0], x[1].transpose(-1, -2));
+    Tensor e = exp(sub(s, amax(s, {-1}, true)));
+    Tensor column_sums = unsqueeze(sum(e, IntArrayRef{-1}), -2);
+    return std::vector<Tensor>{matmul(div(e, column_sums), x[2])};
+  };
+  EXPECT_EQ(fuse_and_check(wrong_axis, in), 0);
+  Fn wrong_max = [](const std::vector<Tensor>& x) {
+    Tensor s = matmul(x[0], x[1].transpose(-1, -2));
+    Tensor e = exp(sub(s, unsqueeze(amax(s, {-1}), -2)));
+    return std::vector<Tensor>{matmul(div(e, sum(e, IntArrayRef{-1}, true)), x[2])};
+  };
+  EXPECT_EQ(fuse_and_check(wrong_max, in), 0);
   // bfloat16 (its softmax computes in float): not fused
   std::vector<Tensor> bf16;
   for (const auto& t : in) bf16.push_back(t.to(DType::BFloat16));

@@ -185,8 +185,8 @@ template <class M>
 M row_max(const M* s) {
   M best = -std::numeric_limits<M>::infinity();
   if constexpr (std::is_same_v<M, float>) {
-    v16 lanes = load16(s);
-    for (int64_t c = 1; c < kKeyBlock / kLanes; ++c) {
+    v16 lanes = best - v16{};  // -inf in every lane: a NaN never enters one
+    for (int64_t c = 0; c < kKeyBlock / kLanes; ++c) {
       v16 x = load16(s + c * kLanes);
       lanes = x > lanes ? x : lanes;
     }
@@ -197,15 +197,25 @@ M row_max(const M* s) {
   return best;
 }
 
+// Whether a row of kKeyBlock scores holds a NaN.
+template <class M>
+bool has_nan(const M* s) {
+  bool nan = false;
+  for (int64_t j = 0; j < kKeyBlock; ++j) nan = nan || s[j] != s[j];
+  return nan;
+}
+
 // Folds a block of scores into each row's running max and sum, turns the scores into the block's
 // weights (exp(s - max)), and rescales the row's weighted values when its max grows. A row that
-// sees nothing yet keeps weights of 0.
+// sees nothing yet keeps weights of 0. A NaN score makes the row's sum NaN (so the row is NaN
+// if it sees any key at all, as softmax's, and PyTorch's kernel's, is).
 template <class M>
 void softmax_update(Scratch<M>& w, int64_t rows, int64_t e) {
   constexpr M kMinusInf = -std::numeric_limits<M>::infinity();
   for (int64_t i = 0; i < rows; ++i) {
     M* si = w.s.data() + i * kKeyBlock;
     const M block_max = row_max(si);
+    if (has_nan(si)) w.sum[i] = std::numeric_limits<M>::quiet_NaN();
     M new_max = std::max(w.max[i], block_max);
     if (new_max == kMinusInf) {  // nothing visible yet
       std::fill(si, si + kKeyBlock, M(0));
@@ -292,12 +302,12 @@ Packed<M> pack(const Problem& p, const View4<In>& k, const View4<In>& v, bool bo
 // Whether the mask hides every key of the block from every row of the block (-inf everywhere). With
 // finite scores (no product can overflow) and finite values, such a block adds exactly nothing (a
 // causal mask's upper blocks), so it is skipped; otherwise it is computed (inf + -inf is NaN).
-template <class In>
-bool hidden_block(const View4<In>& mask, int64_t b, int64_t h, int64_t i0, int64_t rows, int64_t j0, int64_t cols) {
+template <class T>
+bool hidden_block(const View4<T>& mask, int64_t b, int64_t h, int64_t i0, int64_t rows, int64_t j0, int64_t cols) {
   for (int64_t i = 0; i < rows; ++i) {
-    const In* m = mask.row(b, h, i0 + i);
+    const T* m = mask.row(b, h, i0 + i);
     for (int64_t j = 0; j < cols; ++j) {
-      if (static_cast<float>(m[(j0 + j) * mask.s3]) != -std::numeric_limits<float>::infinity()) return false;
+      if (m[(j0 + j) * mask.s3] != -std::numeric_limits<T>::infinity()) return false;
     }
   }
   return true;
@@ -311,9 +321,10 @@ void flash(const Problem& p, const Tensor& query, const Tensor& key, const Tenso
            const std::optional<Tensor>& attn_mask, const Tensor& out, const Tensor& lse, bool unseen_nan) {
   using M = opmath_t<In>;
   View4<In> q(query);
+  // The mask in the compute type (a float32 mask of a 16-bit query is read as it is).
   std::optional<Tensor> mask;
-  if (attn_mask) mask = expand(*attn_mask, {p.batch, p.heads, p.rows, p.keys});
-  std::optional<View4<In>> m;
+  if (attn_mask) mask = expand(attn_mask->to(dtype_of<M>), {p.batch, p.heads, p.rows, p.keys});
+  std::optional<View4<M>> m;
   if (mask) m.emplace(*mask);
   In* o = static_cast<In*>(out.data_ptr());
   IntArrayRef os = out.strides();
@@ -368,8 +379,8 @@ void flash(const Problem& p, const Tensor& query, const Tensor& key, const Tenso
 void run(const Tensor& query, const Tensor& key, const Tensor& value, bool is_causal,
          const std::optional<Tensor>& attn_mask, double scale, const Tensor& out, const Tensor& lse, bool unseen_nan) {
   Problem p{query.sizes()[0], query.sizes()[1], query.sizes()[2], key.sizes()[2], query.sizes()[3], is_causal, scale};
-  if (out.numel() == 0) return;
-  if (p.keys == 0) {  // no key at all: every row sees nothing
+  if (p.batch * p.heads * p.rows == 0) return;  // (a head size of 0 still has each row's log-sum-exp)
+  if (p.keys == 0) {                            // no key at all: every row sees nothing
     Tensor(out).fill_(Scalar(unseen_nan ? std::numeric_limits<double>::quiet_NaN() : 0.0));
     if (lse.defined()) Tensor(lse).zero_();
     return;

@@ -10,6 +10,7 @@
 #include <omp.h>
 
 #include "kiln/ops/api.h"
+#include "kiln/ops/custom_op.h"
 #include "tolerance.h"
 
 namespace kiln {
@@ -113,6 +114,53 @@ TEST(FlashAttention, RowsThatSeeNoKeyAreZero) {
       _scaled_dot_product_flash_attention_for_cpu(q, slice(k, 2, 0, 0), slice(v, 2, 0, 0), 0.0, false);
   EXPECT_EQ(empty_out.abs().sum().item<double>(), 0.0);
   EXPECT_EQ(empty_lse.abs().sum().item<double>(), 0.0);
+}
+
+Tensor kiln_attention(const Tensor& q, const Tensor& k, const Tensor& v, const std::optional<Tensor>& mask,
+                      double scale) {
+  return call<Tensor>(Registry::global().get("kiln::attention"), q, k, v, mask, scale, false);
+}
+
+// A NaN score makes its row NaN, wherever it is (a lone NaN key, or a first block of NaN keys
+// before finite ones); a row that sees no key at all is 0 in PyTorch's op and NaN in
+// kiln::attention (softmax of nothing), also when all its scores are NaN.
+TEST(FlashAttention, NaNScoresPoisonTheirRow) {
+  manual_seed(7);
+  Tensor q = randn({1, 1, 2, 16}), k = randn({1, 1, 128, 16}), v = randn({1, 1, 128, 16});
+  Tensor one_nan = k.clone(), block_nan = k.clone();
+  one_nan.select(2, 0).fill_(Scalar(NAN));
+  slice(block_nan, 2, 0, 64).fill_(Scalar(NAN));
+  for (const Tensor& keys : {one_nan, block_nan}) {
+    EXPECT_EQ(isnan(std::get<0>(_scaled_dot_product_flash_attention_for_cpu(q, keys, v))).sum().item<int64_t>(), 32);
+    EXPECT_EQ(isnan(kiln_attention(q, keys, v, std::nullopt, 0.25)).sum().item<int64_t>(), 32);
+  }
+  Tensor nan_q = q.clone();
+  nan_q.select(2, 1).fill_(Scalar(NAN));  // row 1: every score NaN, no key seen
+  Tensor flash = std::get<0>(_scaled_dot_product_flash_attention_for_cpu(nan_q, k, v));
+  EXPECT_EQ(flash.select(2, 1).abs().sum().item<double>(), 0.0);
+  Tensor ops = kiln_attention(nan_q, k, v, std::nullopt, 0.25);
+  EXPECT_EQ(isnan(ops.select(2, 1)).sum().item<int64_t>(), 16);
+  EXPECT_EQ(isnan(ops.select(2, 0)).sum().item<int64_t>(), 0);
+}
+
+// A float64 mask of float64's lowest finite value hides nothing: it is not -inf (in float it
+// would be), so the block is computed and every key weighs the same.
+TEST(FlashAttention, LargeFiniteFloat64MaskIsNotHiding) {
+  manual_seed(8);
+  Tensor q = randn({1, 1, 4, 8}, DType::Float64), k = randn({1, 1, 70, 8}, DType::Float64);
+  Tensor v = randn({1, 1, 70, 8}, DType::Float64);
+  Tensor mask = full({4, 70}, Scalar(-std::numeric_limits<double>::max()), DType::Float64);
+  auto [out, lse] = _scaled_dot_product_flash_attention_for_cpu(q, k, v, 0.0, false, mask);
+  Tensor mean_v = mean(v, IntArrayRef{2}, true).expand({1, 1, 4, 8});
+  EXPECT_LT(sub(out, mean_v).abs().amax().item<double>(), 1e-12);
+}
+
+// A head size of 0: no output elements, but each row's log-sum-exp is log(keys).
+TEST(FlashAttention, EmptyHeadSizeStillHasTheLogSumExp) {
+  Tensor q = zeros({1, 1, 3, 0}), k = zeros({1, 1, 4, 0}), v = zeros({1, 1, 4, 0});
+  auto [out, lse] = _scaled_dot_product_flash_attention_for_cpu(q, k, v, 0.0, false, std::nullopt, 1.0);
+  EXPECT_EQ(out.numel(), 0);
+  EXPECT_LT(sub(lse, Scalar(std::log(4.0))).abs().amax().item<double>(), 1e-6);
 }
 
 // The output is laid out like the query (empty_like); logsumexp [B, H, L] is stored [B, L, H], in

@@ -131,8 +131,11 @@ void check_attention(std::string_view op, const Tensor& query, const Tensor& key
   KILN_CHECK(k[3] == q[3] && v[3] == q[3], "{}: query {}, key {} and value {} must have the same head size", op, q, k,
              v);
   if (!attn_mask) return;
-  KILN_CHECK_TYPE(attn_mask->dtype() == query.dtype(), "{}: the attention mask ({}) must have the query's dtype {}", op,
-                  attn_mask->describe(), query.dtype());
+  // The query's dtype, or float32 for a 16-bit query (the type the kernel computes in).
+  bool reduced = query.dtype() == DType::BFloat16 || query.dtype() == DType::Float16;
+  KILN_CHECK_TYPE(attn_mask->dtype() == query.dtype() || (reduced && attn_mask->dtype() == DType::Float32),
+                  "{}: the attention mask ({}) must have the query's dtype {}", op, attn_mask->describe(),
+                  query.dtype());
   Shape scores{q[0], q[1], q[2], k[2]};
   bool fits = attn_mask->dim() <= 4;
   for (int64_t d = 1; fits && d <= attn_mask->dim(); ++d) {
