@@ -201,7 +201,7 @@ M row_max(const M* s) {
 template <class M>
 bool has_nan(const M* s) {
   bool nan = false;
-  for (int64_t j = 0; j < kKeyBlock; ++j) nan = nan || s[j] != s[j];
+  for (int64_t j = 0; j < kKeyBlock; ++j) nan |= s[j] != s[j];
   return nan;
 }
 
@@ -215,12 +215,13 @@ void softmax_update(Scratch<M>& w, int64_t rows, int64_t e) {
   for (int64_t i = 0; i < rows; ++i) {
     M* si = w.s.data() + i * kKeyBlock;
     const M block_max = row_max(si);
-    if (has_nan(si)) w.sum[i] = std::numeric_limits<M>::quiet_NaN();
     M new_max = std::max(w.max[i], block_max);
-    if (new_max == kMinusInf) {  // nothing visible yet
+    if (new_max == kMinusInf) {  // nothing visible yet: scores all -inf, or NaN
+      if (has_nan(si)) w.sum[i] = std::numeric_limits<M>::quiet_NaN();
       std::fill(si, si + kKeyBlock, M(0));
       continue;
     }
+    // From here a NaN score reaches the sum through its exponential.
     if (new_max != w.max[i]) {
       M rescale = exp_of(w.max[i] - new_max);  // 0 for a first visible block
       w.sum[i] *= rescale;
