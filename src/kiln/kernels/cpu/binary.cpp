@@ -35,9 +35,12 @@ void run_binary(const Tensor& self, const Tensor& other, const Tensor& out, DTyp
   });
 }
 
+// The divisor as the kernel divides by it: converted to the compute type (an int64 2^63 or 256 is 0
+// in int8), as PyTorch checks it.
 void check_divisor(const Tensor& other, DType compute, std::string_view op) {
   if (!is_floating(compute)) {
-    KILN_CHECK(!any_zero(other), "{}: ZeroDivisionError (integer division by zero)", op);
+    KILN_CHECK(!any_zero(other.dtype() == compute ? other : other.to(compute)),
+               "{}: ZeroDivisionError (integer division by zero)", op);
   }
 }
 
