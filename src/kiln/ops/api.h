@@ -158,6 +158,27 @@ std::tuple<Tensor, Tensor> var_mean(const Tensor& self, std::optional<IntArrayRe
 Tensor any(const Tensor& self);
 Tensor any(const Tensor& self, int64_t dim, bool keepdim = false);
 Tensor any(const Tensor& self, std::optional<IntArrayRef> dim, bool keepdim = false);
+// Braced dim lists, `sum(x, {-1}, true)`: without these a braced list reaches the optional
+// IntArrayRef through a temporary that dies before the call runs (the dims read as garbage).
+inline Tensor sum(const Tensor& self, std::initializer_list<int64_t> dim, bool keepdim = false,
+                  std::optional<DType> dtype = std::nullopt) {
+  return sum(self, std::optional<IntArrayRef>(IntArrayRef(dim)), keepdim, dtype);
+}
+inline Tensor mean(const Tensor& self, std::initializer_list<int64_t> dim, bool keepdim = false,
+                   std::optional<DType> dtype = std::nullopt) {
+  return mean(self, std::optional<IntArrayRef>(IntArrayRef(dim)), keepdim, dtype);
+}
+inline Tensor var(const Tensor& self, std::initializer_list<int64_t> dim,
+                  std::optional<Scalar> correction = std::nullopt, bool keepdim = false) {
+  return var(self, std::optional<IntArrayRef>(IntArrayRef(dim)), std::move(correction), keepdim);
+}
+inline std::tuple<Tensor, Tensor> var_mean(const Tensor& self, std::initializer_list<int64_t> dim,
+                                           std::optional<Scalar> correction = std::nullopt, bool keepdim = false) {
+  return var_mean(self, std::optional<IntArrayRef>(IntArrayRef(dim)), std::move(correction), keepdim);
+}
+inline Tensor any(const Tensor& self, std::initializer_list<int64_t> dim, bool keepdim = false) {
+  return any(self, std::optional<IntArrayRef>(IntArrayRef(dim)), keepdim);
+}
 
 // ---- Normalization
 Tensor _softmax(const Tensor& self, int64_t dim, bool half_to_float = false);
