@@ -408,7 +408,9 @@ using namespace kiln::kernels;
 const KernelRegistrar kRegister([](Registry& r) {
   def_structured<&meta::flash_attention, &flash_attention_impl>(r, "aten::_scaled_dot_product_flash_attention_for_cpu");
   // What the compiler puts in place of softmax(Q K^T * scale + mask) V written as ops (compiler/
-  // patterns/attention.h): their values, NaN rows included, without the score matrix.
+  // patterns/attention.h): their values, NaN rows included, without the score matrix. With
+  // is_causal (the pattern never sets it) keys after a row's own are not read at all, as in
+  // PyTorch's kernel: an inf among their values does not make the row NaN as 0 * inf would.
   r.declare({"attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, float scale=1.0, "
              "bool is_causal=False) -> Tensor"},
             Provenance::Native, "kiln");
