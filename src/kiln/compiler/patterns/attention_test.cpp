@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <limits>
+#include <random>
 
 #include "kiln/api/compile.h"
 #include "kiln/compiler/patterns/attention.h"
@@ -102,6 +103,44 @@ TEST(FuseAttention, FullyMaskedRowsStayNaN) {
   Tensor mask = zeros({20, 30});
   mask[3].fill_(Scalar(-INFINITY));
   EXPECT_EQ(fuse_and_check(fn, {randn({1, 2, 20, 8}), randn({1, 2, 30, 8}), randn({1, 2, 30, 8}), mask}), 1);
+}
+
+// Random attentions: batch dims of 3-D and 4-D scores, sequence and head sizes on either side of
+// the kernel's 64-row, 64-key and 16-lane blocks, scaled by mul or div, masks with hidden keys and
+// fully hidden rows, NaN among the queries or keys. Each is fused and matches eager.
+TEST(FuseAttention, RandomAttentionsMatchEager) {
+  std::mt19937 rng(2026);
+  auto pick = [&](std::initializer_list<int64_t> choices) {
+    return *(choices.begin() + std::uniform_int_distribution<size_t>(0, choices.size() - 1)(rng));
+  };
+  manual_seed(26);
+  for (int c = 0; c < 16; ++c) {
+    int64_t l = pick({1, 5, 63, 64, 65, 130}), s = pick({1, 7, 64, 65, 129}), e = pick({1, 8, 16, 64, 72});
+    bool four = rng() % 2 == 0, divide = rng() % 2 == 0;
+    int mask_kind = static_cast<int>(rng() % 3), special = static_cast<int>(rng() % 3);
+    SCOPED_TRACE(::testing::Message() << "case " << c << ": l " << l << " s " << s << " e " << e << " 4-D " << four
+                                      << " div " << divide << " mask " << mask_kind << " special " << special);
+    Shape lead = four ? Shape{2, 3} : Shape{3};
+    auto shape = [&](int64_t n, int64_t last) {
+      Shape x = lead;
+      x.push_back(n);
+      x.push_back(last);
+      return x;
+    };
+    std::vector<Tensor> in = {randn(shape(l, e)), randn(shape(s, e)), randn(shape(s, e))};
+    if (special == 1) in[0].view({-1})[0].fill_(Scalar(NAN));
+    if (special == 2) in[1].view({-1})[in[1].numel() - 1].fill_(Scalar(NAN));
+    Tensor mask = where(lt(rand({l, s}), Scalar(0.3)), full({l, s}, Scalar(-INFINITY)), randn({l, s}));
+    if (mask_kind == 2) mask[l / 2].fill_(Scalar(-INFINITY));  // a row that sees nothing: NaN eagerly
+    if (mask_kind > 0) in.push_back(mask);
+    Fn fn = [divide](const std::vector<Tensor>& x) {
+      Tensor scores = matmul(x[0], x[1].transpose(-1, -2));
+      scores = divide ? div(scores, Scalar(3.0)) : mul(scores, Scalar(0.3));
+      if (x.size() > 3) scores = add(scores, x[3]);
+      return std::vector<Tensor>{matmul(softmax(scores, -1), x[2])};
+    };
+    EXPECT_EQ(fuse_and_check(fn, in), 1);
+  }
 }
 
 TEST(FuseAttention, RefusesWhatIsNotThePattern) {
