@@ -60,6 +60,8 @@ TEST(Cli, OpsShowsKernelsKindsAndFormats) {
       std::string::npos);
   EXPECT_NE(tsv.out.find("aten::zeros\t"), std::string::npos);
   EXPECT_NE(tsv.out.find("\tcompound\tany (decomposed)"), std::string::npos);
+  EXPECT_NE(tsv.out.find("_scaled_dot_product_flash_attention_for_cpu\t"), std::string::npos);
+  EXPECT_NE(tsv.out.find("\tcompound\tMeta,CPU; any (decomposed)"), std::string::npos);
   CliRun md = run("ops --format md --kind compound");
   EXPECT_EQ(md.status, 0);
   EXPECT_EQ(md.out.rfind("| name | schema |", 0), 0u);

@@ -15,13 +15,18 @@ struct Row {
   std::string name, schema, tags, kind, devices;
 };
 
+// The backends with a kernel of the op's own; a compound op runs its decomposition on any other
+// (flash attention has kernels and a decomposition: "Meta,CPU; any (decomposed)").
 std::string devices_of(OpHandle op) {
-  if (op->kind() == OpKind::Compound) return op->compound_kernel() ? "any (decomposed)" : "-";
   std::vector<std::string> names;
   for (DispatchKey k : kBackendKeys) {
     if (op->kernel(k)) names.emplace_back(dispatch_key_name(k));
   }
-  return names.empty() ? "-" : fmt::format("{}", fmt::join(names, ","));
+  std::string kernels = fmt::format("{}", fmt::join(names, ","));
+  if (op->kind() == OpKind::Compound && op->compound_kernel()) {
+    return names.empty() ? "any (decomposed)" : kernels + "; any (decomposed)";
+  }
+  return names.empty() ? "-" : kernels;
 }
 
 void print_table(const std::vector<Row>& rows) {
