@@ -115,14 +115,6 @@ std::vector<StrideCase> cases() {
         m.transposed(6, 33, DType::Float32)},
        [](const std::vector<Tensor>& in) { return where(in[0], in[1], in[2]); },
        {33, 1}},
-      // expand adding a size-1 dim gives it stride 0 eagerly; its prims form (broadcast_in_dim) the
-      // stride unsqueeze would, which reorders the product's dims unless the trace restrides it.
-      {"mul_of_an_expand_adding_a_size1_dim",
-       {as_strided(m.make({5}, DType::Float32), {1, 5}, {1, 1}), m.make({5}, DType::Float32)},
-       [](const std::vector<Tensor>& in) {
-         return mul(expand(in[0], {1, 3, 5}), in[1]);
-       },
-       {15, 5, 1}},
       {"cat_channels_last", {channels_last(m, 2, 3, 4, 5), channels_last(m, 2, 3, 4, 5)}, cat1, {120, 1, 30, 6}},
       {"cat_channels_last_and_contiguous",
        {channels_last(m, 2, 3, 4, 5), m.make({2, 3, 4, 5}, DType::Float32)},

@@ -59,7 +59,7 @@ std::vector<InputSignature> signature_of(const std::vector<Tensor>& inputs) {
   std::vector<InputSignature> s;
   for (size_t i = 0; i < inputs.size(); ++i) {
     const Tensor& t = inputs[i];
-    s.push_back({t.dtype(), t.sizes().shape(), t.strides().shape(), t.device()});
+    s.push_back({t.dtype(), t.sizes().shape(), t.strides().shape(), t.device(), t.storage_offset()});
     for (size_t j = 0; j < i && s.back().overlaps < 0; ++j) {
       if (overlap(inputs[j], t)) s.back().overlaps = static_cast<int>(j);
     }

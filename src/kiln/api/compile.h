@@ -42,6 +42,9 @@ struct InputSignature {
   DType dtype;
   Shape sizes, strides;
   Device device;
+  // Where the input starts in its storage: a traced as_strided (a diagonal's prims form) addresses
+  // the storage, so its offset is the example input's.
+  int64_t storage_offset = 0;
   int overlaps = -1;  // the first earlier input whose memory this one's overlaps, or -1
   bool operator==(const InputSignature&) const = default;
 };

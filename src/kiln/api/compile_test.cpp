@@ -389,10 +389,11 @@ TEST(Compile, InputsSharingMemoryWithAMutationMatchEager) {
     want = mutating({tall_eager.slice(0, 0, 4), tall_eager.slice(0, 1, 5)});
     EXPECT_LT(max_error(tall, tall_eager), 1e-6);
     for (size_t i = 0; i < 2; ++i) EXPECT_LT(max_error(got[i], want[i]), 1e-5) << i;
-    // Disjoint parts of one storage are distinct tensors: the signature of the first call.
+    // Disjoint parts of one storage are distinct tensors: no overlap, but the second starts at
+    // another storage offset, which is part of a signature (InputsAtAnotherStorageOffsetRecompile).
     Tensor wide = randn({8, 6});
     f({wide.slice(0, 0, 4), wide.slice(0, 4, 8)});
-    EXPECT_EQ(f.compiled_signatures(), 2u);
+    EXPECT_EQ(f.compiled_signatures(), 4u);
   }
 }
 
@@ -439,6 +440,19 @@ TEST(Compile, BackendsAreChosenByName) {
   mine(in);
   EXPECT_EQ(calls, 1);
   EXPECT_THROW(compile(pointwise_chain, {.backend = "nope"}), Error);
+}
+
+// A diagonal of an input becomes an as_strided of its storage: an input that starts elsewhere in
+// its storage is another signature (it once read the first call's elements again).
+TEST(Compile, InputsAtAnotherStorageOffsetRecompile) {
+  Tensor big = arange(20, TensorOptions(DType::Float32)).view({4, 5});
+  auto fn = [](const std::vector<Tensor>& in) { return std::vector<Tensor>{mul(diagonal(in[0]), Scalar(1.0))}; };
+  auto compiled = compile(fn);
+  for (int64_t start : {2, 0, 1}) {
+    Tensor x = slice(big, 0, start, start + 2);
+    EXPECT_EQ(sub(compiled({x})[0], fn({x})[0]).abs().amax().item<double>(), 0.0) << "rows from " << start;
+  }
+  EXPECT_EQ(compiled.compiled_signatures(), 3u);
 }
 
 }  // namespace

@@ -301,11 +301,10 @@ void run_decomposition(Tracer& t, OpHandle op, const BoxedKernel& kernel, Stack&
 }
 
 // The strides of `op`'s tensor results as its eager kernel lays them out (its meta kernel, run
-// untraced on the traced arguments; a view's kernel computes only geometry), for an op with a meta
-// kernel; empty otherwise.
+// untraced on the traced arguments), for a non-view op with a meta kernel; empty otherwise.
 std::vector<Shape> eager_result_strides(OpHandle op, const Stack& args) {
   const BoxedKernel* meta = op->kernel(DispatchKey::Meta);
-  if (!meta) return {};
+  if (op->has_tag(OpTag::View) || !meta) return {};
   Stack s = args;
   {
     ExcludeDispatchKeys exclude{DispatchKeySet(DispatchKey::Trace)};
@@ -322,10 +321,7 @@ std::vector<Shape> eager_result_strides(OpHandle op, const Stack& args) {
 // trace records only prims), so later views and the graph's outputs see eager's strides. Strides of
 // size-1 dims address nothing but still steer later layouts (TensorIterator's ordering, cat's
 // channels-last test): where only they differ, an as_strided view sets them.
-// A view's result is only ever given its size-1 strides (expand's prims form, broadcast_in_dim,
-// gives a new size-1 dim the stride unsqueeze would, where eager expand gives 0): a copy would not
-// be the view.
-void restride_results(Stack& results, const std::vector<Shape>& eager_strides, bool view) {
+void restride_results(Stack& results, const std::vector<Shape>& eager_strides) {
   if (eager_strides.size() != results.size()) return;
   for (size_t i = 0; i < results.size(); ++i) {
     if (!results[i].is_tensor()) continue;
@@ -338,7 +334,7 @@ void restride_results(Stack& results, const std::vector<Shape>& eager_strides, b
       }
       return false;
     };
-    if (differs(false) && !view) {
+    if (differs(false)) {
       // want's dims outermost first (a size-1 dim inside a larger one of equal stride, as a dense
       // layout gives it that stride); dense when each stride is the product of the sizes inside it.
       Shape order(static_cast<size_t>(y.dim()));
@@ -359,7 +355,7 @@ void restride_results(Stack& results, const std::vector<Shape>& eager_strides, b
       for (size_t k = 0; k < order.size(); ++k) inverse[order[k]] = static_cast<int64_t>(k);
       y = permute(contiguous(permute(y, order)), inverse);
     }
-    if (differs(true) && !differs(false)) y = as_strided(y, y.sizes(), want, y.storage_offset());
+    if (differs(true)) y = as_strided(y, y.sizes(), want, y.storage_offset());
     results[i] = y;
   }
 }
@@ -379,7 +375,7 @@ void record(Tracer& t, OpHandle op, Stack& stack, DispatchKeySet rest) {
     Stack original = stack;
     std::vector<Shape> eager_strides = eager_result_strides(op, stack);
     run_decomposition(t, op, *prims, stack);
-    restride_results(stack, eager_strides, op->has_tag(OpTag::View));
+    restride_results(stack, eager_strides);
     // Mutations through this view are written back by the Core ATen view op, not its prims.
     if (is_single_view(op, stack)) note_view(t, op, original, stack[0].to_tensor());
     return;

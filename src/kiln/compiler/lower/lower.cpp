@@ -307,19 +307,6 @@ class Lowerer {
     return lower_view(n, name, out, idx);
   }
 
-  // An as_strided of a computed value that only sets the strides of size-1 dims (the tracer gives
-  // a decomposition's result eager's strides so): the same elements, in the same places.
-  bool restrides_size_one_dims(const graph::Node& n, const Lowered& a, const graph::TensorMeta& out) {
-    if (a.strided || a.sizes != out.sizes || const_arg(n, 3).is_none() || const_arg(n, 3).to_int() != 0) return false;
-    const auto* in = std::get_if<graph::ValueRef>(&n.args()[0]);
-    if (in == nullptr) return false;
-    const auto& before = in->node->meta().at(static_cast<size_t>(in->index));
-    for (size_t d = 0; d < out.sizes.size(); ++d) {
-      if (out.sizes[d] != 1 && before.strides[d] != out.strides[d]) return false;
-    }
-    return true;
-  }
-
   // View prims: strided views stay views of their buffer; computed values are re-indexed.
   bool lower_view(const graph::Node& n, const std::string& name, const graph::TensorMeta& out,
                   const std::vector<Expr>& idx) {
@@ -348,10 +335,8 @@ class Lowerer {
       }
     } else if (name == "split_dim" || name == "collapse_view") {
       from = reindex(idx, out.sizes, a.sizes);
-    } else if (name == "as_strided" && restrides_size_one_dims(n, a, out)) {
-      from = idx;
     } else {
-      return false;  // other as_strided views and anything new: extern
+      return false;  // as_strided and anything new: extern
     }
     if (!a.strided) {
       define(n, computed(a.at(from), out.dtype, out.sizes));
