@@ -115,6 +115,20 @@ std::vector<StrideCase> cases() {
         m.transposed(6, 33, DType::Float32)},
        [](const std::vector<Tensor>& in) { return where(in[0], in[1], in[2]); },
        {33, 1}},
+      // expand adding a size-1 dim gives it the stride of the expanded dim after it (0 here); one
+      // broadcast_in_dim would give it the input dim's, and the product's dims would reorder.
+      {"mul_of_an_expand_adding_a_size1_dim",
+       {as_strided(m.make({5}, DType::Float32), {1, 5}, {1, 1}), m.make({5}, DType::Float32)},
+       [](const std::vector<Tensor>& in) {
+         return mul(expand(in[0], {1, 3, 5}), in[1]);
+       },
+       {15, 5, 1}},
+      {"mul_of_an_expand_adding_size1_dims_over_a_broadcast",
+       {m.make({3, 1, 5}, DType::Float32), m.make({5}, DType::Float32)},
+       [](const std::vector<Tensor>& in) {
+         return mul(expand(in[0], {1, 1, 3, 4, 5}), in[1]);
+       },
+       {60, 60, 20, 5, 1}},
       {"cat_channels_last", {channels_last(m, 2, 3, 4, 5), channels_last(m, 2, 3, 4, 5)}, cat1, {120, 1, 30, 6}},
       {"cat_channels_last_and_contiguous",
        {channels_last(m, 2, 3, 4, 5), m.make({2, 3, 4, 5}, DType::Float32)},

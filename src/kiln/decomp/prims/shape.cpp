@@ -81,7 +81,18 @@ Tensor expand(const Tensor& self, IntArrayRef size, bool /*implicit*/) {
     auto o = static_cast<size_t>(i + offset);
     if (shape[o] == -1) shape[o] = self.sizes()[i];
   }
-  return prims::broadcast_in_dim(self, shape, iota_dims(offset, self.dim()));
+  // Eager expand gives a new size-1 dim the stride times the size of the dim after it in the
+  // result (0 where that one broadcasts); one broadcast_in_dim would take the input's dim after it.
+  // With a new size-1 dim: the existing dims first, then the new ones one at a time, inside out.
+  bool new_size_one = false;
+  for (int64_t d = 0; d < offset; ++d) new_size_one = new_size_one || shape[static_cast<size_t>(d)] == 1;
+  if (!new_size_one) return prims::broadcast_in_dim(self, shape, iota_dims(offset, self.dim()));
+  IntArrayRef all(shape);
+  Tensor y = prims::broadcast_in_dim(self, all.slice(static_cast<size_t>(offset)), iota_dims(0, self.dim()));
+  for (int64_t d = offset - 1; d >= 0; --d) {
+    y = prims::broadcast_in_dim(y, all.slice(static_cast<size_t>(d)), iota_dims(1, y.dim()));
+  }
+  return y;
 }
 
 Tensor unsqueeze(const Tensor& self, int64_t dim) {
