@@ -594,6 +594,37 @@ std::set<std::string> compares_within_a_rounding(const Program& p, const std::ve
   return decided;
 }
 
+// Whether an amax or amin of the program reduces values holding both +0 and -0 to a zero that an op
+// sensitive to the sign of zero reads (atan2, a division, remainder, fmod, pow, sign): which zero a
+// max of +0 and -0 returns depends on the order of the comparisons (eager's and compiled code's
+// differ), and atan2(-0, -0) is -pi where atan2(0, 0) is 0 (docs/conformance.md).
+bool signed_zero_extremum(const Program& p, const std::vector<Tensor>& inputs) {
+  static const std::set<std::string> kSignSensitive = {"atan2", "div",  "remainder", "fmod",
+                                                       "pow",   "sign", "reciprocal"};
+  for (const auto& c : p.calls) {
+    if ((c.op != "amax" && c.op != "amin") || c.args.empty()) continue;
+    auto x = probe_value(p, c.args[0], inputs, Precision::Native);
+    auto r = probe_value(p, c.results.at(0), inputs, Precision::Native);
+    if (!x || !r || !is_floating(x->dtype())) continue;
+    Values xv = read_values(x->contiguous()), rv = read_values(r->contiguous());
+    bool positive = false, negative = false, zero = false;
+    for (double v : xv.f) (std::signbit(v) ? negative : positive) |= v == 0;
+    for (double v : rv.f) zero = zero || v == 0;
+    if (!positive || !negative || !zero) continue;
+    const std::string& m = c.results[0];
+    auto reads_m = [&](const OpCall& call) {
+      return std::find(call.results.begin(), call.results.end(), m) != call.results.end();
+    };
+    for (const auto& d : p.calls) {
+      if (!kSignSensitive.contains(d.op)) continue;
+      for (const auto& a : d.args) {
+        if (a == m || computed_from(p, a, reads_m)) return true;
+      }
+    }
+  }
+  return false;
+}
+
 // Whether a sum or mean of the program (var's and var_mean's mean too) adds terms that cancel past
 // float64's precision in its float64 run (condition number sum |x| / |sum x| above 1e6, or an exact
 // 0 from nonzero terms), or finite terms whose magnitudes add past float64's range: two correct
@@ -877,7 +908,8 @@ Verdict check_program(const Program& p, const std::string& torch_dir, const std:
   // PyTorch ran every call, the dead ones too; where kiln's var_mean mean is infinite, PyTorch's
   // may be NaN, and so may differ anything computed from it.
   bool ill_conditioned = ill_conditioned_sum(p, wide) || near_constant_variance(p, wide) ||
-                         fmod_magnifies_a_rounding(p, inputs) || divides_by_a_rounding_residue(p, inputs, wide, false);
+                         fmod_magnifies_a_rounding(p, inputs) ||
+                         divides_by_a_rounding_residue(p, inputs, wide, false) || signed_zero_extremum(p, inputs);
   if (!torch_dir.empty() && !dead_raise && !infinite_var_mean(p, inputs) && !remainder_differs_from_torch(p, wide) &&
       !divides_by_a_rounding_residue(p, inputs, wide, true) && !layer_norm_variance_past_float(p, inputs) &&
       !ill_conditioned) {
