@@ -157,7 +157,8 @@ std::string store_expr(DType d, const std::string& value) {
 std::string float_literal(double v, DType d) {
   std::string t = compute_type(d);
   if (std::isnan(v)) return fmt::format("std::numeric_limits<{}>::quiet_NaN()", t);
-  if (std::isinf(v)) return fmt::format("{}std::numeric_limits<{}>::infinity()", v < 0 ? "-" : "", t);
+  // Parenthesized: a literal can follow a minus sign ("--x" would be a decrement).
+  if (std::isinf(v)) return fmt::format("({}std::numeric_limits<{}>::infinity())", v < 0 ? "-" : "", t);
   std::string text = fmt::format("{:.17g}", v);
   // "-0" would be the integer zero: a decimal point keeps the sign of -0.0.
   if (text.find_first_of(".e") == std::string::npos) text += ".0";
@@ -277,7 +278,7 @@ std::string BodyWriter::emit_op(const ScalarExpr& e, const std::string& guard) {
     std::string b = emit(product.operands()[0], guard);
     std::string alpha = literal(product.operands()[1]);
     masked = masked || guarded(b);
-    std::string value = fmt::format("std::fma({}{}, {}, {})", e.name() == "sub" ? "-" : "", alpha, b, args[0]);
+    std::string value = fmt::format("std::fma({}({}), {}, {})", e.name() == "sub" ? "-" : "", alpha, b, args[0]);
     return name(e, guard, masked, value);
   }
   // Small constant powers are products (std::pow does not vectorize): x^2 is exactly x*x.
