@@ -16,6 +16,7 @@
 #include <fmt/ranges.h>
 
 #include "../tolerance.h"
+#include "dead_code.h"
 #include "inputs.h"
 #include "kiln/api/compile.h"
 
@@ -848,29 +849,6 @@ bool near_constant_variance(const Program& p, const std::vector<Tensor>& wide) {
   return false;
 }
 
-// `p` with each isinf / isnan of an integer or bool value replaced by the all-false tensor it is
-// whatever the value holds (what the compiled graph computes), so the value is not read there.
-Program fold_float_tests_of_integers(const Program& p) {
-  Program out = p;
-  std::map<std::string, Tensor> values;
-  std::vector<Tensor> metas = meta_inputs(p);
-  for (size_t i = 0; i < metas.size(); ++i) values[p.inputs[i].name] = metas[i];
-  for (auto& c : out.calls) {
-    std::vector<Tensor> r;
-    try {
-      r = apply_call(c, values, Precision::Native, kMeta);
-    } catch (const Error&) {
-      return out;  // the rest raises on types alone: nothing to fold
-    }
-    if ((c.op == "isinf" || c.op == "isnan") && r.size() == 1 && values.contains(c.args.at(0)) &&
-        !is_floating(values.at(c.args[0]).dtype())) {
-      c = OpCall{c.results, "full", {fmt::format("[{}]", fmt::join(r[0].sizes(), ",")), "i:0", "bool"}};
-    }
-    for (size_t i = 0; i < r.size() && i < c.results.size(); ++i) values[c.results[i]] = r[i];
-  }
-  return out;
-}
-
 }  // namespace
 
 Verdict check_program(const Program& p, const std::string& torch_dir, const std::string& backend) {
@@ -898,16 +876,19 @@ Verdict check_program(const Program& p, const std::string& torch_dir, const std:
     return v;
   }
   // Dead code: an integer division by zero whose result no output uses raises in eager but is
-  // dropped from the compiled graph (as torch.compile drops it). Eager of the live calls decides;
-  // isinf / isnan of integers are the constant false they fold to there, so what they test is dead.
+  // dropped from the compiled graph (as torch.compile drops it), and one read only through views
+  // is computed there only where they read (dead_code.h). Eager of the live calls, then with those
+  // divisions' zero divisors made 1, decides.
   bool dead_raise = false;
   if (eager.raised && !compiled.raised) {
     Program live = live_calls(fold_float_tests_of_integers(p));
-    if (live.calls.size() < p.calls.size()) {
+    for (const Program& q : {live, divide_only_read_elements(live)}) {
+      if (q.calls == p.calls) continue;
       stage("eager");
-      eager = run([&] { return run_program(live, inputs, Precision::Native); });
-      ref = run([&] { return run_program(live, wide, Precision::Float64); });
+      eager = run([&] { return run_program(q, inputs, Precision::Native); });
+      ref = run([&] { return run_program(q, wide, Precision::Float64); });
       dead_raise = !eager.raised;
+      if (dead_raise) break;
     }
   }
   stage("compare");

@@ -528,6 +528,8 @@ std::string rename_token(const std::string& tok, const std::set<std::string>& na
   return out + "]";
 }
 
+}  // namespace
+
 std::set<std::string> value_names(const Program& p) {
   std::set<std::string> names;
   for (const auto& in : p.inputs) names.insert(in.name);
@@ -546,8 +548,6 @@ std::vector<std::string> refs(const std::string& tok, const std::set<std::string
   }
   return out;
 }
-
-}  // namespace
 
 Program merge_programs(const std::vector<Program>& programs, std::vector<size_t>* output_owner) {
   Program merged;

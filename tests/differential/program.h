@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,7 @@ struct OpCall {
   std::vector<std::string> results;
   std::string op;
   std::vector<std::string> args;
+  bool operator==(const OpCall&) const = default;
 };
 
 struct Program {
@@ -64,6 +66,10 @@ std::vector<Tensor> run_program(const Program& p, const std::vector<Tensor>& inp
 // Whether a program token is a list ("[1,2]"), and its items.
 bool is_list(const std::string& tok);
 std::vector<std::string> list_items(const std::string& tok);
+// The names of `p`'s inputs and call results, and those of them a token refers to (itself, or the
+// items of a list).
+std::set<std::string> value_names(const Program& p);
+std::vector<std::string> refs(const std::string& tok, const std::set<std::string>& names);
 
 // Meta tensors with the inputs' dtypes and geometry (no data).
 std::vector<Tensor> meta_inputs(const Program& p);

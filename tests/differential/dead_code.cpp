@@ -1,0 +1,86 @@
+#include "dead_code.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+namespace kiln::difftest {
+namespace {
+
+// Each call's results evaluated on meta tensors (dtypes and sizes), up to the first call that
+// raises on types alone.
+std::map<std::string, Tensor> meta_values(const Program& p) {
+  std::map<std::string, Tensor> values;
+  std::vector<Tensor> metas = meta_inputs(p);
+  for (size_t i = 0; i < metas.size(); ++i) values[p.inputs[i].name] = metas[i];
+  for (const auto& c : p.calls) {
+    std::vector<Tensor> r;
+    try {
+      r = apply_call(c, values, Precision::Native, kMeta);
+    } catch (const Error&) {
+      return values;
+    }
+    for (size_t i = 0; i < r.size() && i < c.results.size(); ++i) values[c.results[i]] = r[i];
+  }
+  return values;
+}
+
+bool is_view(const std::string& op) {
+  static const std::set<std::string> views = {"slice",     "select",  "diagonal", "transpose", "permute",
+                                              "unsqueeze", "squeeze", "view",     "reshape",   "expand"};
+  return views.contains(op);
+}
+
+}  // namespace
+
+Program fold_float_tests_of_integers(const Program& p) {
+  Program out = p;
+  auto values = meta_values(p);
+  for (auto& c : out.calls) {
+    if ((c.op == "isinf" || c.op == "isnan") && values.contains(c.args.at(0)) && values.contains(c.results.at(0)) &&
+        !is_floating(values.at(c.args[0]).dtype())) {
+      c = OpCall{c.results, "full", {fmt::format("[{}]", fmt::join(values.at(c.results[0]).sizes(), ",")), "i:0", "bool"}};
+    }
+  }
+  return out;
+}
+
+Program divide_only_read_elements(const Program& p) {
+  auto values = meta_values(p);
+  auto names = value_names(p);
+  auto read_only_through_views = [&](const std::string& v) {
+    if (std::find(p.outputs.begin(), p.outputs.end(), v) != p.outputs.end()) return false;
+    bool read = false;
+    for (const auto& c : p.calls) {
+      for (const auto& a : c.args) {
+        auto r = refs(a, names);
+        if (std::find(r.begin(), r.end(), v) == r.end()) continue;
+        if (!is_view(c.op)) return false;
+        read = true;
+      }
+    }
+    return read;
+  };
+  Program out = p;
+  out.calls.clear();
+  int fresh = 0;
+  for (auto c : p.calls) {
+    bool division = c.op == "div" || c.op == "remainder" || c.op == "fmod";
+    if (division && c.args.size() >= 2 && values.contains(c.args[1]) && values.contains(c.results.at(0))) {
+      DType d = values.at(c.results[0]).dtype();
+      DType divisor = values.at(c.args[1]).dtype();
+      if (!is_floating(d) && d != DType::Bool && read_only_through_views(c.results[0])) {
+        std::string zero = fmt::format("safe_divisor_{}_is_zero", fresh);
+        std::string one = fmt::format("safe_divisor_{}_one", fresh);
+        std::string safe = fmt::format("safe_divisor_{}", fresh++);
+        out.calls.push_back(OpCall{{zero}, "eq", {c.args[1], "i:0"}});
+        out.calls.push_back(OpCall{{one}, "scalar_tensor", {"i:1", std::string(dtype_name(divisor))}});
+        out.calls.push_back(OpCall{{safe}, "where", {zero, one, c.args[1]}});
+        c.args[1] = safe;
+      }
+    }
+    out.calls.push_back(c);
+  }
+  return out;
+}
+
+}  // namespace kiln::difftest
