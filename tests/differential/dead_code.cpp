@@ -38,7 +38,8 @@ Program fold_float_tests_of_integers(const Program& p) {
   for (auto& c : out.calls) {
     if ((c.op == "isinf" || c.op == "isnan") && values.contains(c.args.at(0)) && values.contains(c.results.at(0)) &&
         !is_floating(values.at(c.args[0]).dtype())) {
-      c = OpCall{c.results, "full", {fmt::format("[{}]", fmt::join(values.at(c.results[0]).sizes(), ",")), "i:0", "bool"}};
+      c = OpCall{
+          c.results, "full", {fmt::format("[{}]", fmt::join(values.at(c.results[0]).sizes(), ",")), "i:0", "bool"}};
     }
   }
   return out;

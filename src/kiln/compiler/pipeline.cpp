@@ -8,6 +8,7 @@
 #include "kiln/compiler/loopir/verify.h"
 #include "kiln/compiler/lower/lower.h"
 #include "kiln/compiler/patterns/attention.h"
+#include "kiln/compiler/patterns/gemm_epilogue.h"
 #include "kiln/graph/constant_fold.h"
 #include "kiln/graph/cse.h"
 #include "kiln/graph/dce.h"
@@ -44,10 +45,15 @@ void verify_graph(const graph::Graph& g) {
 }  // namespace
 
 const std::vector<std::string>& pipeline_passes() {
-  static const std::vector<std::string> names = {"fold_constants", "eliminate_common_subexpressions",
-                                                 "fuse_attention", "eliminate_dead_code",
-                                                 "lower",          "schedule",
-                                                 "plan_memory",    "generate_cpp",
+  static const std::vector<std::string> names = {"fold_constants",
+                                                 "eliminate_common_subexpressions",
+                                                 "fuse_attention",
+                                                 "fuse_gemm_epilogues",
+                                                 "eliminate_dead_code",
+                                                 "lower",
+                                                 "schedule",
+                                                 "plan_memory",
+                                                 "generate_cpp",
                                                  "build"};
   return names;
 }
@@ -112,6 +118,13 @@ CompiledGraph run_pipeline(graph::Graph& g, bool build) {
       "fuse_attention",
       [&] {
         int n = fuse_attention(g);
+        return n > 0 ? fmt::format(", {} fused", n) : std::string(", unchanged");
+      },
+      show_graph, check_graph);
+  pass(
+      "fuse_gemm_epilogues",
+      [&] {
+        int n = fuse_gemm_epilogues(g);
         return n > 0 ? fmt::format(", {} fused", n) : std::string(", unchanged");
       },
       show_graph, check_graph);

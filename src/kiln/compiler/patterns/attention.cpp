@@ -1,104 +1,18 @@
 #include "kiln/compiler/patterns/attention.h"
 
-#include <functional>
 #include <numeric>
 #include <optional>
-#include <set>
 #include <string_view>
 
-#include "kiln/ops/dispatcher.h"
-#include "kiln/ops/registry.h"
+#include "kiln/compiler/patterns/match.h"
 
 namespace kiln::compiler {
 namespace {
 
 using graph::Arg;
 using graph::Node;
-using graph::NodeKind;
 using graph::ValueRef;
-
-bool is_call(const Node* n, std::string_view op) {
-  return n != nullptr && n->kind() == NodeKind::Call && n->op()->name() == op;
-}
-
-const graph::TensorMeta& meta_of(const ValueRef& r) { return r.node->meta().at(static_cast<size_t>(r.index)); }
-
-std::optional<ValueRef> ref_arg(const Node* n, size_t i) {
-  if (i >= n->args().size()) return std::nullopt;
-  const auto* r = std::get_if<ValueRef>(&n->args()[i]);
-  if (r == nullptr || r->node == nullptr) return std::nullopt;
-  return *r;
-}
-
-const Value* value_arg(const Node* n, size_t i) {
-  return i < n->args().size() ? std::get_if<Value>(&n->args()[i]) : nullptr;
-}
-
-int64_t numel(IntArrayRef s) {
-  int64_t n = 1;
-  for (int64_t x : s) n *= x;
-  return n;
-}
-
-// A reshape that keeps the row-major order of the elements: squeeze, collapse, split, alias, a
-// copying reshape, or a broadcast_in_dim that only adds size-1 dims (no element repeated).
-bool keeps_order(const Node* n) {
-  if (n->kind() != NodeKind::Call || n->meta().size() != 1) return false;
-  std::string_view op = n->op()->name();
-  if (op == "prims::squeeze" || op == "prims::collapse_view" || op == "prims::split_dim" || op == "prims::view_of" ||
-      op == "prims::reshape" || op == "prims::collapse") {
-    return true;
-  }
-  if (op != "prims::broadcast_in_dim") return false;
-  auto in = ref_arg(n, 0);
-  return in && numel(meta_of(*in).sizes) == numel(n->meta()[0].sizes);
-}
-
-// The nodes a match consumes; each must be used only by the pattern.
-class Match {
- public:
-  // Follows order-keeping reshapes back from r.
-  ValueRef through_reshapes(ValueRef r) {
-    while (r.index == 0 && keeps_order(r.node)) {
-      nodes_.insert(r.node);
-      r = *ref_arg(r.node, 0);
-    }
-    return r;
-  }
-  // Follows broadcast_in_dim nodes back from r (a row statistic broadcast over its row).
-  ValueRef through_broadcasts(ValueRef r) {
-    while (r.index == 0 && is_call(r.node, "prims::broadcast_in_dim")) {
-      nodes_.insert(r.node);
-      r = *ref_arg(r.node, 0);
-    }
-    return r;
-  }
-  void take(const Node* n) { nodes_.insert(n); }
-  // Every taken node is used only by taken nodes or by `last` (the bmm that is replaced).
-  bool closed(const Node* last) const {
-    for (const Node* n : nodes_) {
-      for (const Node* u : n->users()) {
-        if (u != last && !nodes_.contains(u)) return false;
-      }
-    }
-    return true;
-  }
-
- private:
-  std::set<const Node*> nodes_;
-};
-
-// The constant a broadcast scalar holds (prims::full of [] or scalar_tensor), if it is one.
-std::optional<double> constant_of(Match& m, ValueRef r) {
-  r = m.through_broadcasts(r);
-  const Node* n = r.node;
-  const Value* v = nullptr;
-  if (is_call(n, "prims::full") && meta_of(r).sizes.empty()) v = value_arg(n, 1);
-  if (is_call(n, "prims::scalar_tensor")) v = value_arg(n, 0);
-  if (v == nullptr || v->is_tensor() || v->is_none()) return std::nullopt;
-  m.take(n);
-  return v->to_double();
-}
+using namespace patterns;
 
 // Follows broadcast_in_dim nodes back from `top` (of the scores' shape) to a row statistic (the
 // scores' dims but the last), checking that each of its dims lands on the same dim of the scores:
@@ -230,29 +144,6 @@ std::optional<Attention> match(const Node* last) {
                 a.scores[rank - 2] == l && a.scores[rank - 1] == s && numel(a.scores) == n * l * s;
   if (!shapes) return std::nullopt;
   return a;
-}
-
-// Appends a call of `op` (before the insert point) with its meta computed by the op's meta kernel.
-Node* emit(graph::Graph& g, std::string_view op_name, std::vector<Arg> args) {
-  OpHandle op = Registry::global().get(op_name);
-  Stack stack;
-  Device device = kCPU;
-  for (const Arg& arg : args) {
-    if (const auto* r = std::get_if<ValueRef>(&arg)) {
-      const auto& m = meta_of(*r);
-      device = m.device;
-      stack.emplace_back(Tensor(empty_strided_tensor(m.sizes, m.strides, m.dtype, kMeta)));
-    } else {
-      stack.push_back(std::get<Value>(arg));
-    }
-  }
-  redispatch(op, stack, DispatchKeySet(DispatchKey::Meta));
-  std::vector<graph::TensorMeta> meta;
-  for (const Value& v : stack) {
-    meta.push_back(graph::TensorMeta::of(v.to_tensor()));
-    meta.back().device = device;  // computed on meta tensors, run where the inputs are
-  }
-  return g.call(op, std::move(args), std::move(meta));
 }
 
 // [N, n, e] as the 4-D [outer, N / outer, n, e] (outer 0: [1, N, n, e]).

@@ -64,7 +64,7 @@ bool stays_at_prims_level(OpHandle op) {
       "aten::argmax",      "aten::argmin",
       "aten::max.dim",     "aten::min.dim",
       "aten::scatter.src", "aten::_scaled_dot_product_flash_attention_for_cpu",
-      "kiln::attention",
+      "kiln::attention",   "kiln::gemm_epilogue",
   };
   return kExterns.contains(op->name());
 }

@@ -1,6 +1,7 @@
-// CPU matrix products. float32 and bfloat16 go to oneDNN's matmul (AVX-512/AMX kernels, bias and
-// scaling fused in its epilogue); float16 runs through float32; float64 and integers use a
-// blocked loop here. oneDNN primitives are cached by problem shape.
+// CPU matrix products. float32 and bfloat16 go to oneDNN's matmul (AVX-512/AMX kernels; bias,
+// scaling, and kiln::gemm_epilogue's activation and residual fused in its epilogue as post-ops);
+// float16 runs through float32; float64 and integers use a blocked loop here. oneDNN primitives
+// are cached by problem shape.
 #include <dnnl.hpp>
 
 #include <mutex>
@@ -15,6 +16,8 @@
 
 namespace kiln::cpu {
 namespace {
+
+using meta::GemmActivation;
 
 // A batch of matrices [B, rows, cols] with element strides.
 struct MatrixView {
@@ -51,18 +54,26 @@ MatrixView view_of(const Tensor& t) {
 
 // ---- oneDNN
 
+// What runs on the product before it is stored (kiln::gemm_epilogue): an activation, then the
+// residual added (any strides; the product's sizes).
+struct PostOps {
+  GemmActivation activation = GemmActivation::None;
+  const Tensor* residual = nullptr;
+};
+
 struct PrimitiveKey {
   int64_t b, m, n, k;
-  int64_t as[3], bs[3];
+  int64_t as[3], bs[3], rs[3];
   int dtype;
-  bool bias, sum;
+  bool bias, sum, residual;
+  int activation;
   float alpha, beta;
   bool operator==(const PrimitiveKey&) const = default;
 };
 struct PrimitiveKeyHash {
   size_t operator()(const PrimitiveKey& k) const {
-    return hash_values(k.b, k.m, k.n, k.k, k.as[0], k.as[1], k.as[2], k.bs[0], k.bs[1], k.bs[2], k.dtype, k.bias, k.sum,
-                       k.alpha, k.beta);
+    return hash_values(k.b, k.m, k.n, k.k, k.as[0], k.as[1], k.as[2], k.bs[0], k.bs[1], k.bs[2], k.rs[0], k.rs[1],
+                       k.rs[2], k.dtype, k.bias, k.sum, k.residual, k.activation, k.alpha, k.beta);
   }
 };
 
@@ -79,19 +90,35 @@ dnnl::memory::desc desc_of(const MatrixView& v, DType t) {
   return dnnl::memory::desc({v.batch, v.rows, v.cols}, dnnl_type(t), {v.batch_stride, v.row_stride, v.col_stride});
 }
 
-// c = alpha * (a @ b) [+ bias row] [+ beta * c]
+dnnl::algorithm eltwise_of(GemmActivation a) {
+  switch (a) {
+    case GemmActivation::Relu: return dnnl::algorithm::eltwise_relu;
+    case GemmActivation::Gelu: return dnnl::algorithm::eltwise_gelu_erf;
+    case GemmActivation::GeluTanh: return dnnl::algorithm::eltwise_gelu_tanh;
+    case GemmActivation::Silu: return dnnl::algorithm::eltwise_swish;
+    case GemmActivation::None: break;
+  }
+  KILN_FAIL(ErrorKind::Internal, "matmul: no oneDNN eltwise for activation {}", static_cast<int>(a));
+}
+
+// c = post(alpha * (a @ b) [+ bias row] [+ beta * c])
 void onednn_matmul(const MatrixView& a, const MatrixView& b, const Tensor& c, const Tensor* bias, float alpha,
-                   bool accumulate, float beta) {
+                   bool accumulate, float beta, const PostOps& post = {}) {
   DType dt = c.dtype();
+  MatrixView rv{};
+  if (post.residual) rv = view_of(*post.residual);
   PrimitiveKey key{a.batch,
                    a.rows,
                    b.cols,
                    a.cols,
                    {a.batch_stride, a.row_stride, a.col_stride},
                    {b.batch_stride, b.row_stride, b.col_stride},
+                   {rv.batch_stride, rv.row_stride, rv.col_stride},
                    static_cast<int>(dt),
                    bias != nullptr,
                    accumulate,
+                   post.residual != nullptr,
+                   static_cast<int>(post.activation),
                    alpha,
                    beta};
   static std::mutex mu;
@@ -114,11 +141,15 @@ void onednn_matmul(const MatrixView& a, const MatrixView& b, const Tensor& c, co
         dnnl::primitive_attr attr;
         attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
         if (alpha != 1.0f) attr.set_output_scales(0, {alpha});
-        if (accumulate) {
-          dnnl::post_ops ops;
-          ops.append_sum(beta);
-          attr.set_post_ops(ops);
+        dnnl::post_ops ops;
+        if (accumulate) ops.append_sum(beta);
+        if (post.activation != GemmActivation::None) {
+          // swish is x * sigmoid(alpha x): silu with alpha 1; relu's alpha is its negative slope.
+          ops.append_eltwise(1.0f, eltwise_of(post.activation), post.activation == GemmActivation::Silu ? 1.0f : 0.0f,
+                             0.0f);
         }
+        if (post.residual) ops.append_binary(dnnl::algorithm::binary_add, desc_of(rv, dt));
+        attr.set_post_ops(ops);
         dnnl::matmul::desc d = bias ? dnnl::matmul::desc(desc_of(a, dt), desc_of(b, dt), bias_md, desc_of(cv, dt))
                                     : dnnl::matmul::desc(desc_of(a, dt), desc_of(b, dt), desc_of(cv, dt));
         dnnl::matmul::primitive_desc pd(d, attr, engine());
@@ -133,6 +164,11 @@ void onednn_matmul(const MatrixView& a, const MatrixView& b, const Tensor& c, co
         {DNNL_ARG_WEIGHTS, dnnl::memory(desc_of(b, dt), engine(), const_cast<void*>(b.data))},
         {DNNL_ARG_DST, dnnl::memory(desc_of(cv, dt), engine(), c.data_ptr())}};
     if (bias) args.emplace(DNNL_ARG_BIAS, dnnl::memory(bias_md, engine(), bias->data_ptr()));
+    if (post.residual) {
+      int index = (accumulate ? 1 : 0) + (post.activation != GemmActivation::None ? 1 : 0);
+      args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(index) | DNNL_ARG_SRC_1,
+                   dnnl::memory(desc_of(rv, dt), engine(), const_cast<void*>(rv.data)));
+    }
     if (scratch.numel() > 0) {
       args.emplace(DNNL_ARG_SCRATCHPAD, dnnl::memory(entry.scratchpad, engine(), scratch.data_ptr()));
     }
@@ -243,12 +279,79 @@ void addmm_impl(const Tensor& self, const Tensor& mat1, const Tensor& mat2, cons
   matmul_into(mat1, mat2, out, alpha, accumulate, beta, nullptr);
 }
 
+// The epilogue of gemm_epilogue where oneDNN does not run it: out = act(out + bias) + residual,
+// each step rounded to the dtype as eager's separate ops round it.
+template <class T>
+void apply_epilogue(const Tensor& out, const std::optional<Tensor>& bias, GemmActivation act,
+                    const std::optional<Tensor>& residual) {
+  using M = opmath_t<T>;
+  T* o = out.data_ptr<T>();
+  int64_t nd = out.dim(), rows = out.numel() / std::max<int64_t>(out.sizes()[nd - 1], 1), n = out.sizes()[nd - 1];
+  int64_t m = out.sizes()[nd - 2];
+  for (int64_t r = 0; r < rows && n > 0; ++r) {
+    for (int64_t j = 0; j < n; ++j) {
+      M v = M(o[r * n + j]);
+      if (bias) v = M(T(v + M(bias->data_ptr<T>()[j * bias->strides()[0]])));
+      switch (act) {
+        case GemmActivation::Relu: v = v < M(0) ? M(0) : v; break;
+        case GemmActivation::Gelu: v = M(0.5) * v * (M(1) + std::erf(v * M(M_SQRT1_2))); break;
+        case GemmActivation::GeluTanh: {
+          M inner = M(M_2_SQRTPI * M_SQRT1_2) * (v + M(0.044715) * v * v * v);
+          v = M(0.5) * v * (M(1) + std::tanh(inner));
+          break;
+        }
+        case GemmActivation::Silu: v = v / (M(1) + std::exp(-v)); break;
+        case GemmActivation::None: break;
+      }
+      v = M(T(v));
+      if (residual) {
+        const auto& st = residual->strides();
+        int64_t at = (nd == 3 ? (r / m) * st[0] : 0) + (r % m) * st[nd - 2] + j * st[nd - 1];
+        v = v + M(residual->data_ptr<T>()[at]);
+      }
+      o[r * n + j] = T(v);
+    }
+  }
+}
+
+void gemm_epilogue_impl(const Tensor& self, const Tensor& mat2, const std::optional<Tensor>& bias,
+                        std::string_view activation, const std::optional<Tensor>& residual, const Tensor& out) {
+  GemmActivation act = *meta::parse_gemm_activation(activation);
+  DType dt = out.dtype();
+  if ((dt == DType::Float32 || dt == DType::BFloat16) && out.numel() > 0 && self.sizes().back() > 0) {
+    Tensor a = plain_layout(self), b = plain_layout(mat2);
+    std::optional<Tensor> r, bias_c;
+    if (residual) r = plain_layout(*residual);
+    if (bias) {
+      bias_c = *bias;
+      if (!bias->is_contiguous()) {
+        bias_c = Tensor(empty_tensor(bias->sizes(), dt, kCPU));
+        copy_into(*bias_c, *bias);
+      }
+    }
+    onednn_matmul(view_of(a), view_of(b), out, bias_c ? &*bias_c : nullptr, 1.0f, false, 0.0f,
+                  PostOps{act, r ? &*r : nullptr});
+    return;
+  }
+  matmul_into(self, mat2, out, 1, false, 0, nullptr);
+  if (out.numel() == 0) return;
+  visit_dtype(dt, [&]<class T>() {
+    if constexpr (std::is_floating_point_v<opmath_t<T>>) apply_epilogue<T>(out, bias, act, residual);
+  });
+}
+
 using namespace kiln::kernels;
 
 const KernelRegistrar kRegister([](Registry& r) {
   def_structured<&meta::mm, &mm_impl>(r, "aten::mm");
   def_structured<&meta::bmm, &bmm_impl>(r, "aten::bmm");
   def_structured<&meta::addmm, &addmm_impl>(r, "aten::addmm");
+  // What the compiler puts in place of a GEMM followed by a bias, an activation and a residual
+  // add written as ops (compiler/patterns/gemm_epilogue.h): one oneDNN primitive with post-ops.
+  r.declare({"gemm_epilogue(Tensor self, Tensor mat2, Tensor? bias=None, str activation='none', "
+             "Tensor? residual=None) -> Tensor"},
+            Provenance::Native, "kiln");
+  def_structured<&meta::gemm_epilogue, &gemm_epilogue_impl>(r, "kiln::gemm_epilogue");
 });
 
 }  // namespace

@@ -41,4 +41,36 @@ TensorSpec addmm(const Tensor& self, const Tensor& mat1, const Tensor& mat2, con
   return s;
 }
 
+std::optional<GemmActivation> parse_gemm_activation(std::string_view name) {
+  if (name == "none") return GemmActivation::None;
+  if (name == "relu") return GemmActivation::Relu;
+  if (name == "gelu") return GemmActivation::Gelu;
+  if (name == "gelu_tanh") return GemmActivation::GeluTanh;
+  if (name == "silu") return GemmActivation::Silu;
+  return std::nullopt;
+}
+
+TensorSpec gemm_epilogue(const Tensor& self, const Tensor& mat2, const std::optional<Tensor>& bias,
+                         std::string_view activation, const std::optional<Tensor>& residual) {
+  constexpr std::string_view op = "gemm_epilogue";
+  KILN_CHECK(self.dim() == mat2.dim() && (self.dim() == 2 || self.dim() == 3),
+             "{}: self and mat2 must both be matrices or both batches of matrices, got {} and {}", op, self.describe(),
+             mat2.describe());
+  TensorSpec s = self.dim() == 2 ? mm(self, mat2) : bmm(self, mat2);
+  KILN_CHECK_TYPE(is_floating(self.dtype()), "{}: expected a floating point dtype, got {}", op, self.describe());
+  KILN_CHECK(parse_gemm_activation(activation).has_value(),
+             "{}: activation must be none, relu, gelu, gelu_tanh or silu, got '{}'", op, activation);
+  if (bias) {
+    check_same_dtype(*bias, self, op);
+    KILN_CHECK(bias->dim() == 1 && bias->sizes()[0] == s.sizes.back(),
+               "{}: bias must be a vector of the product's {} columns, got {}", op, s.sizes.back(), bias->describe());
+  }
+  if (residual) {
+    check_same_dtype(*residual, self, op);
+    KILN_CHECK(Shape(residual->sizes()) == s.sizes, "{}: residual must have the product's sizes {}, got {}", op,
+               s.sizes, residual->describe());
+  }
+  return s;
+}
+
 }  // namespace kiln::meta

@@ -1,0 +1,262 @@
+#include "kiln/compiler/patterns/gemm_epilogue.h"
+
+#include <cmath>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "kiln/compiler/patterns/match.h"
+
+namespace kiln::compiler {
+namespace {
+
+using graph::Node;
+using graph::ValueRef;
+using namespace patterns;
+
+bool near(double v, double c) { return std::abs(v - c) <= 1e-6 * std::abs(c); }
+
+// The operand of binary `op` node n beside a constant c (either side), if n is one; n is taken.
+std::optional<ValueRef> beside_constant(Match& m, const ValueRef& v, std::string_view op, double c) {
+  if (v.index != 0 || !is_call(v.node, op)) return std::nullopt;
+  for (size_t side : {0u, 1u}) {
+    auto x = ref_arg(v.node, side), k = ref_arg(v.node, 1 - side);
+    if (!x || !k) continue;
+    auto value = constant_value(*k);
+    if (value && near(*value, c)) {
+      m.take(v.node);
+      return x;
+    }
+  }
+  return std::nullopt;
+}
+
+// The operand of unary `op` node n, if n is one; n is taken.
+std::optional<ValueRef> operand_of(Match& m, const ValueRef& v, std::string_view op) {
+  if (v.index != 0 || !is_call(v.node, op)) return std::nullopt;
+  m.take(v.node);
+  return ref_arg(v.node, 0);
+}
+
+// Both operands of binary `op` node n, if n is one; n is taken.
+std::optional<std::pair<ValueRef, ValueRef>> operands_of(Match& m, const ValueRef& v, std::string_view op) {
+  if (v.index != 0 || !is_call(v.node, op)) return std::nullopt;
+  auto a = ref_arg(v.node, 0), b = ref_arg(v.node, 1);
+  if (!a || !b) return std::nullopt;
+  m.take(v.node);
+  return std::pair{*a, *b};
+}
+
+// The activations as their decompositions spell them, matched from the node computing f(x);
+// each returns x.
+using Matcher = std::optional<ValueRef> (*)(Match&, const ValueRef&);
+
+// where(lt(x, 0), 0, x)
+std::optional<ValueRef> relu_input(Match& m, const ValueRef& f) {
+  if (f.index != 0 || !is_call(f.node, "prims::where")) return std::nullopt;
+  auto cond = ref_arg(f.node, 0), zero = ref_arg(f.node, 1), x = ref_arg(f.node, 2);
+  if (!cond || !zero || !x || !is_call(cond->node, "prims::lt")) return std::nullopt;
+  auto z = constant_value(*zero);
+  if (!z || *z != 0 || ref_arg(cond->node, 0) != x) return std::nullopt;
+  auto bound = ref_arg(cond->node, 1);
+  auto b = bound ? constant_value(*bound) : std::nullopt;
+  if (!b || *b != 0) return std::nullopt;
+  m.take(f.node);
+  m.take(cond->node);
+  return x;
+}
+
+// mul(mul(x, 0.5), q) (either order), returning x and q.
+std::optional<std::pair<ValueRef, ValueRef>> half_x_times(Match& m, const ValueRef& f) {
+  auto ops = operands_of(m, f, "prims::mul");
+  if (!ops) return std::nullopt;
+  for (auto [p, q] : {*ops, std::pair{ops->second, ops->first}}) {
+    Match trial = m;
+    if (auto x = beside_constant(trial, p, "prims::mul", 0.5)) {
+      m = trial;
+      return std::pair{*x, q};
+    }
+  }
+  return std::nullopt;
+}
+
+// mul(mul(x, 0.5), add(erf(mul(x, 1/sqrt(2))), 1))
+std::optional<ValueRef> gelu_input(Match& m, const ValueRef& f) {
+  auto xq = half_x_times(m, f);
+  if (!xq) return std::nullopt;
+  auto e = beside_constant(m, xq->second, "prims::add", 1.0);
+  auto scaled = e ? operand_of(m, *e, "prims::erf") : std::nullopt;
+  auto x = scaled ? beside_constant(m, *scaled, "prims::mul", M_SQRT1_2) : std::nullopt;
+  return x && *x == xq->first ? x : std::nullopt;
+}
+
+// mul(mul(x, 0.5), add(tanh(mul(add(x, mul(pow(x, 3), 0.044715)), sqrt(2/pi))), 1))
+std::optional<ValueRef> gelu_tanh_input(Match& m, const ValueRef& f) {
+  auto xq = half_x_times(m, f);
+  if (!xq) return std::nullopt;
+  const ValueRef x = xq->first;
+  auto t = beside_constant(m, xq->second, "prims::add", 1.0);
+  auto scaled = t ? operand_of(m, *t, "prims::tanh") : std::nullopt;
+  auto sum = scaled ? beside_constant(m, *scaled, "prims::mul", M_2_SQRTPI * M_SQRT1_2) : std::nullopt;
+  auto terms = sum ? operands_of(m, *sum, "prims::add") : std::nullopt;
+  if (!terms) return std::nullopt;
+  auto cubic = terms->first == x ? terms->second : terms->first;
+  if (terms->first != x && terms->second != x) return std::nullopt;
+  auto cube = beside_constant(m, cubic, "prims::mul", 0.044715);
+  auto base = cube ? beside_constant(m, *cube, "prims::pow", 3.0) : std::nullopt;
+  // pow(x, 3): the constant must be the exponent, not the base.
+  return base && *base == x && ref_arg(cube->node, 0) == x ? std::optional(x) : std::nullopt;
+}
+
+// mul(x, reciprocal(add(exp(neg(x)), 1))) (either order)
+std::optional<ValueRef> silu_input(Match& m, const ValueRef& f) {
+  auto ops = operands_of(m, f, "prims::mul");
+  if (!ops) return std::nullopt;
+  for (auto [x, r] : {*ops, std::pair{ops->second, ops->first}}) {
+    Match trial = m;
+    auto denominator = operand_of(trial, r, "prims::reciprocal");
+    auto e = denominator ? beside_constant(trial, *denominator, "prims::add", 1.0) : std::nullopt;
+    auto negated = e ? operand_of(trial, *e, "prims::exp") : std::nullopt;
+    auto y = negated ? operand_of(trial, *negated, "prims::neg") : std::nullopt;
+    if (y && *y == x) {
+      m = trial;
+      return x;
+    }
+  }
+  return std::nullopt;
+}
+
+struct Activation {
+  Node* last;  // computes f(x)
+  std::string name;
+  Match nodes;  // what computing f takes
+};
+
+// For each value x some node computes an activation of: that node.
+std::map<const Node*, Activation> activations(const graph::Graph& g) {
+  const std::pair<const char*, Matcher> matchers[] = {
+      {"relu", &relu_input}, {"gelu", &gelu_input}, {"gelu_tanh", &gelu_tanh_input}, {"silu", &silu_input}};
+  std::map<const Node*, Activation> found;
+  for (const auto& n : g.nodes()) {
+    if (n->kind() != graph::NodeKind::Call || n->meta().size() != 1) continue;
+    for (const auto& [name, matcher] : matchers) {
+      Match m;
+      auto x = matcher(m, n->result());
+      if (x && x->index == 0 && !found.contains(x->node)) {
+        found.emplace(x->node, Activation{n.get(), name, m});
+        break;
+      }
+    }
+  }
+  return found;
+}
+
+// The only user of r's node, if it has one user and r is its only result.
+Node* only_user(const ValueRef& r) {
+  const auto& users = r.node->users();
+  if (r.node->meta().size() != 1 || users.size() != 1) return nullptr;
+  return users[0];
+}
+
+struct Epilogue {
+  ValueRef a, b;
+  std::optional<ValueRef> bias, residual;
+  std::string activation = "none";
+  Node* last = nullptr;
+};
+
+std::optional<Epilogue> match(Node* gemm, const std::map<const Node*, Activation>& acts) {
+  const auto& out = gemm->meta().at(0);
+  if (out.dtype != DType::Float32) return std::nullopt;
+  Epilogue e{*ref_arg(gemm, 0), *ref_arg(gemm, 1), std::nullopt, std::nullopt};
+  if (meta_of(e.a).dtype != DType::Float32 || meta_of(e.b).dtype != DType::Float32) return std::nullopt;
+  Match m;
+  m.take(gemm);
+  ValueRef cur = gemm->result();
+  int64_t rank = static_cast<int64_t>(out.sizes.size());
+  auto same_shape = [&](const graph::TensorMeta& t) { return t.sizes == out.sizes && t.dtype == out.dtype; };
+  // Aliases of the product (bmm's result seen through view_of).
+  for (Node* u = only_user(cur); u && is_call(u, "prims::view_of") && same_shape(u->meta()[0]); u = only_user(cur)) {
+    m.take(u);
+    cur = u->result();
+  }
+  // The longest match whose intermediates only the pattern uses: where the sum with the bias is
+  // also used elsewhere (a backward pass reads it), the bias alone is fused.
+  std::optional<Epilogue> best;
+  auto keep = [&] {
+    e.last = cur.node;
+    if (m.closed(e.last)) best = e;
+  };
+  // add(product, broadcast_in_dim(bias, sizes, [last dim]))
+  if (Node* u = only_user(cur); is_call(u, "prims::add") && same_shape(u->meta()[0])) {
+    for (size_t side : {0u, 1u}) {
+      auto p = ref_arg(u, side), row = ref_arg(u, 1 - side);
+      if (!p || !row || *p != cur || row->index != 0 || !is_call(row->node, "prims::broadcast_in_dim")) continue;
+      auto vec = ref_arg(row->node, 0);
+      const Value* dims = value_arg(row->node, 2);
+      if (!vec || dims == nullptr || dims->tag() != Value::Tag::IntList ||
+          dims->to_int_list() != std::vector<int64_t>{rank - 1} || meta_of(*vec).sizes.size() != 1 ||
+          meta_of(*vec).dtype != DType::Float32 || depends_on(vec->node, gemm)) {
+        continue;
+      }
+      e.bias = *vec;
+      m.take(u);
+      cur = u->result();
+      keep();
+      break;
+    }
+  }
+  if (auto it = acts.find(cur.node); cur.index == 0 && it != acts.end()) {
+    m.take(cur.node);
+    m.take_all(it->second.nodes);
+    e.activation = it->second.name;
+    cur = it->second.last->result();
+    keep();
+  }
+  // add(value, residual) of the product's shape, not computed from the product; a broadcast
+  // residual (a zero stride) is left to a pointwise kernel.
+  if (Node* u = only_user(cur); is_call(u, "prims::add") && same_shape(u->meta()[0])) {
+    for (size_t side : {0u, 1u}) {
+      auto v = ref_arg(u, side), r = ref_arg(u, 1 - side);
+      if (!v || !r || *v != cur || *r == cur || !same_shape(meta_of(*r)) || depends_on(r->node, gemm)) continue;
+      const auto& rm = meta_of(*r);
+      bool broadcast = false;
+      for (size_t d = 0; d < rm.sizes.size(); ++d) broadcast |= rm.sizes[d] > 1 && rm.strides[d] == 0;
+      if (broadcast) continue;
+      e.residual = *r;
+      m.take(u);
+      cur = u->result();
+      keep();
+      break;
+    }
+  }
+  return best;
+}
+
+bool rewrite(graph::Graph& g, const Epilogue& e) {
+  graph::Graph::InsertPoint here(g, e.last);
+  auto optional = [](const std::optional<ValueRef>& r) { return r ? graph::Arg(*r) : graph::Arg(Value()); };
+  Node* fused = emit(g, "kiln::gemm_epilogue",
+                     {e.a, e.b, optional(e.bias), Value(std::string(e.activation)), optional(e.residual)});
+  if (!(fused->meta()[0] == e.last->meta()[0])) return false;  // left dead: DCE removes it
+  g.replace_all_uses(e.last->result(), fused->result());
+  return true;
+}
+
+}  // namespace
+
+int fuse_gemm_epilogues(graph::Graph& g) {
+  std::vector<Node*> gemms;
+  for (const auto& n : g.nodes()) {
+    if (is_call(n.get(), "aten::mm") || is_call(n.get(), "aten::bmm")) gemms.push_back(n.get());
+  }
+  if (gemms.empty()) return 0;
+  auto acts = activations(g);
+  int fused = 0;
+  for (Node* gemm : gemms) {
+    if (auto e = match(gemm, acts)) fused += rewrite(g, *e) ? 1 : 0;
+  }
+  return fused;
+}
+
+}  // namespace kiln::compiler
