@@ -678,7 +678,8 @@ bool ill_conditioned_sum(const Program& p, const std::vector<Tensor>& inputs, co
 // products can overflow (the factors above 1 multiply past the dtype's range) or underflow (those
 // below 1 multiply under its smallest normal), unless an exact 0 and an infinity make it NaN in
 // every order (see docs/conformance.md). What is computed from such a product depends on the order
-// too (maximum(NaN, x) is NaN, maximum(-inf, x) is x).
+// too (maximum(NaN, x) is NaN, maximum(-inf, x) is x). So does a periodic function of a product
+// too large for its order not to show in its last bits.
 bool order_dependent_prod(const Program& p, const std::vector<Tensor>& inputs) {
   for (const auto& c : p.calls) {
     if (c.op != "prod" || c.args.size() < 2) continue;
@@ -698,6 +699,12 @@ bool order_dependent_prod(const Program& p, const std::vector<Tensor>& inputs) {
     Values v = read_values(rows.contiguous());
     // float16/bfloat16 multiply in float.
     double max_log = x->dtype() == DType::Float64 ? 1024 : 128, min_log = x->dtype() == DType::Float64 ? -1022 : -126;
+    // A product past 2^(mantissa bits + 1) has ulps above 2: its last bits, which the order of
+    // multiplication decides, are all a sin/cos/tan of it or a remainder by a small divisor sees.
+    double mantissa = x->dtype() == DType::Float64 ? 53 : x->dtype() == DType::Float32 ? 24 : 11;
+    bool periodic = std::any_of(p.calls.begin(), p.calls.end(), [](const OpCall& k) {
+      return k.op == "sin" || k.op == "cos" || k.op == "tan" || k.op == "fmod" || k.op == "remainder";
+    });
     for (size_t r = 0; n > 0 && (r + 1) * n <= v.size(); ++r) {
       bool zero = false, inf = false, nan = false;
       double big = 0, small = 0;  // log2 of the product of the factors above 1, below 1
@@ -712,6 +719,7 @@ bool order_dependent_prod(const Program& p, const std::vector<Tensor>& inputs) {
       if (nan || (zero && inf)) continue;  // NaN in every order
       bool overflow = big > max_log - 1, underflow = small < min_log + 1;
       if ((zero && overflow) || (inf && underflow) || (!zero && !inf && (overflow || underflow))) return true;
+      if (periodic && !zero && !inf && big + small > mantissa + 1) return true;
     }
   }
   return false;

@@ -135,12 +135,14 @@ TEST(FuseGemmEpilogues, RefusesWhatIsNotThePattern) {
   manual_seed(36);
   std::vector<Tensor> in{randn({10, 12}), randn({14, 12}), randn({14}), randn({10, 14})};
   // A bare product.
-  EXPECT_EQ(fuse_and_check([](const std::vector<Tensor>& v) { return std::vector<Tensor>{mm(v[0], v[1].t())}; }, in), 0);
+  EXPECT_EQ(fuse_and_check([](const std::vector<Tensor>& v) { return std::vector<Tensor>{mm(v[0], v[1].t())}; }, in),
+            0);
   // bfloat16: eager rounds after each op, oneDNN once.
   std::vector<Tensor> half;
   for (const auto& t : in) half.push_back(t.to(DType::BFloat16));
-  graph::Graph g = trace::trace([](const std::vector<Tensor>& v) { return std::vector<Tensor>{relu(linear(v[0], v[1], v[2]))}; },
-                                half, trace::Level::Prims);
+  graph::Graph g =
+      trace::trace([](const std::vector<Tensor>& v) { return std::vector<Tensor>{relu(linear(v[0], v[1], v[2]))}; },
+                   half, trace::Level::Prims);
   EXPECT_EQ(fuse_gemm_epilogues(g), 0);
   // A residual computed from the product: the bias is fused, the add with exp(y) is not.
   std::string printed;
@@ -183,13 +185,16 @@ TEST(GemmEpilogueOp, ChecksItsArgumentsAndComputesEveryDtype) {
   EXPECT_NE(message([&] { call(a, b, Value(randn({5})), "none", Value()); }).find("gemm_epilogue: bias"),
             std::string::npos);
   EXPECT_NE(message([&] { call(a, b, Value(), "tanh", Value()); }).find("activation must be"), std::string::npos);
-  EXPECT_NE(message([&] { call(a, b, Value(), "relu", Value(randn({6, 5}))); }).find("residual must have"),
-            std::string::npos);
   EXPECT_NE(message([&] {
-              call(a.to(DType::Int64), b.to(DType::Int64), Value(), "relu", Value());
-            }).find("floating point"),
+              call(a, b, Value(), "relu", Value(randn({6, 5})));
+            }).find("residual must have"),
             std::string::npos);
-  EXPECT_NE(message([&] { call(a, randn({2, 7, 6}), Value(), "relu", Value()); }).find("gemm_epilogue"),
+  EXPECT_NE(
+      message([&] { call(a.to(DType::Int64), b.to(DType::Int64), Value(), "relu", Value()); }).find("floating point"),
+      std::string::npos);
+  EXPECT_NE(message([&] {
+              call(a, randn({2, 7, 6}), Value(), "relu", Value());
+            }).find("gemm_epilogue"),
             std::string::npos);
   for (DType dt : {DType::Float64, DType::Float32, DType::Float16}) {
     for (int64_t k : {7, 0}) {
