@@ -35,6 +35,16 @@ DType compute_dtype(const Tensor& input) { return is_reduced_float(input.dtype()
 
 Tensor as_compute(const Tensor& t, DType compute) { return t.dtype() == compute ? t : to(t, compute); }
 
+// The dtype of the saved mean and rstd, as PyTorch's CPU kernel makes them: float32 for a 16-bit
+// input with float32 parameters (mixed types), else the input's dtype.
+DType saved_dtype(const Tensor& input, std::initializer_list<const std::optional<Tensor>*> params) {
+  if (!is_reduced_float(input.dtype())) return input.dtype();
+  for (const auto* p : params) {
+    if (*p && (*p)->dtype() == DType::Float32) return DType::Float32;
+  }
+  return input.dtype();
+}
+
 // Dense in channels-last order (size-1 dims may have any stride).
 bool is_channels_last_dense(const Tensor& t) {
   if (t.dim() != 4 && t.dim() != 5) return false;
@@ -94,15 +104,19 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> legit_functional(
                                                        weight, bias, running_mean, running_var, momentum, eps);
     return {out, mean, rstd, clone(running_mean), clone(running_var)};
   }
-  auto [out, mean, rstd] = kiln::detail::call<Three>(KILN_OP("aten::_native_batch_norm_legit.no_stats"), input, weight,
-                                                     bias, true, momentum, eps);
+  auto [out, batch_mean, batch_rstd] = kiln::detail::call<Three>(KILN_OP("aten::_native_batch_norm_legit.no_stats"),
+                                                                 input, weight, bias, true, momentum, eps);
+  // Saved in float32 where the running statistics alone make the types mixed.
+  std::optional<Tensor> rm = running_mean, rv = running_var;
+  DType saved = saved_dtype(input, {&weight, &bias, &rm, &rv});
+  Tensor mean = as_compute(batch_mean, saved), rstd = as_compute(batch_rstd, saved);
   // The running statistics move toward the batch's (the variance unbiased).
   DType compute = compute_dtype(input);
   Tensor x = as_compute(input, compute);
   auto dims = reduced_dims(input.dim());
   Tensor unbiased = var(x, IntArrayRef(dims), Scalar(1), false);
   Tensor kept_mean = mul(as_compute(running_mean, compute), Scalar(1 - momentum));
-  Tensor new_mean = add(kept_mean, mul(mean, Scalar(momentum)));
+  Tensor new_mean = add(kept_mean, mul(as_compute(mean, compute), Scalar(momentum)));
   Tensor kept_var = mul(as_compute(running_var, compute), Scalar(1 - momentum));
   Tensor new_var = add(kept_var, mul(unbiased, Scalar(momentum)));
   return {out, mean, rstd, as_compute(new_mean, running_mean.dtype()), as_compute(new_var, running_var.dtype())};
@@ -168,9 +182,10 @@ std::tuple<Tensor, Tensor, Tensor> batch_norm_no_training(const Tensor& input, c
   Tensor x = as_compute(input, compute);
   Tensor rstd = rsqrt(add(as_compute(running_var, compute), Scalar(eps)));
   Tensor out = normalize(x, as_compute(running_mean, compute), rstd, weight, bias, compute);
-  Tensor none = empty({0}, TensorOptions(input.dtype()).device(input.device()));
-  Tensor none_too = empty({0}, TensorOptions(input.dtype()).device(input.device()));
   std::optional<Tensor> mean_arg = running_mean, var_arg = running_var;
+  DType saved = saved_dtype(input, {&weight, &bias, &mean_arg, &var_arg});
+  Tensor none = empty({0}, TensorOptions(saved).device(input.device()));
+  Tensor none_too = empty({0}, TensorOptions(saved).device(input.device()));
   Shape strides = output_strides(input, {&weight, &bias, &mean_arg, &var_arg});
   return {with_strides(as_compute(out, input.dtype()), strides), none, none_too};
 }
@@ -188,7 +203,9 @@ std::tuple<Tensor, Tensor, Tensor> batch_norm_no_stats(const Tensor& input, cons
   auto [variance, mean] = var_mean(x, IntArrayRef(dims), Scalar(0), false);
   Tensor rstd = rsqrt(add(variance, Scalar(eps)));
   Tensor out = normalize(x, mean, rstd, weight, bias, compute);
-  return {with_strides(as_compute(out, input.dtype()), output_strides(input, {&weight, &bias})), mean, rstd};
+  DType saved = saved_dtype(input, {&weight, &bias});
+  return {with_strides(as_compute(out, input.dtype()), output_strides(input, {&weight, &bias})),
+          as_compute(mean, saved), as_compute(rstd, saved)};
 }
 
 }  // namespace kiln::decomp

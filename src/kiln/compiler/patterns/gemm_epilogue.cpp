@@ -195,7 +195,7 @@ std::optional<Epilogue> match(Node* gemm, const std::map<const Node*, Activation
       auto vec = ref_arg(row->node, 0);
       const Value* dims = value_arg(row->node, 2);
       if (!vec || dims == nullptr || dims->tag() != Value::Tag::IntList ||
-          dims->to_int_list() != std::vector<int64_t>{rank - 1} || meta_of(*vec).sizes.size() != 1 ||
+          dims->to_int_list() != std::vector<int64_t>{rank - 1} || meta_of(*vec).sizes != Shape{out.sizes.back()} ||
           meta_of(*vec).dtype != DType::Float32 || depends_on(vec->node, gemm)) {
         continue;
       }

@@ -155,6 +155,13 @@ TEST(FuseGemmEpilogues, RefusesWhatIsNotThePattern) {
             1);
   EXPECT_NE(printed.find("'none', None)"), std::string::npos) << printed;
   EXPECT_NE(printed.find("prims::exp"), std::string::npos) << printed;
+  // A bias of one element broadcast along the row (addmm allows it; found by the OpInfo replay):
+  // not the [N] vector oneDNN's bias takes.
+  EXPECT_EQ(
+      fuse_and_check(
+          [](const std::vector<Tensor>& v) { return std::vector<Tensor>{addmm(slice(v[2], 0, 0, 1), v[0], v[1].t())}; },
+          in),
+      0);
   // A column broadcast added (not a bias row, not a full residual).
   EXPECT_EQ(fuse_and_check(
                 [](const std::vector<Tensor>& v) {

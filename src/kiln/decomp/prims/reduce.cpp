@@ -1,6 +1,6 @@
 // Core ATen -> Prims for reductions (keepdim becomes a broadcast_in_dim after the prim; mean is a
-// sum and a division; 16-bit floats compute in float32) and for addmm (the mm stays whole, its
-// scaling and bias become prims).
+// sum and a division; any a count of nonzero elements; 16-bit floats compute in float32) and for addmm (the mm stays
+// whole, its scaling and bias become prims).
 #include "kiln/kernels/meta/reduce.h"
 #include "kiln/decomp/prims/promote.h"
 #include "kiln/decomp/prims/table.h"
@@ -117,6 +117,19 @@ Tensor prod(const Tensor& self, std::optional<DType> dtype) {
 
 bool is_one(const Scalar& s) { return s.to<double>() == 1.0; }
 
+// any: whether some element is nonzero (NaN is), as a sum of the nonzero flags compared with 0;
+// bool, or uint8 for a uint8 input.
+Tensor any_dims(const Tensor& self, std::optional<IntArrayRef> dim, bool keepdim) {
+  meta::TensorSpec spec = meta::any_dims(self, dim, keepdim);
+  Reduction r = reduction_of(self, dim, "any");
+  Tensor nonzero = prims::binary("ne", self, scalar_like(0, self.dtype(), self.sizes(), self.device()));
+  Tensor count = reduce("sum", convert(nonzero, DType::Int64), r);
+  Tensor found = prims::binary("ne", count, scalar_like(0, DType::Int64, count.sizes(), count.device()));
+  return keep_dims(convert(found, spec.dtype), self, r, keepdim);
+}
+Tensor any_dim(const Tensor& self, int64_t dim, bool keepdim) { return any_dims(self, IntArrayRef(dim), keepdim); }
+Tensor any_all(const Tensor& self) { return any_dims(self, std::nullopt, false); }
+
 Tensor addmm(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const Scalar& beta, const Scalar& alpha) {
   Tensor product = mm(mat1, mat2);
   Operand operands[] = {product, self};
@@ -144,6 +157,9 @@ void add_reduction_prims(DecompositionMap& t, const Registry& r) {
   t[r.get("aten::prod.dim_int")] = boxed<&prod_dim>();
   t[r.get("aten::prod")] = boxed<&prod>();
   t[r.get("aten::addmm")] = boxed<&addmm>();
+  t[r.get("aten::any")] = boxed<&any_all>();
+  t[r.get("aten::any.dim")] = boxed<&any_dim>();
+  t[r.get("aten::any.dims")] = boxed<&any_dims>();
 }
 
 }  // namespace kiln::decomp

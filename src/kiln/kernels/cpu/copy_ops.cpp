@@ -129,6 +129,16 @@ Tensor to_copy(const Tensor& self, std::optional<DType> dtype, std::optional<Lay
   return out;
 }
 
+// The Meta kernel: what a copy would be, on the meta device whatever the target (tracing runs meta
+// tensors that stand for CPU ones, and `x.to(dtype, device=cpu)` asks for the CPU).
+Tensor to_copy_meta(const Tensor& self, std::optional<DType> dtype, std::optional<Layout>, std::optional<Device> device,
+                    std::optional<bool>, bool, std::optional<MemoryFormat> memory_format) {
+  Device target = device.value_or(self.device());
+  KILN_CHECK(target.type == DeviceType::CPU || target.type == DeviceType::Meta,
+             "_to_copy: copies to {} are not supported in this build", target);
+  return meta::allocate(meta::like_spec(self, dtype.value_or(self.dtype()), memory_format), self.device());
+}
+
 Scalar local_scalar_dense(const Tensor& self) {
   KILN_CHECK(self.numel() == 1, "_local_scalar_dense: a Tensor with {} elements cannot be converted to Scalar",
              self.numel());
@@ -164,7 +174,7 @@ const KernelRegistrar kRegister([](Registry& r) {
     r.set_kernel("aten::zero_", k, kiln::detail::boxed<&zero_inplace>());
   }
   def_kernel<&to_copy>(r, "aten::_to_copy", DispatchKey::CPU);
-  def_kernel<&to_copy>(r, "aten::_to_copy", DispatchKey::Meta);
+  def_kernel<&to_copy_meta>(r, "aten::_to_copy", DispatchKey::Meta);
   def_kernel<&local_scalar_dense>(r, "aten::_local_scalar_dense", DispatchKey::CPU);
   def_kernel<&local_scalar_dense>(r, "aten::_local_scalar_dense", DispatchKey::Meta);
 });

@@ -12,11 +12,11 @@ namespace {
 // Calls f(index value, offset of the coordinate in `along` with dim replaced by the value, offset
 // of the coordinate itself in `at`) for every coordinate of `index`. Offsets are in elements from
 // each tensor's data pointer; index values are checked against along's size at dim.
-template <class F>
-void walk_index(const Tensor& index, int64_t dim, const Tensor& along, const Tensor& at, std::string_view op,
-                const F& f) {
+template <class I, class F>
+void walk_index_of(const Tensor& index, int64_t dim, const Tensor& along, const Tensor& at, std::string_view op,
+                   const F& f) {
   int64_t nd = index.dim();
-  const int64_t* idx = index.data_ptr<int64_t>();
+  const I* idx = index.data_ptr<I>();
   int64_t size = along.dim() == 0 ? 1 : along.sizes()[dim];
   std::vector<int64_t> coord(static_cast<size_t>(nd), 0);
   for (int64_t linear = 0; linear < index.numel(); ++linear) {
@@ -27,7 +27,7 @@ void walk_index(const Tensor& index, int64_t dim, const Tensor& along, const Ten
       if (d != dim && along.dim() > 0) along_offset += c * along.strides()[d];
       if (at.dim() > 0) at_offset += c * at.strides()[d];
     }
-    int64_t i = idx[index_offset];
+    auto i = static_cast<int64_t>(idx[index_offset]);
     KILN_CHECK_INDEX(i >= 0 && i < size, "{}: index {} is out of bounds for dimension {} with size {}", op, i, dim,
                      size);
     if (along.dim() > 0) along_offset += i * along.strides()[dim];
@@ -37,6 +37,15 @@ void walk_index(const Tensor& index, int64_t dim, const Tensor& along, const Ten
       coord[static_cast<size_t>(d)] = 0;
     }
   }
+}
+
+// Index values are int64 or int32 (PyTorch accepts both).
+template <class F>
+void walk_index(const Tensor& index, int64_t dim, const Tensor& along, const Tensor& at, std::string_view op,
+                const F& f) {
+  if (index.numel() == 0) return;
+  if (index.dtype() == DType::Int32) return walk_index_of<int32_t>(index, dim, along, at, op, f);
+  walk_index_of<int64_t>(index, dim, along, at, op, f);
 }
 
 void gather_impl(const Tensor& self, int64_t dim, const Tensor& index, bool /*sparse_grad*/, const Tensor& out) {

@@ -78,8 +78,9 @@ TensorSpec convolution(const Tensor& input, const Tensor& weight, const std::opt
 }
 
 TensorSpec gather(const Tensor& self, int64_t dim, const Tensor& index, bool /*sparse_grad*/) {
-  KILN_CHECK_TYPE(index.dtype() == DType::Int64, "gather: expected dtype int64 for index, got {}",
-                  dtype_name(index.dtype()));
+  // PyTorch checks the index dtype only where there is an index.
+  KILN_CHECK_TYPE(index.numel() == 0 || index.dtype() == DType::Int64 || index.dtype() == DType::Int32,
+                  "gather: expected dtype int32/int64 for index, got {}", dtype_name(index.dtype()));
   int64_t nd = std::max<int64_t>(self.dim(), 1);
   int64_t d = wrap_dim(dim, nd, "gather");
   KILN_CHECK(std::max<int64_t>(index.dim(), 1) == nd,
@@ -96,8 +97,9 @@ TensorSpec gather(const Tensor& self, int64_t dim, const Tensor& index, bool /*s
 }
 
 TensorSpec scatter(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
-  KILN_CHECK_TYPE(index.dtype() == DType::Int64, "scatter: expected dtype int64 for index, got {}",
-                  dtype_name(index.dtype()));
+  // PyTorch checks the index dtype only where there is an index.
+  KILN_CHECK_TYPE(index.numel() == 0 || index.dtype() == DType::Int64 || index.dtype() == DType::Int32,
+                  "scatter: expected dtype int32/int64 for index, got {}", dtype_name(index.dtype()));
   KILN_CHECK_TYPE(src.dtype() == self.dtype(), "scatter: expected self ({}) and src ({}) to have the same dtype",
                   dtype_name(self.dtype()), dtype_name(src.dtype()));
   int64_t nd = std::max<int64_t>(self.dim(), 1);

@@ -1,0 +1,355 @@
+#include "replay.h"
+
+#include <cmath>
+#include <set>
+
+#include "kiln/api/compile.h"
+#include "kiln/ops/dispatcher.h"
+#include "kiln/ops/registry.h"
+#include "tolerance.h"
+
+namespace kiln::opinfo {
+namespace {
+
+Value to_value(const Recording& r, const Call& call, const Token& t, const Type& type) {
+  switch (t.kind) {
+    case Token::Kind::None: return Value();
+    case Token::Kind::Bool: return Value(t.i != 0);
+    case Token::Kind::Int: return Value(t.i);
+    case Token::Kind::Float: return Value(t.f);
+    case Token::Kind::Str: return Value(t.text);
+    case Token::Kind::TensorRef: return Value(r.tensor(call, static_cast<size_t>(t.i)));
+    case Token::Kind::DType: {
+      auto d = parse_dtype(t.text);
+      KILN_CHECK(d.has_value(), "opinfo: unknown dtype {}", t.text);
+      return Value(*d);
+    }
+    case Token::Kind::Device: return Value(Device::parse(t.text));
+    case Token::Kind::Layout: return parse_default(t.text, Type{BaseType::Layout});
+    case Token::Kind::MemoryFormat: return parse_default(t.text, Type{BaseType::MemoryFormat});
+    case Token::Kind::List: break;
+  }
+  if (type.base == BaseType::Tensor) {
+    if (type.element_optional) {
+      std::vector<std::optional<Tensor>> out;
+      for (const auto& item : t.items) {
+        if (item.kind == Token::Kind::None) out.emplace_back();
+        else out.emplace_back(to_value(r, call, item, Type{}).to_tensor());
+      }
+      return Value(std::move(out));
+    }
+    std::vector<Tensor> out;
+    for (const auto& item : t.items) out.push_back(to_value(r, call, item, Type{}).to_tensor());
+    return Value(std::move(out));
+  }
+  if (type.base == BaseType::Float) {
+    std::vector<double> out;
+    for (const auto& item : t.items) out.push_back(item.kind == Token::Kind::Float ? item.f : static_cast<double>(item.i));
+    return Value(std::move(out));
+  }
+  if (type.base == BaseType::Bool) {
+    std::vector<bool> out;
+    for (const auto& item : t.items) out.push_back(item.i != 0);
+    return Value(std::move(out));
+  }
+  std::vector<int64_t> out;
+  for (const auto& item : t.items) {
+    KILN_CHECK(item.kind == Token::Kind::Int || item.kind == Token::Kind::Bool, "opinfo: a {} list holds a non-integer",
+               type.to_string());
+    out.push_back(item.i);
+  }
+  return Value(std::move(out));
+}
+
+bool random_op(const std::string& op) {
+  static const std::set<std::string> ops = {"aten::native_dropout", "aten::rand", "aten::randn", "aten::randperm",
+                                            "aten::bernoulli.p",   "aten::uniform", "aten::empty.memory_format",
+                                            "aten::empty_strided", "aten::resize_"};
+  return ops.contains(op);
+}
+
+std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
+
+class Comparer {
+ public:
+  Comparer(const Recording& r, const Call& call, bool views, bool values)
+      : r_(r), call_(call), views_(views), values_(values) {}
+
+  // Empty when `got` matches the recorded token `want`, or its float64 counterpart `ref`.
+  std::string compare(const Token& want, const Token* ref, const Value& got, const std::string& where) {
+    switch (want.kind) {
+      case Token::Kind::TensorRef: {
+        if (!got.is_tensor()) return fmt::format("{}: expected a tensor, got {}", where, got.type_name());
+        std::string why = compare_tensor(r_.tensor(call_, static_cast<size_t>(want.i)), got.to_tensor(), where);
+        if (!why.empty() && ref && ref->kind == Token::Kind::TensorRef &&
+            compare_tensor(r_.tensor(call_, static_cast<size_t>(ref->i)), got.to_tensor(), where).empty()) {
+          return "";  // PyTorch's low-precision kernel is off; kiln matches the float64 result
+        }
+        return why;
+      }
+      case Token::Kind::List: {
+        if (got.tag() != Value::Tag::TensorList) return fmt::format("{}: expected a list, got {}", where, got.type_name());
+        const auto& list = got.to_tensor_list();
+        if (list.size() != want.items.size()) {
+          return fmt::format("{}: {} tensors, PyTorch {}", where, list.size(), want.items.size());
+        }
+        bool refs = ref && ref->kind == Token::Kind::List && ref->items.size() == list.size();
+        for (size_t k = 0; k < list.size(); ++k) {
+          auto why = compare(want.items[k], refs ? &ref->items[k] : nullptr, Value(list[k]), fmt::format("{}[{}]", where, k));
+          if (!why.empty()) return why;
+        }
+        return "";
+      }
+      case Token::Kind::Int:
+      case Token::Kind::Bool:
+      case Token::Kind::Float: {
+        double w = want.kind == Token::Kind::Float ? want.f : static_cast<double>(want.i);
+        double g = got.tag() == Value::Tag::Bool ? got.to_bool() : got.to_double();
+        bool same = (std::isnan(w) && std::isnan(g)) || w == g || std::abs(w - g) <= 1e-6 * std::abs(w);
+        return same ? "" : fmt::format("{}: {}, PyTorch {}", where, g, w);
+      }
+      default: return fmt::format("{}: unexpected result token", where);
+    }
+  }
+
+ private:
+  std::string compare_tensor(const Tensor& want, const Tensor& got, const std::string& where) {
+    if (want.dtype() != got.dtype() || want.sizes().vec() != got.sizes().vec()) {
+      return fmt::format("{}: {}, PyTorch {}", where, got.describe(), want.describe());
+    }
+    if (views_ && want.numel() > 0) {
+      for (int64_t d = 0; d < want.dim(); ++d) {
+        if (want.sizes()[d] > 1 && want.strides()[d] != got.strides()[d]) {
+          return fmt::format("{}: strides {}, PyTorch {} (a view)", where, got.strides().vec(), want.strides().vec());
+        }
+      }
+    }
+    if (!values_ || want.numel() == 0) return "";
+    if (!is_floating(want.dtype())) {
+      Tensor a = got.to(DType::Int64).contiguous(), b = want.to(DType::Int64).contiguous();
+      const int64_t *pa = a.data_ptr<int64_t>(), *pb = b.data_ptr<int64_t>();
+      for (int64_t k = 0; k < a.numel(); ++k) {
+        if (pa[k] != pb[k]) return fmt::format("{}: element {} is {}, PyTorch {}", where, k, pa[k], pb[k]);
+      }
+      return "";
+    }
+    auto tol = testing::default_tolerance(want.dtype());
+    Tensor a = got.to(DType::Float64).contiguous(), b = want.to(DType::Float64).contiguous();
+    const double *pa = a.data_ptr<double>(), *pb = b.data_ptr<double>();
+    int64_t bad = 0, first = -1;
+    for (int64_t k = 0; k < a.numel(); ++k) {
+      double x = pa[k], y = pb[k];
+      bool ok = std::isnan(y) ? std::isnan(x) : (x == y || std::abs(x - y) <= tol.atol + tol.rtol * std::abs(y));
+      if (!ok && bad++ == 0) first = k;
+    }
+    if (bad == 0) return "";
+    return fmt::format("{}: {} of {} elements differ; element {} is {}, PyTorch {}", where, bad, a.numel(), first,
+                       pa[first], pb[first]);
+  }
+
+  const Recording& r_;
+  const Call& call_;
+  bool views_, values_;
+};
+
+}  // namespace
+
+Stack arguments(const Recording& r, const Call& call, OpHandle op) {
+  const Schema& s = op->schema();
+  std::vector<std::optional<Value>> slots(s.arguments.size());
+  KILN_CHECK(call.args.size() <= s.arguments.size(), "opinfo: {} got {} positional arguments, its schema has {}",
+             call.op, call.args.size(), s.arguments.size());
+  for (size_t k = 0; k < call.args.size(); ++k) {
+    slots[k] = to_value(r, call, parse_token(call.args[k]), s.arguments[k].type);
+  }
+  for (const auto& [name, tok] : call.kwargs) {
+    int64_t k = s.argument_index(name);
+    KILN_CHECK(k >= 0, "opinfo: {} has no argument '{}'", call.op, name);
+    slots[static_cast<size_t>(k)] = to_value(r, call, parse_token(tok), s.arguments[static_cast<size_t>(k)].type);
+  }
+  size_t last = 0;
+  for (size_t k = 0; k < slots.size(); ++k) {
+    if (slots[k]) last = k + 1;
+  }
+  Stack stack;
+  for (size_t k = 0; k < last; ++k) {
+    const Argument& a = s.arguments[k];
+    if (!slots[k]) {
+      KILN_CHECK(a.default_text.has_value(), "opinfo: {} leaves '{}' without a value", call.op, a.name);
+      slots[k] = parse_default(*a.default_text, a.type);
+    }
+    Value v = *slots[k];
+    coerce_value(v, a.type);
+    stack.push_back(std::move(v));
+  }
+  return stack;
+}
+
+Verdict replay(const Recording& r, const Call& call, const Runner& run) {
+  OpHandle op = Registry::global().find(call.op);
+  if (op == nullptr) return {false, "missing-op", call.op + " is not declared"};
+  Stack stack;
+  try {
+    stack = arguments(r, call, op);
+  } catch (const Error& e) {
+    return {false, "arguments", first_line(e.what())};
+  }
+  try {
+    run(op, stack);
+  } catch (const Error& e) {
+    if (!call.out) return {};  // both raised
+    std::string what = first_line(e.what());
+    bool missing = e.kind() == ErrorKind::NotImplemented || what.find("no kernel") != std::string::npos;
+    return {false, missing ? "no-kernel" : "kiln-raised", what};
+  } catch (const std::exception& e) {
+    return {false, "non-kiln-exception", first_line(e.what())};
+  }
+  if (!call.out) return {false, "torch-raised-only", "PyTorch raised:" + call.raised};
+  Token want = parse_token(*call.out);
+  if (want.items.size() != stack.size()) {
+    return {false, "result-count", fmt::format("{} results, PyTorch {}", stack.size(), want.items.size())};
+  }
+  Comparer c(r, call, op->schema().is_view(), !random_op(call.op));
+  std::optional<Token> ref;
+  if (call.ref) ref = parse_token(*call.ref);
+  for (size_t k = 0; k < stack.size(); ++k) {
+    const Token* rk = ref && ref->items.size() == stack.size() ? &ref->items[k] : nullptr;
+    std::string why = c.compare(want.items[k], rk, stack[k], fmt::format("result {}", k));
+    if (!why.empty()) return {false, "values", why};
+  }
+  return {};
+}
+
+namespace {
+
+// A call's arguments with its tensors taken out (in order) and put back.
+struct Prepared {
+  OpHandle op;
+  Stack stack;
+  std::vector<Tensor> tensors;
+};
+
+Prepared prepare(const Recording& r, const Call& call) {
+  Prepared p{Registry::global().get(call.op), {}, {}};
+  p.stack = arguments(r, call, p.op);
+  for (const Value& v : p.stack) {
+    if (v.is_tensor()) p.tensors.push_back(v.to_tensor());
+    if (v.tag() == Value::Tag::TensorList) {
+      for (const Tensor& t : v.to_tensor_list()) p.tensors.push_back(t);
+    }
+    if (v.tag() == Value::Tag::OptionalTensorList) {
+      for (const auto& t : v.to_optional_tensor_list()) {
+        if (t) p.tensors.push_back(*t);
+      }
+    }
+  }
+  return p;
+}
+
+// p's stack with its tensors replaced by in[next...].
+Stack substitute(const Prepared& p, const std::vector<Tensor>& in, size_t& next) {
+  Stack s = p.stack;
+  for (Value& v : s) {
+    if (v.is_tensor()) v = Value(in.at(next++));
+    if (v.tag() == Value::Tag::TensorList) {
+      std::vector<Tensor> list;
+      for (size_t k = 0; k < v.to_tensor_list().size(); ++k) list.push_back(in.at(next++));
+      v = Value(std::move(list));
+    }
+    if (v.tag() == Value::Tag::OptionalTensorList) {
+      std::vector<std::optional<Tensor>> list;
+      for (const auto& t : v.to_optional_tensor_list()) list.push_back(t ? std::optional(in.at(next++)) : std::nullopt);
+      v = Value(std::move(list));
+    }
+  }
+  return s;
+}
+
+// The results of one call, flattened: a Tensor[] result is its tensors, counted in `shape`.
+void flatten(const Stack& s, std::vector<Tensor>& out, std::vector<int>& shape) {
+  for (const Value& v : s) {
+    if (v.is_tensor()) {
+      out.push_back(v.to_tensor());
+      shape.push_back(-1);
+    } else {
+      const auto& list = v.to_tensor_list();
+      out.insert(out.end(), list.begin(), list.end());
+      shape.push_back(static_cast<int>(list.size()));
+    }
+  }
+}
+
+Stack unflatten(const std::vector<Tensor>& flat, size_t& next, const std::vector<int>& shape) {
+  Stack s;
+  for (int n : shape) {
+    if (n < 0) {
+      s.emplace_back(flat.at(next++));
+      continue;
+    }
+    std::vector<Tensor> list(flat.begin() + static_cast<std::ptrdiff_t>(next),
+                             flat.begin() + static_cast<std::ptrdiff_t>(next) + n);
+    next += static_cast<size_t>(n);
+    s.emplace_back(std::move(list));
+  }
+  return s;
+}
+
+// Compiles the calls as one function and compares each; throws what the batch throws.
+std::vector<Verdict> run_batch(const Recording& r, const std::vector<const Call*>& calls) {
+  std::vector<Prepared> prepared;
+  std::vector<Tensor> inputs;
+  for (const Call* c : calls) {
+    prepared.push_back(prepare(r, *c));
+    inputs.insert(inputs.end(), prepared.back().tensors.begin(), prepared.back().tensors.end());
+  }
+  std::vector<std::vector<int>> shapes(calls.size());
+  auto fn = [&](const std::vector<Tensor>& in) {
+    std::vector<Tensor> out;
+    size_t next = 0;
+    for (size_t k = 0; k < prepared.size(); ++k) {
+      Stack s = substitute(prepared[k], in, next);
+      call_op_boxed(prepared[k].op, s);
+      shapes[k].clear();
+      flatten(s, out, shapes[k]);
+    }
+    return out;
+  };
+  std::vector<Tensor> results = compile(fn)(inputs);
+  std::vector<Verdict> verdicts;
+  size_t next = 0;
+  for (size_t k = 0; k < calls.size(); ++k) {
+    Stack got = unflatten(results, next, shapes[k]);
+    verdicts.push_back(replay(r, *calls[k], [&](OpHandle, Stack& s) { s = got; }));
+  }
+  return verdicts;
+}
+
+}  // namespace
+
+bool compilable(const Call& call) {
+  OpHandle op = Registry::global().find(call.op);
+  if (op == nullptr || !call.out || random_op(call.op) || op->schema().is_mutable()) return false;
+  for (const Argument& ret : op->schema().returns) {
+    if (ret.type.base != BaseType::Tensor || ret.type.optional) return false;
+  }
+  return true;
+}
+
+std::vector<Verdict> replay_compiled(const Recording& r, const std::vector<const Call*>& calls) {
+  if (calls.empty()) return {};
+  try {
+    return run_batch(r, calls);
+  } catch (const std::exception& e) {
+    if (calls.size() == 1) {
+      bool kiln_error = dynamic_cast<const Error*>(&e) != nullptr;
+      return {Verdict{false, kiln_error ? "compiled-raised" : "compiled-non-kiln-exception", first_line(e.what())}};
+    }
+  }
+  auto half = static_cast<std::ptrdiff_t>(calls.size() / 2);
+  auto a = replay_compiled(r, std::vector<const Call*>(calls.begin(), calls.begin() + half));
+  auto b = replay_compiled(r, std::vector<const Call*>(calls.begin() + half, calls.end()));
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+}  // namespace kiln::opinfo

@@ -1,0 +1,250 @@
+"""Records PyTorch's own test samples as calls of Core ATen overloads, for kiln's replay test.
+
+Walks PyTorch's OpInfo database (torch.testing._internal.common_methods_invocations.op_db): for each
+OpInfo, each dtype kiln has that the OpInfo supports on the CPU, and its first samples, runs the op
+under a TorchDispatchMode that applies PyTorch's Core ATen decompositions and records every call of an
+overload in tests/data/core_aten_ops.tsv: its arguments (tensors with dtype, sizes, strides and storage
+offset, so non-contiguous and overlapping inputs stay so) and PyTorch's outputs, or the error PyTorch
+raised. Calls are capped per overload and deduplicated, so the replay stays fast.
+
+Usage: python tests/tools/record_opinfo.py --out DIR [--per-overload N] [--samples N]
+Writes DIR/calls.txt (the index) and DIR/data.bin (tensor bytes); docs/opinfo_replay.md is the format.
+Run with the pinned PyTorch of scripts/requirements.txt (.venv/bin/python); make test does.
+"""
+import argparse
+import math
+import os
+import sys
+import time
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+
+DTYPES = {
+    torch.bool: "bool", torch.uint8: "uint8", torch.int8: "int8", torch.int16: "int16", torch.int32: "int32",
+    torch.int64: "int64", torch.float16: "float16", torch.bfloat16: "bfloat16", torch.float32: "float32",
+    torch.float64: "float64",
+}
+# The dtypes samples are drawn in (others only where an op's outputs or arguments have them).
+SAMPLE_DTYPES = [torch.float32, torch.float64, torch.int64, torch.int32, torch.bool, torch.bfloat16, torch.float16,
+                 torch.uint8]
+# Ops whose values are random: recorded for their sizes and dtypes only (the replay checks those).
+RANDOM = {"aten::native_dropout", "aten::rand", "aten::randn", "aten::randperm", "aten::bernoulli.p",
+          "aten::bernoulli", "aten::normal.Tensor_float", "aten::uniform"}
+
+
+def core_overloads():
+    names = set()
+    with open(os.path.join(REPO, "tests", "data", "core_aten_ops.tsv")) as f:
+        next(f)
+        for line in f:
+            names.add("aten::" + line.split("\t")[0])
+    return names
+
+
+class Unsupported(Exception):
+    """An argument the format has no spelling for (complex, a SymInt, a sparse tensor, ...)."""
+
+
+class Writer:
+    def __init__(self, out_dir):
+        self.index = open(os.path.join(out_dir, "calls.txt"), "w")
+        self.data = open(os.path.join(out_dir, "data.bin"), "wb")
+        self.offset = 0
+        self.index.write("kiln-opinfo-recording 1\n")
+
+    def tensor(self, t, lines):
+        """Appends t's whole storage (as_strided may reach past its elements); returns the token naming it."""
+        if not isinstance(t, torch.Tensor) or t.layout != torch.strided or t.device.type != "cpu":
+            raise Unsupported(f"tensor {type(t).__name__}")
+        if t.dtype not in DTYPES or t.is_neg() or t.is_conj():
+            raise Unsupported(f"dtype {t.dtype}")
+        if any(s < 0 for s in t.stride()):
+            raise Unsupported("negative stride")
+        storage = t.detach().untyped_storage()
+        raw = bytes(storage) if storage.nbytes() else b""
+        self.data.write(raw)
+        token = "T%d" % len(lines)
+        lines.append("tensor %s %s [%s] [%s] %d %d %d" % (
+            token, DTYPES[t.dtype], ",".join(map(str, t.shape)), ",".join(map(str, t.stride())), t.storage_offset(),
+            self.offset, len(raw)))
+        self.offset += len(raw)
+        return token
+
+    def value(self, v, lines):
+        if v is None:
+            return "none"
+        if isinstance(v, torch.Tensor):
+            return self.tensor(v, lines)
+        if isinstance(v, bool):
+            return "b:%d" % v
+        if isinstance(v, int):
+            return "i:%d" % v
+        if isinstance(v, float):
+            return "f:" + v.hex() if math.isfinite(v) else "f:" + repr(v)
+        if isinstance(v, (list, tuple)):
+            return "[" + ",".join(self.value(x, lines) for x in v) + "]"
+        if isinstance(v, torch.dtype):
+            if v not in DTYPES:
+                raise Unsupported(f"dtype {v}")
+            return "dtype:" + DTYPES[v]
+        if isinstance(v, torch.device):
+            return "device:" + v.type
+        if isinstance(v, torch.layout):
+            return "layout:" + str(v).split(".")[-1]
+        if isinstance(v, torch.memory_format):
+            return "memory_format:" + str(v).split(".")[-1]
+        if isinstance(v, str):
+            if any(c in v for c in " \n,[]="):
+                raise Unsupported("string with separators")
+            return "s:" + v
+        raise Unsupported(type(v).__name__)
+
+    def call(self, name, source, args, kwargs, out, error, ref=None):
+        lines = []
+        tokens = [self.value(a, lines) for a in args]
+        tokens += ["%s=%s" % (k, self.value(v, lines)) for k, v in kwargs.items()]
+        if error is None:
+            # A tuple is several returns; a list is one Tensor[] return.
+            outs = self.value(list(out) if isinstance(out, tuple) else [out], lines)
+        if ref is not None:
+            refs = self.value(list(ref) if isinstance(ref, tuple) else [ref], lines)
+        self.index.write("call %s %s\n" % (name, source))
+        for line in lines:
+            self.index.write("  " + line + "\n")
+        self.index.write("  args " + " ".join(tokens) + "\n")
+        if error is None:
+            self.index.write("  out " + outs + "\n")
+            if ref is not None:
+                self.index.write("  ref " + refs + "\n")
+        else:
+            self.index.write("  raises " + " ".join(error.split())[:200] + "\n")
+        self.index.write("end\n")
+
+
+def signature(args, kwargs):
+    """What makes two calls the same for deduplication: dtypes, sizes, strides and the scalars."""
+    def sig(v):
+        if isinstance(v, torch.Tensor):
+            return ("T", v.dtype, tuple(v.shape), tuple(v.stride()), v.storage_offset())
+        if isinstance(v, (list, tuple)):
+            return tuple(sig(x) for x in v)
+        if isinstance(v, float) and math.isnan(v):
+            return "nan"
+        return v
+    return (sig(list(args)), tuple(sorted((k, sig(v)) for k, v in kwargs.items())))
+
+
+def float64_reference(func, name, args, kwargs, out):
+    """The call again with every floating tensor argument in float64, its floating outputs rounded to
+    PyTorch's output dtypes: what the replay accepts where PyTorch's own low-precision kernel is less
+    accurate. None where there is no 16- or 32-bit floating tensor, or the float64 call fails."""
+    flat, _ = torch.utils._pytree.tree_flatten((args, kwargs))
+    narrow = (torch.float16, torch.bfloat16, torch.float32)
+    if not any(isinstance(t, torch.Tensor) and t.dtype in narrow for t in flat):
+        return None
+    if name.startswith("aten::empty") or name == "aten::resize_":
+        return None
+    wide = lambda v: v.double() if isinstance(v, torch.Tensor) and v.dtype in narrow else v
+    try:
+        a, k = torch.utils._pytree.tree_map(wide, (args, kwargs))
+        ref = func(*a, **k)
+        got = list(out) if isinstance(out, (tuple, list)) else [out]
+        ref_flat = list(ref) if isinstance(ref, (tuple, list)) else [ref]
+        if len(got) != len(ref_flat):
+            return None
+        rounded = []
+        for g, r in zip(got, ref_flat):
+            if isinstance(g, torch.Tensor) and isinstance(r, torch.Tensor) and g.shape == r.shape:
+                rounded.append(r.to(g.dtype) if g.dtype.is_floating_point else g)
+            else:
+                return None
+        return tuple(rounded) if isinstance(out, tuple) else (rounded if isinstance(out, list) else rounded[0])
+    except Exception:
+        return None
+
+
+class Recorder(TorchDispatchMode):
+    def __init__(self, writer, core, decompositions, per_overload):
+        super().__init__()
+        self.writer, self.core, self.decompositions, self.per_overload = writer, core, decompositions, per_overload
+        self.count = {}
+        self.seen = set()
+        self.source = ""
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        name = func.name()
+        if name not in self.core:
+            decomposition = self.decompositions.get(func)
+            if decomposition is not None:
+                with self:
+                    return decomposition(*args, **kwargs)
+            return func(*args, **kwargs)
+        key = (name, signature(args, kwargs))
+        record = self.count.get(name, 0) < self.per_overload and key not in self.seen
+        try:
+            out = func(*args, **kwargs)
+        except Exception as e:
+            if record:
+                self.record(func, name, key, args, kwargs, None, "%s: %s" % (type(e).__name__, e))
+            raise
+        if record:
+            self.record(func, name, key, args, kwargs, out, None)
+        return out
+
+    def record(self, func, name, key, args, kwargs, out, error):
+        try:
+            self.writer.call(name, self.source, args, kwargs, out, error,
+                             None if error is not None or name in RANDOM else float64_reference(func, name, args, kwargs, out))
+        except Unsupported:
+            return
+        self.seen.add(key)
+        self.count[name] = self.count.get(name, 0) + 1
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--out", required=True)
+    p.add_argument("--per-overload", type=int, default=40, help="recorded calls per Core ATen overload at most")
+    p.add_argument("--samples", type=int, default=4, help="samples per OpInfo and dtype")
+    a = p.parse_args()
+    os.makedirs(a.out, exist_ok=True)
+    from torch._decomp import core_aten_decompositions
+    from torch.testing._internal.common_methods_invocations import op_db
+
+    start = time.time()
+    torch.manual_seed(0)
+    writer = Writer(a.out)
+    recorder = Recorder(writer, core_overloads(), core_aten_decompositions(), a.per_overload)
+    sample_errors = 0
+    for info in op_db:
+        supported = info.supported_dtypes("cpu")
+        for dtype in SAMPLE_DTYPES:
+            if dtype not in supported:
+                continue
+            try:
+                samples = list(info.sample_inputs("cpu", dtype, requires_grad=False))[: a.samples]
+            except Exception:
+                sample_errors += 1
+                continue
+            for k, s in enumerate(samples):
+                recorder.source = "%s/%s/%d" % (info.name + ("." + info.variant_test_name if info.variant_test_name else ""),
+                                                DTYPES[dtype], k)
+                try:
+                    with recorder:
+                        info.op(s.input, *s.args, **s.kwargs)
+                except Exception:
+                    pass  # recorded where a Core ATen call raised; the rest is PyTorch's own checking
+    writer.index.close()
+    writer.data.close()
+    total = sum(recorder.count.values())
+    print("record_opinfo: %d calls of %d Core ATen overloads from %d OpInfos in %.0f s (%d sample generators failed)"
+          % (total, len(recorder.count), len(op_db), time.time() - start, sample_errors))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
