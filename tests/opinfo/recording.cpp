@@ -9,8 +9,7 @@ namespace kiln::opinfo {
 namespace {
 
 Shape parse_shape(const std::string& text, const std::string& where) {
-  KILN_CHECK(text.size() >= 2 && text.front() == '[' && text.back() == ']', "{}: '{}' is not a size list", where,
-             text);
+  KILN_CHECK(text.size() >= 2 && text.front() == '[' && text.back() == ']', "{}: '{}' is not a size list", where, text);
   Shape out;
   std::stringstream items(text.substr(1, text.size() - 2));
   for (std::string item; std::getline(items, item, ',');) out.push_back(std::stoll(item));
@@ -101,7 +100,8 @@ Recording read_recording(const std::string& dir) {
     } else if (head == "args") {
       for (std::string tok; words >> tok;) {
         size_t eq = tok.find('=');
-        if (eq != std::string::npos && tok.front() != '[') call->kwargs.emplace_back(tok.substr(0, eq), tok.substr(eq + 1));
+        if (eq != std::string::npos && tok.front() != '[')
+          call->kwargs.emplace_back(tok.substr(0, eq), tok.substr(eq + 1));
         else call->args.push_back(tok);
       }
     } else if (head == "out") {

@@ -44,7 +44,8 @@ Value to_value(const Recording& r, const Call& call, const Token& t, const Type&
   }
   if (type.base == BaseType::Float) {
     std::vector<double> out;
-    for (const auto& item : t.items) out.push_back(item.kind == Token::Kind::Float ? item.f : static_cast<double>(item.i));
+    for (const auto& item : t.items)
+      out.push_back(item.kind == Token::Kind::Float ? item.f : static_cast<double>(item.i));
     return Value(std::move(out));
   }
   if (type.base == BaseType::Bool) {
@@ -62,9 +63,15 @@ Value to_value(const Recording& r, const Call& call, const Token& t, const Type&
 }
 
 bool random_op(const std::string& op) {
-  static const std::set<std::string> ops = {"aten::native_dropout", "aten::rand", "aten::randn", "aten::randperm",
-                                            "aten::bernoulli.p",   "aten::uniform", "aten::empty.memory_format",
-                                            "aten::empty_strided", "aten::resize_"};
+  static const std::set<std::string> ops = {"aten::native_dropout",
+                                            "aten::rand",
+                                            "aten::randn",
+                                            "aten::randperm",
+                                            "aten::bernoulli.p",
+                                            "aten::uniform",
+                                            "aten::empty.memory_format",
+                                            "aten::empty_strided",
+                                            "aten::resize_"};
   return ops.contains(op);
 }
 
@@ -88,14 +95,16 @@ class Comparer {
         return why;
       }
       case Token::Kind::List: {
-        if (got.tag() != Value::Tag::TensorList) return fmt::format("{}: expected a list, got {}", where, got.type_name());
+        if (got.tag() != Value::Tag::TensorList)
+          return fmt::format("{}: expected a list, got {}", where, got.type_name());
         const auto& list = got.to_tensor_list();
         if (list.size() != want.items.size()) {
           return fmt::format("{}: {} tensors, PyTorch {}", where, list.size(), want.items.size());
         }
         bool refs = ref && ref->kind == Token::Kind::List && ref->items.size() == list.size();
         for (size_t k = 0; k < list.size(); ++k) {
-          auto why = compare(want.items[k], refs ? &ref->items[k] : nullptr, Value(list[k]), fmt::format("{}[{}]", where, k));
+          auto why =
+              compare(want.items[k], refs ? &ref->items[k] : nullptr, Value(list[k]), fmt::format("{}[{}]", where, k));
           if (!why.empty()) return why;
         }
         return "";

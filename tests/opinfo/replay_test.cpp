@@ -30,14 +30,14 @@ struct Tally {
 };
 
 void count(std::map<std::string, Tally>& by_op, const Call& call, const Verdict& v) {
-    Tally& t = by_op[call.op];
-    ++t.total;
-    if (v.ok) {
-      ++t.passed;
-      return;
-    }
-    ++t.kinds[v.kind];
-    if (t.example.empty()) t.example = call.source + ": " + v.kind + ": " + v.detail;
+  Tally& t = by_op[call.op];
+  ++t.total;
+  if (v.ok) {
+    ++t.passed;
+    return;
+  }
+  ++t.kinds[v.kind];
+  if (t.example.empty()) t.example = call.source + ": " + v.kind + ": " + v.detail;
 }
 
 // Prints the overloads with failures and a totals line; returns the failures of kinds other than
@@ -65,19 +65,20 @@ std::optional<Recording> load() {
   return read_recording(dir);
 }
 
-#define KILN_REQUIRE_RECORDING(r)                                                                            \
-  auto r##_opt = load();                                                                                    \
-  if (!r##_opt) {                                                                                           \
-    GTEST_SKIP() << "no recording in " << recording_dir()                                                  \
-                 << " (the kiln_opinfo_record test makes it with the venv's PyTorch)";                     \
-  }                                                                                                         \
+#define KILN_REQUIRE_RECORDING(r)                                                      \
+  auto r##_opt = load();                                                               \
+  if (!r##_opt) {                                                                      \
+    GTEST_SKIP() << "no recording in " << recording_dir()                              \
+                 << " (the kiln_opinfo_record test makes it with the venv's PyTorch)"; \
+  }                                                                                    \
   const Recording& r = *r##_opt
 
 // Every recorded call of an overload kiln has a kernel for matches PyTorch eagerly.
 TEST(OpInfoReplay, Eager) {
   KILN_REQUIRE_RECORDING(r);
   std::map<std::string, Tally> by_op;
-  for (const Call& call : r.calls) count(by_op, call, replay(r, call, [](OpHandle op, Stack& s) { call_op_boxed(op, s); }));
+  for (const Call& call : r.calls)
+    count(by_op, call, replay(r, call, [](OpHandle op, Stack& s) { call_op_boxed(op, s); }));
   EXPECT_EQ(report(by_op, "eager"), 0);
 }
 

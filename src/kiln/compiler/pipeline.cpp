@@ -114,20 +114,11 @@ CompiledGraph run_pipeline(graph::Graph& g, bool build) {
   pass(
       "eliminate_common_subexpressions", [&] { return said(graph::eliminate_common_subexpressions(g)); }, show_graph,
       check_graph);
+  auto fused = [](int n) { return n > 0 ? fmt::format(", {} fused", n) : std::string(", unchanged"); };
   pass(
-      "fuse_attention",
-      [&] {
-        int n = fuse_attention(g);
-        return n > 0 ? fmt::format(", {} fused", n) : std::string(", unchanged");
-      },
-      show_graph, check_graph);
+      "fuse_attention", [&] { return fused(fuse_attention(g)); }, show_graph, check_graph);
   pass(
-      "fuse_gemm_epilogues",
-      [&] {
-        int n = fuse_gemm_epilogues(g);
-        return n > 0 ? fmt::format(", {} fused", n) : std::string(", unchanged");
-      },
-      show_graph, check_graph);
+      "fuse_gemm_epilogues", [&] { return fused(fuse_gemm_epilogues(g)); }, show_graph, check_graph);
   pass(
       "eliminate_dead_code", [&] { return said(graph::eliminate_dead_code(g)); }, show_graph, check_graph);
   pass(

@@ -10,6 +10,7 @@
 
 #include "kiln/api/compile.h"
 #include "kiln/compiler/patterns/attention.h"
+#include "kiln/compiler/patterns/pattern_testing.h"
 #include "kiln/graph/dce.h"
 #include "kiln/graph/interpreter.h"
 #include "kiln/graph/printer.h"
@@ -20,23 +21,9 @@
 namespace kiln::compiler {
 namespace {
 
-using Fn = std::function<std::vector<Tensor>(const std::vector<Tensor>&)>;
-
-int count_calls(const graph::Graph& g, std::string_view op) {
-  int n = 0;
-  for (const auto& node : g.nodes()) n += node->kind() == graph::NodeKind::Call && node->op()->name() == op;
-  return n;
-}
-
-// Same values, NaN where eager has NaN.
-void expect_same_values(const Tensor& got, const Tensor& want, double tol) {
-  ASSERT_EQ(got.sizes().vec(), want.sizes().vec());
-  Tensor g = got.to(DType::Float64), w = want.to(DType::Float64);
-  EXPECT_EQ(ne(isnan(g), isnan(w)).sum().item<int64_t>(), 0);
-  Tensor finite = logical_not(isnan(w));
-  Tensor diff = where(finite, sub(g, w).abs(), zeros_like(w));
-  EXPECT_LT(diff.amax().item<double>(), tol);
-}
+using testing::count_calls;
+using testing::expect_close;
+using testing::Fn;
 
 // Traces fn at the prims level, fuses, and checks the fused graph against eager (interpreted and
 // compiled); returns how many attentions were fused.
@@ -53,8 +40,8 @@ int fuse_and_check(const Fn& fn, const std::vector<Tensor>& inputs, double tol =
   auto interpreted = graph::interpret(g, inputs);
   auto compiled = compile(fn)(inputs);
   for (size_t i = 0; i < want.size(); ++i) {
-    expect_same_values(interpreted[i], want[i], tol);
-    expect_same_values(compiled[i], want[i], tol);
+    expect_close(interpreted[i], want[i], tol);
+    expect_close(compiled[i], want[i], tol);
     EXPECT_EQ(compiled[i].strides().vec(), want[i].strides().vec());
   }
   return fused;

@@ -10,6 +10,7 @@
 
 #include "kiln/api/compile.h"
 #include "kiln/compiler/patterns/gemm_epilogue.h"
+#include "kiln/compiler/patterns/pattern_testing.h"
 #include "kiln/graph/dce.h"
 #include "kiln/graph/interpreter.h"
 #include "kiln/graph/printer.h"
@@ -22,24 +23,9 @@
 namespace kiln::compiler {
 namespace {
 
-using Fn = std::function<std::vector<Tensor>(const std::vector<Tensor>&)>;
-
-int count_calls(const graph::Graph& g, std::string_view op) {
-  int n = 0;
-  for (const auto& node : g.nodes()) n += node->kind() == graph::NodeKind::Call && node->op()->name() == op;
-  return n;
-}
-
-// Close to `want` relative to its scale, NaN exactly where it has NaN.
-void expect_close(const Tensor& got, const Tensor& want, double tol) {
-  ASSERT_EQ(got.sizes().vec(), want.sizes().vec());
-  Tensor g = got.to(DType::Float64), w = want.to(DType::Float64);
-  EXPECT_EQ(ne(isnan(g), isnan(w)).sum().item<int64_t>(), 0);
-  Tensor finite = logical_not(isnan(w));
-  Tensor diff = where(finite, sub(g, w).abs(), zeros_like(w));
-  Tensor scale = add(where(finite, w.abs(), zeros_like(w)), Scalar(1.0));
-  EXPECT_LT(div(diff, scale).amax().item<double>(), tol);
-}
+using testing::count_calls;
+using testing::expect_close;
+using testing::Fn;
 
 // Traces fn at the prims level, fuses, and checks the fused graph against eager (interpreted and
 // compiled); returns how many epilogues were fused and the activation names left in `ops`.
