@@ -76,8 +76,8 @@ TEST(Errors, ViewThatCannotBeExpressed) {
 
 TEST(Errors, UnknownOpAndMissingKernel) {
   EXPECT_STREQ(caught([] { Registry::global().get("aten::frobnicate"); }).what(), "unknown op 'aten::frobnicate'");
-  Stack s{Value(zeros({4})), Value(std::vector<int64_t>{2})};
-  EXPECT_EQ(caught([&] { call_op_boxed(Registry::global().get("aten::repeat"), s); }).kind(),
+  Stack s{Value(zeros({4}))};  // sort has no kernel yet
+  EXPECT_EQ(caught([&] { call_op_boxed(Registry::global().get("aten::sort"), s); }).kind(),
             ErrorKind::NotImplemented);
 }
 
@@ -149,6 +149,38 @@ TEST(Errors, PowOfBools) {
   Tensor ints = pow(b, from_vector<int64_t>({2, 3}));
   EXPECT_EQ(ints.dtype(), DType::Int64);
   EXPECT_EQ(to_doubles(ints), (std::vector<double>{0, 1}));
+}
+
+// The ops added from PyTorch's OpInfo replay (docs/opinfo_replay.md): each bad argument names the
+// op and what was wrong, out-of-range indices included (never a read out of bounds).
+TEST(Errors, IndexingPaddingAndScanOps) {
+  Tensor x = zeros({3, 4});
+  Error out_of_range = caught([&] { index_select(x, 0, from_vector<int64_t>({0, 3})); });
+  EXPECT_EQ(out_of_range.kind(), ErrorKind::Index);
+  EXPECT_TRUE(contains(out_of_range, "index_select") && contains(out_of_range, "3")) << out_of_range.what();
+  EXPECT_TRUE(contains(caught([&] { index_select(x, 0, from_vector<int64_t>({-1})); }), "out of range"));
+  EXPECT_TRUE(contains(caught([&] { index_select(x, 1, zeros({2})); }), "index_select: expected dtype int32/int64"));
+  EXPECT_TRUE(contains(caught([&] { embedding(x, from_vector<int64_t>({5})); }), "index_select"));
+  EXPECT_TRUE(
+      contains(caught([&] { embedding(zeros({3}), from_vector<int64_t>({0})); }), "embedding: weight must be 2-D"));
+  EXPECT_TRUE(contains(caught([&] { embedding(x, zeros({2})); }), "embedding: expected indices"));
+  Tensor src = ones({3, 4});
+  Error scatter_range = caught([&] { scatter_add(x, 1, from_vector<int64_t>({4}).view({1, 1}), src); });
+  EXPECT_TRUE(contains(scatter_range, "scatter_add") && contains(scatter_range, "out of bounds"))
+      << scatter_range.what();
+  EXPECT_TRUE(contains(caught([&] {
+                         scatter_add(x, 1, from_vector<int64_t>({0}).view({1, 1}), src.to(DType::Float64));
+                       }),
+                       "scatter_add: expected self"));
+  EXPECT_TRUE(contains(caught([&] { repeat(x, IntArrayRef{2}); }), "repeat: 1 repeats for a tensor of 2 dims"));
+  EXPECT_TRUE(contains(caught([&] { repeat(x, IntArrayRef{2, -1}); }), "negative"));
+  EXPECT_TRUE(contains(caught([&] { constant_pad_nd(x, IntArrayRef{1, 2, 3}); }), "even length"));
+  EXPECT_TRUE(contains(caught([&] { constant_pad_nd(x, IntArrayRef{-3, -2}); }), "negative (dim 1)"));
+  EXPECT_TRUE(contains(caught([&] { flip(x, IntArrayRef{0, 0}); }), "flip"));
+  EXPECT_EQ(caught([&] { flip(x, IntArrayRef{2}); }).kind(), ErrorKind::Index);
+  EXPECT_EQ(caught([&] { cumsum(x, 2); }).kind(), ErrorKind::Index);
+  EXPECT_TRUE(contains(caught([&] { leaky_relu(from_vector<int64_t>({1})); }), "leaky_relu: expected a floating"));
+  EXPECT_TRUE(contains(caught([&] { hardtanh(from_vector<bool>({true})); }), "hardtanh: bool"));
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include "kiln/core/type_promotion.h"
 #include "kiln/decomp/batch_norm.h"
+#include "kiln/decomp/nn_ops.h"
 #include "kiln/ops/api.h"
 #include "kiln/ops/boxing.h"
 
@@ -105,6 +106,12 @@ const std::map<OpHandle, BoxedKernel>& leaf_decompositions() {
         {r.get("aten::native_layer_norm"), detail::boxed<&layer_norm_decomposed>()},
         {r.get("aten::_native_batch_norm_legit_no_training"), detail::boxed<&decomp::batch_norm_no_training>()},
         {r.get("aten::_native_batch_norm_legit.no_stats"), detail::boxed<&decomp::batch_norm_no_stats>()},
+        {r.get("aten::hardtanh"), detail::boxed<&decomp::hardtanh>()},
+        {r.get("aten::leaky_relu"), detail::boxed<&decomp::leaky_relu>()},
+        {r.get("aten::elu"), detail::boxed<&decomp::elu>()},
+        {r.get("aten::embedding"), detail::boxed<&decomp::embedding>()},
+        {r.get("aten::repeat"), detail::boxed<&decomp::repeat>()},
+        {r.get("aten::constant_pad_nd"), detail::boxed<&decomp::constant_pad_nd>()},
     };
   }();
   return table;

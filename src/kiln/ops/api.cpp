@@ -284,6 +284,32 @@ std::tuple<Tensor, Tensor> _scaled_dot_product_flash_attention_for_cpu(const Ten
 Tensor gather(const Tensor& self, int64_t dim, const Tensor& index) {
   return call<Tensor>(KILN_OP("aten::gather"), self, dim, index, false);
 }
+Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index) {
+  return call<Tensor>(KILN_OP("aten::index_select"), self, dim, index);
+}
+Tensor scatter_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
+  return call<Tensor>(KILN_OP("aten::scatter_add"), self, dim, index, src);
+}
+Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t padding_idx) {
+  return call<Tensor>(KILN_OP("aten::embedding"), weight, indices, padding_idx, false, false);
+}
+Tensor flip(const Tensor& self, IntArrayRef dims) { return call<Tensor>(KILN_OP("aten::flip"), self, dims); }
+Tensor cumsum(const Tensor& self, int64_t dim, std::optional<DType> dtype) {
+  return call<Tensor>(KILN_OP("aten::cumsum"), self, dim, dtype);
+}
+Tensor repeat(const Tensor& self, IntArrayRef repeats) { return call<Tensor>(KILN_OP("aten::repeat"), self, repeats); }
+Tensor constant_pad_nd(const Tensor& self, IntArrayRef pad, const Scalar& value) {
+  return call<Tensor>(KILN_OP("aten::constant_pad_nd"), self, pad, value);
+}
+Tensor hardtanh(const Tensor& self, const Scalar& min_val, const Scalar& max_val) {
+  return call<Tensor>(KILN_OP("aten::hardtanh"), self, min_val, max_val);
+}
+Tensor leaky_relu(const Tensor& self, const Scalar& negative_slope) {
+  return call<Tensor>(KILN_OP("aten::leaky_relu"), self, negative_slope);
+}
+Tensor elu(const Tensor& self, const Scalar& alpha, const Scalar& scale, const Scalar& input_scale) {
+  return call<Tensor>(KILN_OP("aten::elu"), self, alpha, scale, input_scale);
+}
 Tensor layer_norm(const Tensor& input, IntArrayRef normalized_shape, const std::optional<Tensor>& weight,
                   const std::optional<Tensor>& bias, double eps) {
   return call<Tensor>(KILN_OP("aten::layer_norm"), input, normalized_shape, weight, bias, eps, true);

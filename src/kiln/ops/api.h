@@ -224,6 +224,16 @@ std::tuple<Tensor, Tensor> _scaled_dot_product_flash_attention_for_cpu(
     const Tensor& query, const Tensor& key, const Tensor& value, double dropout_p = 0.0, bool is_causal = false,
     const std::optional<Tensor>& attn_mask = std::nullopt, std::optional<double> scale = std::nullopt);
 Tensor gather(const Tensor& self, int64_t dim, const Tensor& index);
+Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index);
+Tensor scatter_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src);
+Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t padding_idx = -1);
+Tensor flip(const Tensor& self, IntArrayRef dims);
+Tensor cumsum(const Tensor& self, int64_t dim, std::optional<DType> dtype = std::nullopt);
+Tensor repeat(const Tensor& self, IntArrayRef repeats);
+Tensor constant_pad_nd(const Tensor& self, IntArrayRef pad, const Scalar& value = 0);
+Tensor hardtanh(const Tensor& self, const Scalar& min_val = -1, const Scalar& max_val = 1);
+Tensor leaky_relu(const Tensor& self, const Scalar& negative_slope = 0.01);
+Tensor elu(const Tensor& self, const Scalar& alpha = 1, const Scalar& scale = 1, const Scalar& input_scale = 1);
 Tensor square(const Tensor& self);
 Tensor clamp_min(const Tensor& self, const Scalar& min);
 Tensor clamp_max(const Tensor& self, const Scalar& max);

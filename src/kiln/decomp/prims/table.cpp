@@ -59,12 +59,15 @@ const DecompositionMap& prims_decompositions() {
 
 bool stays_at_prims_level(OpHandle op) {
   static const std::set<std::string_view> kExterns = {
-      "aten::mm",          "aten::bmm",
-      "aten::convolution", "aten::gather",
-      "aten::argmax",      "aten::argmin",
-      "aten::max.dim",     "aten::min.dim",
-      "aten::scatter.src", "aten::_scaled_dot_product_flash_attention_for_cpu",
-      "kiln::attention",   "kiln::gemm_epilogue",
+      "aten::mm",           "aten::bmm",
+      "aten::convolution",  "aten::gather",
+      "aten::argmax",       "aten::argmin",
+      "aten::max.dim",      "aten::min.dim",
+      "aten::scatter.src",  "aten::_scaled_dot_product_flash_attention_for_cpu",
+      "kiln::attention",    "kiln::gemm_epilogue",
+      "aten::scatter_add",  "aten::scatter.value",
+      "aten::index_select", "aten::flip",
+      "aten::cumsum",
   };
   return kExterns.contains(op->name());
 }

@@ -1,5 +1,7 @@
-// CPU gather and scatter along one dim: both walk the index tensor in row-major order; the
-// element at an index coordinate pairs with the coordinate whose `dim` entry is the index value.
+// CPU gather and scatter (scatter_add, scatter.value) along one dim: they walk the index tensor in
+// row-major order; the element at an index coordinate pairs with the coordinate whose `dim` entry
+// is the index value. index_select copies whole slices.
+#include <cstring>
 #include <vector>
 
 #include "kiln/kernels/cpu/convert.h"
@@ -67,9 +69,71 @@ void scatter_impl(const Tensor& self, int64_t dim, const Tensor& index, const Te
   });
 }
 
+void scatter_add_impl(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, const Tensor& out) {
+  int64_t d = wrap_dim(dim, std::max<int64_t>(self.dim(), 1), "scatter_add");
+  copy_into(out, self);
+  visit_dtype(self.dtype(), [&]<class T>() {
+    const T* from = src.data_ptr<T>();
+    T* dst = out.data_ptr<T>();
+    walk_index(index, d, out, src, "scatter_add", [&](int64_t to, int64_t at) {
+      if constexpr (std::is_same_v<T, bool>) dst[to] = dst[to] || from[at];
+      else dst[to] = T(opmath_t<T>(dst[to]) + opmath_t<T>(from[at]));
+    });
+  });
+}
+
+void scatter_value_impl(const Tensor& self, int64_t dim, const Tensor& index, const Scalar& value, const Tensor& out) {
+  int64_t d = wrap_dim(dim, std::max<int64_t>(self.dim(), 1), "scatter");
+  copy_into(out, self);
+  visit_dtype(self.dtype(), [&]<class T>() {
+    T v = value.to<T>();
+    T* dst = out.data_ptr<T>();
+    walk_index(index, d, out, out, "scatter", [&](int64_t to, int64_t) { dst[to] = v; });
+  });
+}
+
+template <class I>
+std::vector<int64_t> read_indices(const Tensor& index, int64_t size) {
+  Tensor dense = index.contiguous();
+  const I* p = dense.data_ptr<I>();
+  std::vector<int64_t> out(static_cast<size_t>(dense.numel()));
+  for (size_t k = 0; k < out.size(); ++k) {
+    auto i = static_cast<int64_t>(p[k]);
+    KILN_CHECK_INDEX(i >= 0 && i < size, "index_select: index {} is out of range for a dimension of size {}", i, size);
+    out[k] = i;
+  }
+  return out;
+}
+
+void index_select_impl(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& out) {
+  int64_t nd = std::max<int64_t>(self.dim(), 1);
+  int64_t d = wrap_dim(dim, nd, "index_select");
+  int64_t size = self.dim() == 0 ? 1 : self.sizes()[d];
+  auto idx = index.dtype() == DType::Int32 ? read_indices<int32_t>(index, size) : read_indices<int64_t>(index, size);
+  Tensor src = self.contiguous();
+  int64_t outer = 1, inner = 1;
+  for (int64_t k = 0; k < self.dim(); ++k) {
+    if (k < d) outer *= self.sizes()[k];
+    if (k > d) inner *= self.sizes()[k];
+  }
+  auto item = static_cast<int64_t>(element_size(self.dtype()));
+  const auto* from = static_cast<const char*>(src.data_ptr());
+  auto* to = static_cast<char*>(out.data_ptr());
+  auto n = static_cast<int64_t>(idx.size());
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t j = 0; j < n; ++j) {
+      std::memcpy(to + ((o * n + j) * inner) * item, from + ((o * size + idx[static_cast<size_t>(j)]) * inner) * item,
+                  static_cast<size_t>(inner * item));
+    }
+  }
+}
+
 const KernelRegistrar kRegister([](Registry& r) {
   kernels::def_structured<&meta::gather, &gather_impl>(r, "aten::gather");
   kernels::def_structured<&meta::scatter, &scatter_impl>(r, "aten::scatter.src");
+  kernels::def_structured<&meta::scatter_add, &scatter_add_impl>(r, "aten::scatter_add");
+  kernels::def_structured<&meta::scatter_value, &scatter_value_impl>(r, "aten::scatter.value");
+  kernels::def_structured<&meta::index_select, &index_select_impl>(r, "aten::index_select");
 });
 
 }  // namespace

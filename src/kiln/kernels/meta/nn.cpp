@@ -96,23 +96,49 @@ TensorSpec gather(const Tensor& self, int64_t dim, const Tensor& index, bool /*s
   return contiguous_spec(index.sizes(), self.dtype());
 }
 
-TensorSpec scatter(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
+// scatter's checks; `src` absent for scatter.value. `op` names the caller.
+TensorSpec scatter_checked(std::string_view op, const Tensor& self, int64_t dim, const Tensor& index,
+                           const Tensor* src) {
   // PyTorch checks the index dtype only where there is an index.
   KILN_CHECK_TYPE(index.numel() == 0 || index.dtype() == DType::Int64 || index.dtype() == DType::Int32,
-                  "scatter: expected dtype int32/int64 for index, got {}", dtype_name(index.dtype()));
-  KILN_CHECK_TYPE(src.dtype() == self.dtype(), "scatter: expected self ({}) and src ({}) to have the same dtype",
-                  dtype_name(self.dtype()), dtype_name(src.dtype()));
+                  "{}: expected dtype int32/int64 for index, got {}", op, dtype_name(index.dtype()));
+  KILN_CHECK_TYPE(!src || src->dtype() == self.dtype(), "{}: expected self ({}) and src ({}) to have the same dtype",
+                  op, dtype_name(self.dtype()), src ? dtype_name(src->dtype()) : "none");
   int64_t nd = std::max<int64_t>(self.dim(), 1);
-  int64_t d = wrap_dim(dim, nd, "scatter");
-  KILN_CHECK(std::max<int64_t>(index.dim(), 1) == nd && std::max<int64_t>(src.dim(), 1) == nd,
-             "scatter: index {} and src {} must have as many dims as self {}", index.sizes(), src.sizes(),
-             self.sizes());
+  int64_t d = wrap_dim(dim, nd, op);
+  KILN_CHECK(std::max<int64_t>(index.dim(), 1) == nd && (!src || std::max<int64_t>(src->dim(), 1) == nd),
+             "{}: index {} and src {} must have as many dims as self {}", op, index.sizes(),
+             src ? src->sizes() : IntArrayRef(), self.sizes());
   for (int64_t i = 0; i < index.dim(); ++i) {
-    KILN_CHECK(index.sizes()[i] <= src.sizes()[i] && (i == d || index.sizes()[i] <= self.sizes()[i]),
-               "scatter: index {} must fit src {} in every dim and self {} in every dim but {}", index.sizes(),
-               src.sizes(), self.sizes(), d);
+    KILN_CHECK((!src || index.sizes()[i] <= src->sizes()[i]) && (i == d || index.sizes()[i] <= self.sizes()[i]),
+               "{}: index {} must fit src {} in every dim and self {} in every dim but {}", op, index.sizes(),
+               src ? src->sizes() : IntArrayRef(), self.sizes(), d);
   }
   return contiguous_spec(self.sizes(), self.dtype());
+}
+
+TensorSpec scatter(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
+  return scatter_checked("scatter", self, dim, index, &src);
+}
+TensorSpec scatter_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
+  return scatter_checked("scatter_add", self, dim, index, &src);
+}
+TensorSpec scatter_value(const Tensor& self, int64_t dim, const Tensor& index, const Scalar&) {
+  return scatter_checked("scatter", self, dim, index, nullptr);
+}
+
+TensorSpec index_select(const Tensor& self, int64_t dim, const Tensor& index) {
+  KILN_CHECK_TYPE(index.dtype() == DType::Int64 || index.dtype() == DType::Int32,
+                  "index_select: expected dtype int32/int64 for index, got {}", dtype_name(index.dtype()));
+  KILN_CHECK(index.dim() <= 1, "index_select: index must be a vector, got {}", index.describe());
+  int64_t d = wrap_dim(dim, std::max<int64_t>(self.dim(), 1), "index_select");
+  if (self.dim() == 0) {
+    KILN_CHECK(index.numel() == 1, "index_select: a 0-d self takes an index of one element, got {}", index.describe());
+    return contiguous_spec({}, self.dtype());
+  }
+  Shape sizes(self.sizes());
+  sizes[static_cast<size_t>(d)] = index.numel();
+  return contiguous_spec(sizes, self.dtype());
 }
 
 namespace {

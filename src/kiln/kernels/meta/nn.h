@@ -1,5 +1,5 @@
-// Meta functions of convolution, gather, scatter and flash attention: output shape and dtype, and the argument checks
-// PyTorch makes (named op, argument and sizes).
+// Meta functions of convolution, gather, scatter (and scatter_add, scatter.value), index_select and flash attention:
+// output shape and dtype, and the argument checks PyTorch makes (named op, argument and sizes).
 #pragma once
 
 #include <array>
@@ -23,6 +23,10 @@ TensorSpec convolution(const Tensor& input, const Tensor& weight, const std::opt
                        int64_t groups);
 TensorSpec gather(const Tensor& self, int64_t dim, const Tensor& index, bool sparse_grad);
 TensorSpec scatter(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src);
+TensorSpec scatter_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src);
+TensorSpec scatter_value(const Tensor& self, int64_t dim, const Tensor& index, const Scalar& value);
+// index_select: self's sizes with `dim` the index's length; int32/int64 indices, a vector or 0-d.
+TensorSpec index_select(const Tensor& self, int64_t dim, const Tensor& index);
 // _scaled_dot_product_flash_attention_for_cpu: (output, logsumexp). The output is laid out like the
 // query (empty_like); logsumexp [B, H, L] in the accumulation type (float, or double for double),
 // laid out [B, L, H] as PyTorch's.

@@ -1,0 +1,127 @@
+#include "kiln/decomp/nn_ops.h"
+
+#include "kiln/core/type_promotion.h"
+#include "kiln/kernels/register.h"
+#include "kiln/ops/api.h"
+#include "kiln/ops/boxing.h"
+
+namespace kiln::decomp {
+namespace {
+
+void check_floating(const Tensor& self, std::string_view op) {
+  KILN_CHECK_TYPE(is_floating(self.dtype()), "{}: expected a floating point input, got {}", op, self.describe());
+}
+
+// 16-bit floats compute in float32 and round once, as PyTorch's CPU kernels do.
+Tensor upcast(const Tensor& x) { return is_reduced_float(x.dtype()) ? to(x, DType::Float32) : x; }
+Tensor downcast(const Tensor& y, DType original) { return y.dtype() == original ? y : to(y, original); }
+
+}  // namespace
+
+Tensor hardtanh(const Tensor& self, const Scalar& min_val, const Scalar& max_val) {
+  KILN_CHECK_TYPE(self.dtype() != DType::Bool, "hardtanh: bool inputs are not supported");
+  // The result keeps self's dtype: for integers the bounds convert to integers (truncated).
+  if (!is_floating(self.dtype())) {
+    return clamp(self, Scalar(min_val.to<int64_t>()), Scalar(max_val.to<int64_t>()));
+  }
+  return clamp(self, min_val, max_val);
+}
+
+Tensor leaky_relu(const Tensor& self, const Scalar& negative_slope) {
+  check_floating(self, "leaky_relu");
+  Tensor x = upcast(self);
+  Tensor positive = gt(x, Scalar(0));
+  Tensor scaled = mul(x, negative_slope);
+  return downcast(where(positive, x, scaled), self.dtype());
+}
+
+Tensor elu(const Tensor& self, const Scalar& alpha, const Scalar& scale, const Scalar& input_scale) {
+  check_floating(self, "elu");
+  Tensor x = upcast(self);
+  Tensor positive = gt(x, Scalar(0));
+  Tensor kept = mul(x, scale);
+  Tensor bent = expm1(mul(x, input_scale));
+  Tensor negative = mul(bent, Scalar(alpha.to_double() * scale.to_double()));
+  return downcast(where(positive, kept, negative), self.dtype());
+}
+
+Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t /*padding_idx*/, bool /*scale_grad_by_freq*/,
+                 bool /*sparse*/) {
+  KILN_CHECK(weight.dim() == 2, "embedding: weight must be 2-D [num_embeddings, embedding_dim], got {}",
+             weight.describe());
+  KILN_CHECK_TYPE(indices.dtype() == DType::Int64 || indices.dtype() == DType::Int32,
+                  "embedding: expected indices of dtype int32 or int64, got {}", indices.describe());
+  Shape sizes(indices.sizes());
+  sizes.push_back(weight.sizes()[1]);
+  Tensor rows = index_select(weight, 0, reshape(indices, {-1}));
+  return view(rows, sizes);
+}
+
+Tensor repeat(const Tensor& self, IntArrayRef repeats) {
+  auto n = static_cast<int64_t>(repeats.size());
+  KILN_CHECK(n >= self.dim(), "repeat: {} repeats for a tensor of {} dims (one per dim at least)", n, self.dim());
+  Shape padded(static_cast<size_t>(n - self.dim()), 1), pairs, expanded, result;
+  for (int64_t s : self.sizes()) padded.push_back(s);
+  for (int64_t k = 0; k < n; ++k) {
+    int64_t r = repeats[static_cast<size_t>(k)], s = padded[static_cast<size_t>(k)];
+    KILN_CHECK(r >= 0, "repeat: repeats {} include a negative count", repeats);
+    pairs.push_back(1);
+    pairs.push_back(s);
+    expanded.push_back(r);
+    expanded.push_back(s);
+    result.push_back(r * s);
+  }
+  Tensor split = reshape(self, pairs);
+  return clone(reshape(expand(split, expanded), result), MemoryFormat::Contiguous);
+}
+
+Tensor constant_pad_nd(const Tensor& self, IntArrayRef pad, const Scalar& value) {
+  auto pairs = static_cast<int64_t>(pad.size() / 2);
+  KILN_CHECK(pad.size() % 2 == 0, "constant_pad_nd: the padding {} must have an even length", pad);
+  KILN_CHECK(pairs <= self.dim(), "constant_pad_nd: padding {} has {} pairs for an input of {} dims", pad, pairs,
+             self.dim());
+  Tensor x = self;
+  for (int64_t k = 0; k < pairs; ++k) {
+    int64_t d = self.dim() - 1 - k, before = pad[static_cast<size_t>(2 * k)],
+            after = pad[static_cast<size_t>(2 * k + 1)], size = self.sizes()[d];
+    KILN_CHECK(size + before + after >= 0,
+               "constant_pad_nd: the input size {} plus padding {} and {} is negative (dim {})", size, before, after, d);
+    // Negative padding crops.
+    if (before < 0 || after < 0) x = slice(x, d, std::max<int64_t>(-before, 0), size - std::max<int64_t>(-after, 0));
+    std::vector<Tensor> parts;
+    for (int64_t width : {before, int64_t{-1}, after}) {
+      if (width == -1) {
+        parts.push_back(x);
+        continue;
+      }
+      if (width <= 0) continue;
+      Shape sizes(x.sizes());
+      sizes[static_cast<size_t>(d)] = width;
+      parts.push_back(full(sizes, value, TensorOptions(self.dtype()).device(self.device())));
+    }
+    if (parts.size() > 1) x = cat(parts, d);
+  }
+  // A fresh tensor, never a view of self (only cropped, or not padded at all).
+  bool fresh = !x.is_same(self) && x.storage().get() != self.storage().get();
+  return fresh ? x : clone(x, MemoryFormat::Contiguous);
+}
+
+namespace {
+
+template <auto Fn>
+void def_meta_and_cpu(Registry& r, std::string_view op) {
+  kernels::def_kernel<Fn>(r, op, DispatchKey::Meta);
+  kernels::def_kernel<Fn>(r, op, DispatchKey::CPU);
+}
+
+const KernelRegistrar kRegister([](Registry& r) {
+  def_meta_and_cpu<&hardtanh>(r, "aten::hardtanh");
+  def_meta_and_cpu<&leaky_relu>(r, "aten::leaky_relu");
+  def_meta_and_cpu<&elu>(r, "aten::elu");
+  def_meta_and_cpu<&embedding>(r, "aten::embedding");
+  def_meta_and_cpu<&repeat>(r, "aten::repeat");
+  def_meta_and_cpu<&constant_pad_nd>(r, "aten::constant_pad_nd");
+});
+
+}  // namespace
+}  // namespace kiln::decomp

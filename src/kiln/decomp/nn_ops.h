@@ -1,0 +1,20 @@
+// Core ATen ops kiln computes from other Core ATen ops: the activations hardtanh, leaky_relu and
+// elu, embedding (an index_select of rows), repeat and constant_pad_nd. Each function is the op's
+// Meta and CPU kernel (eagerly the composed ops run; on meta tensors they give the output's
+// geometry) and its decomposition toward the prims level (leaf.h), so compiled code fuses the
+// activations and pads with their neighbours.
+#pragma once
+
+#include "kiln/ops/tensor.h"
+
+namespace kiln::decomp {
+
+Tensor hardtanh(const Tensor& self, const Scalar& min_val, const Scalar& max_val);
+Tensor leaky_relu(const Tensor& self, const Scalar& negative_slope);
+Tensor elu(const Tensor& self, const Scalar& alpha, const Scalar& scale, const Scalar& input_scale);
+Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t padding_idx, bool scale_grad_by_freq,
+                 bool sparse);
+Tensor repeat(const Tensor& self, IntArrayRef repeats);
+Tensor constant_pad_nd(const Tensor& self, IntArrayRef pad, const Scalar& value);
+
+}  // namespace kiln::decomp
