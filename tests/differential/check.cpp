@@ -332,7 +332,11 @@ class Checker {
       }
       // PyTorch's layer_norm is NaN where its x * rstd - mean * rstd overflows (see compare_references).
       bool torch_layer_norm_nan = tv && std::isnan(tv->f[k]) && computes("layer_norm") && close(cval, eval, tol);
-      if (kind.empty() && tv && !close(cval, tv->f[k], tol) && !near_ref && !torch_layer_norm_nan)
+      // Where PyTorch itself is outside the tolerance of the float64 reference and kiln eager is
+      // within it, compiled code answers to eager (docs/conformance.md: PyTorch's 16-bit rounding).
+      bool torch_inaccurate = tv && rval && !close(tv->f[k], *rval, tol) && close(eval, *rval, tol) &&
+                              close(cval, eval, tol);
+      if (kind.empty() && tv && !close(cval, tv->f[k], tol) && !near_ref && !torch_layer_norm_nan && !torch_inaccurate)
         kind = "compiled-vs-torch", ++bad_torch;
       if (kind.empty()) continue;
       double diff = std::abs(cval - eval);

@@ -85,7 +85,8 @@ Tensor constant_pad_nd(const Tensor& self, IntArrayRef pad, const Scalar& value)
     int64_t d = self.dim() - 1 - k, before = pad[static_cast<size_t>(2 * k)],
             after = pad[static_cast<size_t>(2 * k + 1)], size = self.sizes()[d];
     KILN_CHECK(size + before + after >= 0,
-               "constant_pad_nd: the input size {} plus padding {} and {} is negative (dim {})", size, before, after, d);
+               "constant_pad_nd: the input size {} plus padding {} and {} is negative (dim {})", size, before, after,
+               d);
     // Negative padding crops.
     if (before < 0 || after < 0) x = slice(x, d, std::max<int64_t>(-before, 0), size - std::max<int64_t>(-after, 0));
     std::vector<Tensor> parts;
