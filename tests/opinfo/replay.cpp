@@ -161,6 +161,59 @@ class Comparer {
   bool views_, values_;
 };
 
+// sort and topk: the values must be PyTorch's (for topk(sorted=False) each lane as a multiset), and
+// each index must point at its value in self. The indices of equal
+// values are not compared: PyTorch's CPU sort is not stable.
+std::string check_sorted(const Recording& r, const Call& call, const Stack& args, const Stack& got) {
+  Token want = parse_token(*call.out);
+  if (got.size() != 2 || want.items.size() != 2) return "expected (values, indices)";
+  Tensor self = args[0].to_tensor(), values = got[0].to_tensor(), indices = got[1].to_tensor();
+  Tensor expected = r.tensor(call, static_cast<size_t>(want.items[0].i));
+  if (values.dtype() != expected.dtype() || values.sizes().vec() != expected.sizes().vec() ||
+      indices.dtype() != DType::Int64 || indices.sizes().vec() != values.sizes().vec()) {
+    return fmt::format("values {} and indices {}, PyTorch {}", values.describe(), indices.describe(),
+                       expected.describe());
+  }
+  if (values.numel() == 0) return "";
+  int64_t dim = args.size() > (call.op == "aten::sort" ? 1u : 2u) ? args[call.op == "aten::sort" ? 1 : 2].to_int() : -1;
+  int64_t d = self.dim() == 0 ? 0 : (dim < 0 ? dim + self.dim() : dim);
+  auto lanes = [&](const Tensor& t) {  // float64 values, each lane sorted (NaN last)
+    std::vector<int64_t> perm;
+    for (int64_t j = 0; j < t.dim(); ++j) {
+      if (j != d) perm.push_back(j);
+    }
+    perm.push_back(d);
+    Tensor m = (t.dim() == 0 ? t.reshape({1, 1}) : permute(t, perm)).to(DType::Float64).contiguous();
+    std::vector<double> v(m.data_ptr<double>(), m.data_ptr<double>() + m.numel());
+    int64_t n = m.sizes().back();
+    for (int64_t k = 0; k < m.numel(); k += n) {
+      std::sort(v.begin() + k, v.begin() + k + n,
+                [](double a, double b) { return (!std::isnan(a) && std::isnan(b)) || a < b; });
+    }
+    return v;
+  };
+  // Sorted results must be PyTorch's element for element (equal values are equal whatever their
+  // order); topk(sorted=False) only as a multiset.
+  bool sorted = call.op == "aten::sort" || args.size() < 5 || args[4].to_bool();
+  auto flat = [](const Tensor& t) {
+    Tensor m = t.to(DType::Float64).contiguous();
+    return std::vector<double>(m.data_ptr<double>(), m.data_ptr<double>() + m.numel());
+  };
+  auto a = sorted ? flat(values) : lanes(values), b = sorted ? flat(expected) : lanes(expected);
+  for (size_t k = 0; k < a.size(); ++k) {
+    if (!(a[k] == b[k] || (std::isnan(a[k]) && std::isnan(b[k])))) {
+      return fmt::format("values differ from PyTorch's at {}: {} vs {}", k, a[k], b[k]);
+    }
+  }
+  Tensor picked = self.dim() == 0 ? self.reshape({1}) : gather(self, d, indices);
+  Tensor pv = picked.to(DType::Float64).contiguous(), vv = values.to(DType::Float64).contiguous();
+  for (int64_t k = 0; k < vv.numel(); ++k) {
+    double x = pv.data_ptr<double>()[k], y = vv.data_ptr<double>()[k];
+    if (!(x == y || (std::isnan(x) && std::isnan(y)))) return fmt::format("index {} does not point at its value", k);
+  }
+  return "";
+}
+
 }  // namespace
 
 Stack arguments(const Recording& r, const Call& call, OpHandle op) {
@@ -217,6 +270,10 @@ Verdict replay(const Recording& r, const Call& call, const Runner& run) {
   Token want = parse_token(*call.out);
   if (want.items.size() != stack.size()) {
     return {false, "result-count", fmt::format("{} results, PyTorch {}", stack.size(), want.items.size())};
+  }
+  if (call.op == "aten::sort" || call.op == "aten::topk") {
+    std::string why = check_sorted(r, call, arguments(r, call, op), stack);
+    return why.empty() ? Verdict{} : Verdict{false, "values", why};
   }
   Comparer c(r, call, op->schema().is_view(), !random_op(call.op));
   std::optional<Token> ref;
