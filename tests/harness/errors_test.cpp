@@ -76,8 +76,8 @@ TEST(Errors, ViewThatCannotBeExpressed) {
 
 TEST(Errors, UnknownOpAndMissingKernel) {
   EXPECT_STREQ(caught([] { Registry::global().get("aten::frobnicate"); }).what(), "unknown op 'aten::frobnicate'");
-  Stack s{Value(zeros({4}))};  // nonzero has no kernel yet
-  EXPECT_EQ(caught([&] { call_op_boxed(Registry::global().get("aten::nonzero"), s); }).kind(),
+  Stack s{Value(zeros({4, 3}))};  // _pdist_forward has no kernel yet
+  EXPECT_EQ(caught([&] { call_op_boxed(Registry::global().get("aten::_pdist_forward"), s); }).kind(),
             ErrorKind::NotImplemented);
 }
 
@@ -181,6 +181,32 @@ TEST(Errors, IndexingPaddingAndScanOps) {
   EXPECT_EQ(caught([&] { cumsum(x, 2); }).kind(), ErrorKind::Index);
   EXPECT_TRUE(contains(caught([&] { leaky_relu(from_vector<int64_t>({1})); }), "leaky_relu: expected a floating"));
   EXPECT_TRUE(contains(caught([&] { hardtanh(from_vector<bool>({true})); }), "hardtanh: bool"));
+}
+
+// Advanced indexing: out-of-range indices (either sign), masks of the wrong size and too many
+// indices are errors naming the op, never a read or write out of bounds.
+TEST(Errors, AdvancedIndexing) {
+  OpHandle index = Registry::global().get("aten::index.Tensor");
+  OpHandle put = Registry::global().get("aten::index_put");
+  Tensor x = zeros({3, 4});
+  auto run = [](OpHandle op, Stack s) { call_op_boxed(op, s); };
+  using Indices = std::vector<std::optional<Tensor>>;
+  for (int64_t bad : {3, -4}) {
+    Error e = caught([&] { run(index, {Value(x), Value(Indices{from_vector<int64_t>({0, bad})})}); });
+    EXPECT_EQ(e.kind(), ErrorKind::Index);
+    EXPECT_TRUE(contains(e, "index: index") && contains(e, "out of bounds for dimension 0 with size 3")) << e.what();
+    Error p = caught([&] { run(put, {Value(x), Value(Indices{from_vector<int64_t>({bad})}), Value(ones({4}))}); });
+    EXPECT_TRUE(contains(p, "index_put: index")) << p.what();
+  }
+  EXPECT_TRUE(contains(caught([&] {
+                         run(index, {Value(x), Value(Indices{from_vector<bool>({true, false})})});
+                       }),
+                       "mask"));
+  EXPECT_TRUE(contains(caught([&] {
+                         run(index, {Value(x), Value(Indices{std::nullopt, std::nullopt, from_vector<int64_t>({0})})});
+                       }),
+                       "too many indices"));
+  EXPECT_TRUE(contains(caught([&] { run(index, {Value(x), Value(Indices{zeros({1})})}); }), "int64, int32, bool"));
 }
 
 }  // namespace

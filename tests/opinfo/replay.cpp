@@ -395,6 +395,14 @@ std::vector<Verdict> run_batch(const Recording& r, const std::vector<const Call*
 bool compilable(const Call& call) {
   OpHandle op = Registry::global().find(call.op);
   if (op == nullptr || !call.out || random_op(call.op) || op->schema().is_mutable()) return false;
+  // Output sizes that depend on the data (nonzero, a boolean mask as an index) cannot be traced.
+  if (op->has_tag(OpTag::DynamicOutputShape)) return false;
+  for (const auto& t : call.tensors) {
+    if ((call.op == "aten::index.Tensor" || call.op == "aten::index_put") &&
+        (t.dtype == DType::Bool || t.dtype == DType::UInt8) && &t != &call.tensors[0]) {
+      return false;
+    }
+  }
   for (const Argument& ret : op->schema().returns) {
     if (ret.type.base != BaseType::Tensor || ret.type.optional) return false;
   }

@@ -112,6 +112,12 @@ const std::map<OpHandle, BoxedKernel>& leaf_decompositions() {
         {r.get("aten::embedding"), detail::boxed<&decomp::embedding>()},
         {r.get("aten::repeat"), detail::boxed<&decomp::repeat>()},
         {r.get("aten::constant_pad_nd"), detail::boxed<&decomp::constant_pad_nd>()},
+        {r.get("aten::reflection_pad1d"), detail::boxed<&decomp::reflection_pad1d>()},
+        {r.get("aten::reflection_pad2d"), detail::boxed<&decomp::reflection_pad2d>()},
+        {r.get("aten::reflection_pad3d"), detail::boxed<&decomp::reflection_pad3d>()},
+        {r.get("aten::replication_pad2d"), detail::boxed<&decomp::replication_pad2d>()},
+        {r.get("aten::replication_pad3d"), detail::boxed<&decomp::replication_pad3d>()},
+        {r.get("aten::native_group_norm"), detail::boxed<&decomp::native_group_norm>()},
     };
   }();
   return table;

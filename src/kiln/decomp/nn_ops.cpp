@@ -109,6 +109,83 @@ Tensor constant_pad_nd(const Tensor& self, IntArrayRef pad, const Scalar& value)
 
 namespace {
 
+// Pads the last `spatial` dims by selecting, along each, the indices arange(-before, size + after)
+// mapped into the input: mirrored without the edge (reflect) or clamped to it (replicate).
+Tensor pad_by_index(std::string_view op, const Tensor& self, IntArrayRef padding, int64_t spatial, bool reflect) {
+  KILN_CHECK(self.dim() == spatial + 1 || self.dim() == spatial + 2, "{}: expected a {}-D or {}-D input, got {}", op,
+             spatial + 1, spatial + 2, self.describe());
+  KILN_CHECK(static_cast<int64_t>(padding.size()) == 2 * spatial, "{}: padding must have {} values, got {}", op,
+             2 * spatial, padding);
+  Tensor x = self;
+  for (int64_t k = 0; k < spatial; ++k) {
+    int64_t d = self.dim() - 1 - k, size = self.sizes()[d];
+    int64_t before = padding[static_cast<size_t>(2 * k)], after = padding[static_cast<size_t>(2 * k + 1)];
+    KILN_CHECK(size + before + after >= 1, "{}: input size {} at dim {} is too small for padding {} and {}", op, size,
+               d, before, after);
+    if (reflect) {
+      KILN_CHECK(before < size && after < size, "{}: padding ({}, {}) must be less than the input size {} at dim {}",
+                 op, before, after, size, d);
+    } else {
+      KILN_CHECK(size > 0, "{}: cannot pad an empty dim {} of {}", op, d, self.describe());
+    }
+    Tensor at =
+        arange(Scalar(-before), Scalar(size + after), Scalar(1), TensorOptions(DType::Int64).device(self.device()));
+    Tensor last = full({}, Scalar(size - 1), TensorOptions(DType::Int64).device(self.device()));
+    Tensor source = reflect ? sub(last, abs(sub(last, abs(at)))) : clamp(at, Scalar(0), Scalar(size - 1));
+    x = index_select(x, d, source);
+  }
+  return x;
+}
+
+}  // namespace
+
+Tensor reflection_pad1d(const Tensor& self, IntArrayRef padding) {
+  return pad_by_index("reflection_pad1d", self, padding, 1, true);
+}
+Tensor reflection_pad2d(const Tensor& self, IntArrayRef padding) {
+  return pad_by_index("reflection_pad2d", self, padding, 2, true);
+}
+Tensor reflection_pad3d(const Tensor& self, IntArrayRef padding) {
+  return pad_by_index("reflection_pad3d", self, padding, 3, true);
+}
+Tensor replication_pad2d(const Tensor& self, IntArrayRef padding) {
+  return pad_by_index("replication_pad2d", self, padding, 2, false);
+}
+Tensor replication_pad3d(const Tensor& self, IntArrayRef padding) {
+  return pad_by_index("replication_pad3d", self, padding, 3, false);
+}
+
+std::tuple<Tensor, Tensor, Tensor> native_group_norm(const Tensor& input, const std::optional<Tensor>& weight,
+                                                     const std::optional<Tensor>& bias, int64_t n, int64_t c,
+                                                     int64_t hxw, int64_t group, double eps) {
+  constexpr std::string_view op = "native_group_norm";
+  check_floating(input, op);
+  KILN_CHECK(group > 0 && c % group == 0, "{}: expected the number of channels {} to be divisible by {} groups", op, c,
+             group);
+  KILN_CHECK(input.numel() == n * c * hxw && input.dim() >= 2 && input.sizes()[1] == c,
+             "{}: input {} is not N={} x C={} x HxW={}", op, input.describe(), n, c, hxw);
+  for (const auto* p : {&weight, &bias}) {
+    KILN_CHECK(!*p || ((*p)->dim() == 1 && (*p)->sizes()[0] == c), "{}: weight and bias must be [{}] (per channel)", op,
+               c);
+  }
+  Tensor x = reshape(upcast(input), {n, group, -1});
+  auto [variance, mean] = var_mean(x, IntArrayRef{2}, Scalar(0), true);
+  Tensor rstd = rsqrt(add(variance, Scalar(eps)));
+  Tensor y = reshape(mul(sub(x, mean), rstd), input.sizes());
+  Shape per_channel(static_cast<size_t>(input.dim()), 1);
+  per_channel[1] = c;
+  if (weight) y = mul(y, reshape(upcast(*weight), per_channel));
+  if (bias) y = add(y, reshape(upcast(*bias), per_channel));
+  // Saved in the input's dtype, or float32 where the parameters are (mixed types).
+  bool mixed = is_reduced_float(input.dtype()) &&
+               ((weight && weight->dtype() == DType::Float32) || (bias && bias->dtype() == DType::Float32));
+  DType saved = mixed ? DType::Float32 : input.dtype();
+  return {downcast(y, input.dtype()), downcast(reshape(mean, {n, group}), saved),
+          downcast(reshape(rstd, {n, group}), saved)};
+}
+
+namespace {
+
 template <auto Fn>
 void def_meta_and_cpu(Registry& r, std::string_view op) {
   kernels::def_kernel<Fn>(r, op, DispatchKey::Meta);
@@ -122,6 +199,12 @@ const KernelRegistrar kRegister([](Registry& r) {
   def_meta_and_cpu<&embedding>(r, "aten::embedding");
   def_meta_and_cpu<&repeat>(r, "aten::repeat");
   def_meta_and_cpu<&constant_pad_nd>(r, "aten::constant_pad_nd");
+  def_meta_and_cpu<&reflection_pad1d>(r, "aten::reflection_pad1d");
+  def_meta_and_cpu<&reflection_pad2d>(r, "aten::reflection_pad2d");
+  def_meta_and_cpu<&reflection_pad3d>(r, "aten::reflection_pad3d");
+  def_meta_and_cpu<&replication_pad2d>(r, "aten::replication_pad2d");
+  def_meta_and_cpu<&replication_pad3d>(r, "aten::replication_pad3d");
+  def_meta_and_cpu<&native_group_norm>(r, "aten::native_group_norm");
 });
 
 }  // namespace

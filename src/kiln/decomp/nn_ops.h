@@ -1,9 +1,13 @@
 // Core ATen ops kiln computes from other Core ATen ops: the activations hardtanh, leaky_relu and
-// elu, embedding (an index_select of rows), repeat and constant_pad_nd. Each function is the op's
+// elu, embedding (an index_select of rows), repeat, constant_pad_nd, reflection and replication
+// padding (an index_select by indices computed with arange), and native_group_norm. Each function is the op's
 // Meta and CPU kernel (eagerly the composed ops run; on meta tensors they give the output's
 // geometry) and its decomposition toward the prims level (leaf.h), so compiled code fuses the
 // activations and pads with their neighbours.
 #pragma once
+
+#include <optional>
+#include <tuple>
 
 #include "kiln/ops/tensor.h"
 
@@ -16,5 +20,13 @@ Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t padding_id
                  bool sparse);
 Tensor repeat(const Tensor& self, IntArrayRef repeats);
 Tensor constant_pad_nd(const Tensor& self, IntArrayRef pad, const Scalar& value);
+Tensor reflection_pad1d(const Tensor& self, IntArrayRef padding);
+Tensor reflection_pad2d(const Tensor& self, IntArrayRef padding);
+Tensor reflection_pad3d(const Tensor& self, IntArrayRef padding);
+Tensor replication_pad2d(const Tensor& self, IntArrayRef padding);
+Tensor replication_pad3d(const Tensor& self, IntArrayRef padding);
+std::tuple<Tensor, Tensor, Tensor> native_group_norm(const Tensor& input, const std::optional<Tensor>& weight,
+                                                     const std::optional<Tensor>& bias, int64_t n, int64_t c,
+                                                     int64_t hxw, int64_t group, double eps);
 
 }  // namespace kiln::decomp

@@ -85,6 +85,8 @@ bool stays_at_prims_level(OpHandle op) {
       "aten::_adaptive_avg_pool3d",
       "aten::sort",
       "aten::topk",
+      "aten::index.Tensor",
+      "aten::index_put",
   };
   return kExterns.contains(op->name());
 }

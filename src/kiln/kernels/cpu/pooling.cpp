@@ -44,7 +44,8 @@ void max_pool(const Tensor& self, const PoolGeometry& g, const Tensor& out, cons
       while (start[d] < 0) start[d] += g.dilation[d];
     }
     int64_t best_index = (start[0] * g.in[1] + start[1]) * g.in[2] + start[2];
-    M best = std::numeric_limits<M>::has_infinity ? -std::numeric_limits<M>::infinity() : std::numeric_limits<M>::lowest();
+    M best = std::numeric_limits<M>::has_infinity ? -std::numeric_limits<M>::infinity()
+                                                  : std::numeric_limits<M>::lowest();
     int64_t end0 = std::min(oc[0] * g.stride[0] - g.pad[0] + (g.kernel[0] - 1) * g.dilation[0] + 1, g.in[0]);
     int64_t end1 = std::min(oc[1] * g.stride[1] - g.pad[1] + (g.kernel[1] - 1) * g.dilation[1] + 1, g.in[1]);
     int64_t end2 = std::min(oc[2] * g.stride[2] - g.pad[2] + (g.kernel[2] - 1) * g.dilation[2] + 1, g.in[2]);

@@ -15,7 +15,8 @@ namespace kiln::cpu {
 namespace {
 
 // Sorted (values, indices) of every lane along `d`, keeping the first `k`.
-std::tuple<Tensor, Tensor> sorted_lanes(std::string_view op, const Tensor& self, int64_t dim, int64_t k, bool descending) {
+std::tuple<Tensor, Tensor> sorted_lanes(std::string_view op, const Tensor& self, int64_t dim, int64_t k,
+                                        bool descending) {
   KILN_CHECK_TYPE(self.dtype() != DType::Bool || op == "sort", "{}: bool inputs are not supported", op);
   int64_t nd = std::max<int64_t>(self.dim(), 1);
   int64_t d = wrap_dim(dim, nd, op);

@@ -5,8 +5,8 @@ namespace {
 
 // One value per spatial dim: a list of `spatial` values, or of one value repeated; empty takes
 // `fallback` (stride defaults to the kernel), or `neutral` everywhere. Unused dims get `neutral`.
-std::array<int64_t, 3> per_dim(std::string_view op, std::string_view what, IntArrayRef v, int spatial,
-                               int64_t neutral, const std::array<int64_t, 3>* fallback = nullptr) {
+std::array<int64_t, 3> per_dim(std::string_view op, std::string_view what, IntArrayRef v, int spatial, int64_t neutral,
+                               const std::array<int64_t, 3>* fallback = nullptr) {
   std::array<int64_t, 3> out{neutral, neutral, neutral};
   if (v.empty()) return fallback ? *fallback : out;
   KILN_CHECK(static_cast<int>(v.size()) == spatial || v.size() == 1, "{}: {} must be one int or {} ints, got {}", op,
@@ -58,8 +58,8 @@ PoolGeometry pool_geometry(std::string_view op, int spatial, const Tensor& self,
                "{}: pad should be at most half of kernel size, but got pad={} and kernel_size={}", op, g.pad[k],
                g.kernel[k]);
     g.out[k] = output_length(g.in[k], g.kernel[k], g.stride[k], g.pad[k], g.dilation[k], ceil_mode);
-    KILN_CHECK(g.out[k] >= 1, "{}: given input size {}, the calculated output size {} is too small", op,
-               self.sizes(), g.out[k]);
+    KILN_CHECK(g.out[k] >= 1, "{}: given input size {}, the calculated output size {} is too small", op, self.sizes(),
+               g.out[k]);
     g.out_sizes.push_back(g.out[k]);
   }
   return g;
@@ -117,8 +117,8 @@ TensorSpec max_pool2d_with_indices_backward(const Tensor& grad_output, const Ten
   constexpr std::string_view op = "max_pool2d_with_indices_backward";
   PoolGeometry g = pool_geometry(op, 2, self, kernel_size, stride, padding, dilation, ceil_mode);
   KILN_CHECK(Shape(grad_output.sizes()) == g.out_sizes && Shape(indices.sizes()) == g.out_sizes,
-             "{}: grad_output {} and indices {} must have the pooled size {}", op, grad_output.sizes(),
-             indices.sizes(), g.out_sizes);
+             "{}: grad_output {} and indices {} must have the pooled size {}", op, grad_output.sizes(), indices.sizes(),
+             g.out_sizes);
   KILN_CHECK_TYPE(indices.dtype() == DType::Int64, "{}: indices must be int64, got {}", op, indices.describe());
   KILN_CHECK_TYPE(grad_output.dtype() == self.dtype(), "{}: grad_output {} and self {} must have one dtype", op,
                   grad_output.describe(), self.describe());
