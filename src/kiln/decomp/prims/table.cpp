@@ -87,6 +87,8 @@ bool stays_at_prims_level(OpHandle op) {
       "aten::topk",
       "aten::index.Tensor",
       "aten::index_put",
+      "aten::scatter_reduce.two",
+      "aten::masked_scatter",
   };
   return kExterns.contains(op->name());
 }

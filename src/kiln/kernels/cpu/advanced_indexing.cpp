@@ -46,8 +46,8 @@ struct Selection {
 };
 
 Selection selection(std::string_view op, const Tensor& self, const std::vector<std::optional<Tensor>>& given) {
-  KILN_CHECK_INDEX(static_cast<int64_t>(given.size()) <= self.dim(), "{}: too many indices ({}) for a tensor of {} dims",
-                   op, given.size(), self.dim());
+  KILN_CHECK_INDEX(static_cast<int64_t>(given.size()) <= self.dim(),
+                   "{}: too many indices ({}) for a tensor of {} dims", op, given.size(), self.dim());
   // Masks become integer indices, one per masked dim.
   std::vector<std::optional<Tensor>> idx;
   for (const auto& t : given) {
@@ -144,7 +144,8 @@ Tensor index(const Tensor& self, const std::vector<std::optional<Tensor>>& indic
   }
   if (self.device().is_meta()) {  // sizes only: select on index tensors of the same geometry holding zeros
     std::vector<std::optional<Tensor>> zeros;
-    for (const auto& t : indices) zeros.push_back(t ? std::optional(kiln::zeros(t->sizes(), TensorOptions(DType::Int64))) : std::nullopt);
+    for (const auto& t : indices)
+      zeros.push_back(t ? std::optional(kiln::zeros(t->sizes(), TensorOptions(DType::Int64))) : std::nullopt);
     Tensor probe(empty_strided_tensor(self.sizes(), Shape(static_cast<size_t>(self.dim()), 0), self.dtype(), kCPU));
     return meta::allocate(meta::contiguous_spec(selection("index", probe, zeros).sizes, self.dtype()), self.device());
   }

@@ -2,11 +2,13 @@
 // row-major order; the element at an index coordinate pairs with the coordinate whose `dim` entry
 // is the index value. index_select copies whole slices.
 #include <cstring>
+#include <limits>
 #include <vector>
 
 #include "kiln/kernels/cpu/convert.h"
 #include "kiln/kernels/meta/nn.h"
 #include "kiln/kernels/register.h"
+#include "kiln/ops/api.h"
 
 namespace kiln::cpu {
 namespace {
@@ -92,6 +94,72 @@ void scatter_value_impl(const Tensor& self, int64_t dim, const Tensor& index, co
   });
 }
 
+// out = self with src reduced into the positions `index` names; with include_self false a named
+// position starts from the reduction's identity instead of self. mean divides by the count (floor
+// division for integers); amax/amin propagate NaN.
+void scatter_reduce_impl(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src,
+                         std::string_view reduce, bool include_self, const Tensor& out) {
+  int64_t d = wrap_dim(dim, std::max<int64_t>(self.dim(), 1), "scatter_reduce");
+  copy_into(out, self);
+  std::vector<int64_t> count(static_cast<size_t>(out.numel()), include_self ? 1 : 0);
+  std::vector<bool> touched(static_cast<size_t>(out.numel()), false);
+  visit_dtype(self.dtype(), [&]<class T>() {
+    // bool reduces as integers: sum and amax are or, prod and amin are and.
+    using M = std::conditional_t<std::is_same_v<T, bool>, int64_t, opmath_t<T>>;
+    const T* from = src.data_ptr<T>();
+    T* dst = out.data_ptr<T>();
+    auto nan = [](M v) {
+      if constexpr (std::is_floating_point_v<M>) return std::isnan(v);
+      return false;
+    };
+    walk_index(index, d, out, src, "scatter_reduce", [&](int64_t to, int64_t at) {
+      auto t = static_cast<size_t>(to);
+      M cur = M(dst[to]), v = M(from[at]);
+      if (!include_self && !touched[t]) {
+        touched[t] = true;
+        cur = reduce == "prod"   ? M(1)
+              : reduce == "amax" ? (std::numeric_limits<M>::has_infinity ? -std::numeric_limits<M>::infinity()
+                                                                         : std::numeric_limits<M>::lowest())
+              : reduce == "amin" ? (std::numeric_limits<M>::has_infinity ? std::numeric_limits<M>::infinity()
+                                                                         : std::numeric_limits<M>::max())
+                                 : M(0);
+      }
+      touched[t] = true;
+      ++count[t];
+      if (reduce == "sum" || reduce == "mean") cur = cur + v;
+      else if (reduce == "prod") cur = cur * v;
+      else if (reduce == "amax") cur = nan(v) || nan(cur) ? (nan(cur) ? cur : v) : std::max(cur, v);
+      else cur = nan(v) || nan(cur) ? (nan(cur) ? cur : v) : std::min(cur, v);
+      dst[to] = static_cast<T>(cur);
+    });
+    if (reduce != "mean") return;
+    for (size_t k = 0; k < count.size(); ++k) {
+      if (!touched[k] || count[k] == 0) continue;
+      M total = M(dst[k]), n = M(count[k]);
+      if constexpr (std::is_floating_point_v<M>) dst[k] = T(total / n);
+      else dst[k] = static_cast<T>((total / n) - ((total % n != 0) && ((total < 0) != (n < 0)) ? 1 : 0));
+    }
+  });
+}
+
+void masked_scatter_impl(const Tensor& self, const Tensor& mask, const Tensor& source, const Tensor& out) {
+  copy_into(out, expand(self, out.sizes()));
+  Tensor m = expand(mask, out.sizes()).contiguous();
+  Tensor s = source.contiguous();
+  const bool* mp = m.data_ptr<bool>();
+  int64_t needed = 0;
+  for (int64_t k = 0; k < m.numel(); ++k) needed += mp[k] ? 1 : 0;
+  KILN_CHECK(needed <= s.numel(), "masked_scatter: the mask selects {} elements but source {} has only {}", needed,
+             source.sizes(), s.numel());
+  auto item = static_cast<int64_t>(element_size(self.dtype()));
+  auto* to = static_cast<char*>(out.data_ptr());
+  const auto* from = static_cast<const char*>(s.data_ptr());
+  int64_t next = 0;
+  for (int64_t k = 0; k < m.numel(); ++k) {
+    if (mp[k]) std::memcpy(to + k * item, from + (next++) * item, static_cast<size_t>(item));
+  }
+}
+
 template <class I>
 std::vector<int64_t> read_indices(const Tensor& index, int64_t size) {
   Tensor dense = index.contiguous();
@@ -134,6 +202,8 @@ const KernelRegistrar kRegister([](Registry& r) {
   kernels::def_structured<&meta::scatter_add, &scatter_add_impl>(r, "aten::scatter_add");
   kernels::def_structured<&meta::scatter_value, &scatter_value_impl>(r, "aten::scatter.value");
   kernels::def_structured<&meta::index_select, &index_select_impl>(r, "aten::index_select");
+  kernels::def_structured<&meta::scatter_reduce, &scatter_reduce_impl>(r, "aten::scatter_reduce.two");
+  kernels::def_structured<&meta::masked_scatter, &masked_scatter_impl>(r, "aten::masked_scatter");
 });
 
 }  // namespace

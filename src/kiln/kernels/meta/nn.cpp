@@ -1,5 +1,7 @@
 #include "kiln/kernels/meta/nn.h"
 
+#include "kiln/core/broadcast.h"
+
 #include "kiln/kernels/meta/factory.h"
 
 namespace kiln::meta {
@@ -125,6 +127,20 @@ TensorSpec scatter_add(const Tensor& self, int64_t dim, const Tensor& index, con
 }
 TensorSpec scatter_value(const Tensor& self, int64_t dim, const Tensor& index, const Scalar&) {
   return scatter_checked("scatter", self, dim, index, nullptr);
+}
+
+TensorSpec scatter_reduce(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src,
+                          std::string_view reduce, bool) {
+  KILN_CHECK(reduce == "sum" || reduce == "prod" || reduce == "mean" || reduce == "amax" || reduce == "amin",
+             "scatter_reduce: reduce must be sum, prod, mean, amax or amin, got '{}'", reduce);
+  return scatter_checked("scatter_reduce", self, dim, index, &src);
+}
+
+TensorSpec masked_scatter(const Tensor& self, const Tensor& mask, const Tensor& source) {
+  KILN_CHECK_TYPE(mask.dtype() == DType::Bool, "masked_scatter: expected a bool mask, got {}", mask.describe());
+  KILN_CHECK_TYPE(source.dtype() == self.dtype(), "masked_scatter: source {} must have self's dtype {}",
+                  source.describe(), dtype_name(self.dtype()));
+  return contiguous_spec(broadcast_shapes(self.sizes(), mask.sizes(), "masked_scatter"), self.dtype());
 }
 
 TensorSpec index_select(const Tensor& self, int64_t dim, const Tensor& index) {

@@ -25,6 +25,11 @@ TensorSpec gather(const Tensor& self, int64_t dim, const Tensor& index, bool spa
 TensorSpec scatter(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src);
 TensorSpec scatter_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src);
 TensorSpec scatter_value(const Tensor& self, int64_t dim, const Tensor& index, const Scalar& value);
+// scatter_reduce.two: reduce is sum, prod, mean, amax or amin.
+TensorSpec scatter_reduce(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src,
+                          std::string_view reduce, bool include_self);
+// masked_scatter: the broadcast shape of self and the (bool) mask; source of self's dtype.
+TensorSpec masked_scatter(const Tensor& self, const Tensor& mask, const Tensor& source);
 // index_select: self's sizes with `dim` the index's length; int32/int64 indices, a vector or 0-d.
 TensorSpec index_select(const Tensor& self, int64_t dim, const Tensor& index);
 // _scaled_dot_product_flash_attention_for_cpu: (output, logsumexp). The output is laid out like the
