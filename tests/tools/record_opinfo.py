@@ -206,6 +206,68 @@ class Recorder(TorchDispatchMode):
         self.count[name] = self.count.get(name, 0) + 1
 
 
+def targeted_samples():
+    """Calls of Core ATen overloads that no OpInfo sample reaches, made directly: (name, thunk)."""
+    aten = torch.ops.aten
+    g = torch.Generator().manual_seed(1)
+    out = []
+
+    def r(*shape, dtype=torch.float32):
+        if dtype.is_floating_point:
+            return torch.randn(*shape, generator=g).to(dtype)
+        if dtype == torch.bool:
+            return torch.randint(0, 2, shape, generator=g).bool()
+        return torch.randint(-9, 10, shape, generator=g).to(dtype)
+
+    for dt in (torch.float32, torch.float64, torch.bfloat16):
+        x = r(2, 3, 10, dtype=dt)
+        x4 = r(2, 3, 6, 7, dtype=dt)
+        x5 = r(1, 2, 4, 5, 6, dtype=dt)
+        out += [
+            ("avg_pool1d", lambda x=x: aten.avg_pool1d(x, [3], [2], [1], False, True)),
+            ("avg_pool1d", lambda x=x: aten.avg_pool1d(x.transpose(1, 2).contiguous().transpose(1, 2), [4], [], [2], True, False)),
+            ("adaptive_avg_pool1d", lambda x=x: aten.adaptive_avg_pool1d(x, [4])),
+            ("adaptive_avg_pool1d", lambda x=x: aten.adaptive_avg_pool1d(x[0], [10])),
+            ("reflection_pad2d", lambda x4=x4: aten.reflection_pad2d(x4, [2, 1, 3, -1])),
+            ("reflection_pad3d", lambda x5=x5: aten.reflection_pad3d(x5, [1, 2, 0, 3, 2, 1])),
+            ("replication_pad3d", lambda x5=x5: aten.replication_pad3d(x5, [3, 0, 1, 2, 4, 1])),
+            ("var.dim", lambda x4=x4: aten.var.dim(x4, [1, 3], True, True)),
+            ("var.dim", lambda x4=x4: aten.var.dim(x4.transpose(2, 3), None, False, False)),
+            ("_native_batch_norm_legit_no_training",
+             lambda x4=x4, dt=dt: aten._native_batch_norm_legit_no_training(
+                 x4, r(3, dtype=dt), r(3, dtype=dt), r(3, dtype=dt), r(3, dtype=dt).abs() + 0.5, 0.1, 1e-5)),
+            ("_native_batch_norm_legit.no_stats",
+             lambda x4=x4, dt=dt: aten._native_batch_norm_legit.no_stats(x4, r(3, dtype=dt), None, True, 0.1, 1e-5)),
+            ("copy", lambda x4=x4: aten.copy(x4, r(7, dtype=torch.float64))),
+            ("copy", lambda x4=x4: aten.copy(x4.transpose(1, 3), r(7, 6, 1, 2, dtype=torch.int64))),
+            ("native_dropout", lambda x4=x4: aten.native_dropout(x4, 0.3, True)),
+            ("native_dropout", lambda x4=x4: aten.native_dropout(x4, 0.3, False)),
+        ]
+    for dt in (torch.float32, torch.int64, torch.int32, torch.bool, torch.uint8):
+        x = r(4, 5, dtype=dt)
+        if dt != torch.bool:
+            out += [
+                ("div.Scalar_mode", lambda x=x: aten.div.Scalar_mode(x, 3, rounding_mode="floor")),
+                ("div.Scalar_mode", lambda x=x: aten.div.Scalar_mode(x.t(), -2.5, rounding_mode="trunc")),
+                ("fmod.Scalar", lambda x=x: aten.fmod.Scalar(x, 3)),
+                ("pow.Scalar", lambda x=x: aten.pow.Scalar(2, x.abs() if x.dtype != torch.uint8 else x)),
+            ]
+        if not dt.is_floating_point:
+            out += [(op + ".Scalar", lambda x=x, op=op: getattr(aten, op).Scalar(x, 6))
+                    for op in ("bitwise_and", "bitwise_or", "bitwise_xor")]
+        out += [
+            ("gt.Scalar", lambda x=x: aten.gt.Scalar(x, 0)),
+            ("scatter.value", lambda x=x: aten.scatter.value(x, 1, torch.tensor([[0, 4], [2, 2]]), 7)),
+            ("sym_size.int", lambda x=x: aten.sym_size.int(x, 1)),
+            ("sym_stride.int", lambda x=x: aten.sym_stride.int(x.t(), 0)),
+            ("sym_numel", lambda x=x: aten.sym_numel(x)),
+            ("sym_storage_offset", lambda x=x: aten.sym_storage_offset(x[1:])),
+            ("sym_is_contiguous", lambda x=x: aten.sym_is_contiguous(x.t())),
+        ]
+    out += [("randperm", lambda n=n: aten.randperm(n)) for n in (0, 1, 7, 100)]
+    return out
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--out", required=True)
@@ -239,6 +301,13 @@ def main():
                         info.op(s.input, *s.args, **s.kwargs)
                 except Exception:
                     pass  # recorded where a Core ATen call raised; the rest is PyTorch's own checking
+    for k, (name, thunk) in enumerate(targeted_samples()):
+        recorder.source = "targeted.%s/%d" % (name, k)
+        try:
+            with recorder:
+                thunk()
+        except Exception:
+            pass
     writer.index.close()
     writer.data.close()
     total = sum(recorder.count.values())

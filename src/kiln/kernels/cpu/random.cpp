@@ -1,11 +1,14 @@
-// rand and randn on the CPU from the default Philox generator. Element i uses word i % 4 of
-// counter block first + i / 4, so the result is the same for any thread count.
+// rand, randn, native_dropout and randperm on the CPU from the default Philox generator. Element i
+// uses word i % 4 of counter block first + i / 4, so the result is the same for any thread count.
 #include <cmath>
+#include <vector>
 
 #include "kiln/core/generator.h"
+#include "kiln/kernels/cpu/convert.h"
 #include "kiln/kernels/cpu/parallel.h"
 #include "kiln/kernels/meta/factory.h"
 #include "kiln/kernels/register.h"
+#include "kiln/ops/api.h"
 
 namespace kiln::cpu {
 namespace {
@@ -68,11 +71,73 @@ void randn_impl(IntArrayRef, std::optional<DType>, std::optional<Layout>, std::o
   });
 }
 
+// Keeps each element with probability 1 - p, scaled by 1 / (1 - p); the mask says which were kept.
+// Not training (train false): the input and an all-true mask.
+std::tuple<Tensor, Tensor> native_dropout(const Tensor& input, double p, std::optional<bool> train) {
+  KILN_CHECK(p >= 0 && p <= 1, "native_dropout: p must be in [0, 1], got {}", p);
+  KILN_CHECK_TYPE(is_floating(input.dtype()), "native_dropout: expected a floating point input, got {}",
+                  input.describe());
+  Tensor out = meta::allocate(meta::like_spec(input, input.dtype(), MemoryFormat::Preserve), input.device());
+  Tensor mask = meta::allocate(meta::like_spec(input, DType::Bool, MemoryFormat::Preserve), input.device());
+  if (input.device().is_meta()) return {out, mask};
+  if (!train.value_or(true)) {
+    copy_into(out, input);
+    copy_into(mask, ones({}, TensorOptions(DType::Bool)));
+    return {out, mask};
+  }
+  Tensor x = input.contiguous(), o = out.contiguous(), m = mask.contiguous();
+  visit_floating(input.dtype(), "native_dropout", [&]<class T>() {
+    using M = opmath_t<T>;
+    const T* in = x.data_ptr<T>();
+    T* po = o.data_ptr<T>();
+    bool* pm = m.data_ptr<bool>();
+    M scale = p < 1 ? M(1.0 / (1.0 - p)) : M(0);
+    fill_blocks(o, [&](int64_t base, int64_t count, const std::array<uint32_t, 4>& w) {
+      for (int64_t j = 0; j < count; ++j) {
+        bool keep = static_cast<double>(w[static_cast<size_t>(j)]) * 0x1p-32 >= p;
+        pm[base + j] = keep;
+        po[base + j] = keep ? T(M(in[base + j]) * scale) : T(0);
+      }
+    });
+  });
+  if (!o.is_same(out)) copy_into(out, o);
+  if (!m.is_same(mask)) copy_into(mask, m);
+  return {out, mask};
+}
+
+// A uniformly random permutation of 0..n-1 (Fisher-Yates on the generator's words).
+Tensor randperm(int64_t n, std::optional<DType> dtype, std::optional<Layout>, std::optional<Device> device,
+                std::optional<bool>) {
+  KILN_CHECK(n >= 0, "randperm: n must be non-negative, got {}", n);
+  DType dt = dtype.value_or(DType::Int64);
+  Tensor out = meta::allocate(meta::contiguous_spec({n}, dt), device.value_or(kCPU));
+  if (out.device().is_meta() || n == 0) return out;
+  std::vector<int64_t> perm(static_cast<size_t>(n));
+  for (int64_t k = 0; k < n; ++k) perm[static_cast<size_t>(k)] = k;
+  Generator& gen = default_generator();
+  uint64_t blocks = static_cast<uint64_t>((n + 1) / 2);
+  uint64_t first = gen.reserve(blocks);
+  for (int64_t k = n - 1; k > 0; --k) {
+    auto w = philox4x32(gen.seed(), 0, first + static_cast<uint64_t>(k / 2));
+    uint64_t bits = (uint64_t{w[static_cast<size_t>(2 * (k % 2))]} << 32) | w[static_cast<size_t>(2 * (k % 2) + 1)];
+    std::swap(perm[static_cast<size_t>(k)], perm[static_cast<size_t>(bits % static_cast<uint64_t>(k + 1))]);
+  }
+  visit_dtype(dt, [&]<class T>() {
+    T* p = out.data_ptr<T>();
+    for (int64_t k = 0; k < n; ++k) p[k] = static_cast<T>(perm[static_cast<size_t>(k)]);
+  });
+  return out;
+}
+
 using namespace kiln::kernels;
 
 const KernelRegistrar kRegister([](Registry& r) {
   def_structured<&meta::random, &rand_impl>(r, "aten::rand");
   def_structured<&meta::random, &randn_impl>(r, "aten::randn");
+  for (DispatchKey key : {DispatchKey::CPU, DispatchKey::Meta}) {
+    def_kernel<&native_dropout>(r, "aten::native_dropout", key);
+    def_kernel<&randperm>(r, "aten::randperm", key);
+  }
 });
 
 }  // namespace
