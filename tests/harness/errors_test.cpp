@@ -76,8 +76,8 @@ TEST(Errors, ViewThatCannotBeExpressed) {
 
 TEST(Errors, UnknownOpAndMissingKernel) {
   EXPECT_STREQ(caught([] { Registry::global().get("aten::frobnicate"); }).what(), "unknown op 'aten::frobnicate'");
-  Stack s{Value(zeros({4, 3}))};  // _pdist_forward has no kernel yet
-  EXPECT_EQ(caught([&] { call_op_boxed(Registry::global().get("aten::_pdist_forward"), s); }).kind(),
+  Stack s{Value(zeros({4, 3})), Value(std::vector<int64_t>{12})};  // resize_ has no kernel yet
+  EXPECT_EQ(caught([&] { call_op_boxed(Registry::global().get("aten::resize_"), s); }).kind(),
             ErrorKind::NotImplemented);
 }
 

@@ -89,6 +89,10 @@ bool stays_at_prims_level(OpHandle op) {
       "aten::index_put",
       "aten::scatter_reduce.two",
       "aten::masked_scatter",
+      "aten::_cdist_forward",
+      "aten::_pdist_forward",
+      "aten::native_dropout",
+      "aten::randperm",
   };
   return kExterns.contains(op->name());
 }
