@@ -71,6 +71,16 @@ TEST(Cli, OpsShowsKernelsKindsAndFormats) {
   EXPECT_EQ(table.out.find("aten::exp "), std::string::npos);
 }
 
+// The coverage totals: a kernel or decomposition lost (or a compiled path) fails here; a new one
+// raises the count to update (docs/opinfo_replay.md lists what is missing).
+TEST(Cli, OpsCoverageTotals) {
+  CliRun r = run("ops --coverage");
+  ASSERT_EQ(r.status, 0);
+  EXPECT_NE(r.out.find("Core ATen overloads: 193; eager: 172; compiled: 170\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("aten::index_select"), std::string::npos);
+  EXPECT_NE(r.out.find("aten::resize_                                 -              -"), std::string::npos);
+}
+
 TEST(Cli, UsageErrorsExitWithTwo) {
   EXPECT_EQ(run("ops --format xml").status, 2);
   EXPECT_EQ(run("ops --tag shiny").status, 2);

@@ -8,6 +8,8 @@
 namespace kiln::tools {
 
 int ops_command(const std::vector<std::string>& args);
+// `kiln ops --coverage`: each Core ATen overload's eager and compiled path, and the totals.
+int coverage_command();
 int demo_command(const std::vector<std::string>& args);
 int explain_command(const std::vector<std::string>& args);
 

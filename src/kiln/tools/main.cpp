@@ -17,6 +17,7 @@ commands:
           --format table|tsv|md   output format (default: table)
           --tag TAG               only ops with this tag (repeatable; all must match)
           --kind leaf|compound    only ops of this kind
+          --coverage              each Core ATen overload's eager and compiled path, and totals
   demo    a guided tour of kiln's tensor API: tensors, broadcasting, type promotion,
           views, a small MLP, meta tensors, and what errors look like
   explain MODEL

@@ -57,8 +57,10 @@ std::string md_escape(const std::string& s) {
 }
 
 int usage_error(const std::string& what) {
-  std::fprintf(stderr, "kiln ops: %s\nusage: kiln ops [--format table|tsv|md] [--tag TAG]... [--kind leaf|compound]\n",
-               what.c_str());
+  std::fprintf(
+      stderr,
+      "kiln ops: %s\nusage: kiln ops [--format table|tsv|md] [--tag TAG]... [--kind leaf|compound] | --coverage\n",
+      what.c_str());
   return 2;
 }
 
@@ -68,6 +70,7 @@ int ops_command(const std::vector<std::string>& args) {
   std::string format = "table";
   std::vector<OpTag> tags;
   std::string kind;
+  if (args.size() == 1 && args[0] == "--coverage") return coverage_command();
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     if ((a == "--format" || a == "--tag" || a == "--kind") && i + 1 >= args.size()) {

@@ -117,6 +117,11 @@ Tensor prod(const Tensor& self, std::optional<DType> dtype) {
 
 bool is_one(const Scalar& s) { return s.to<double>() == 1.0; }
 
+// var.dim: var with correction 1 (unbiased) or 0.
+Tensor var_dim(const Tensor& self, std::optional<IntArrayRef> dim, bool unbiased, bool keepdim) {
+  return decomp::var(self, dim, std::optional<Scalar>(Scalar(unbiased ? 1 : 0)), keepdim);
+}
+
 // any: whether some element is nonzero (NaN is), as a sum of the nonzero flags compared with 0;
 // bool, or uint8 for a uint8 input.
 Tensor any_dims(const Tensor& self, std::optional<IntArrayRef> dim, bool keepdim) {
@@ -153,6 +158,7 @@ void add_reduction_prims(DecompositionMap& t, const Registry& r) {
   t[r.get("aten::amax")] = boxed<&amax>();
   t[r.get("aten::amin")] = boxed<&amin>();
   t[r.get("aten::var.correction")] = boxed<&var>();
+  t[r.get("aten::var.dim")] = boxed<&var_dim>();
   t[r.get("aten::var_mean.correction")] = boxed<&var_mean>();
   t[r.get("aten::prod.dim_int")] = boxed<&prod_dim>();
   t[r.get("aten::prod")] = boxed<&prod>();

@@ -22,7 +22,8 @@ double distance(const T* a, const T* b, int64_t m, double p) {
     double d = std::abs(static_cast<double>(static_cast<opmath_t<T>>(a[k])) -
                         static_cast<double>(static_cast<opmath_t<T>>(b[k])));
     if (p == 0) acc += d != 0 ? 1 : 0;
-    else if (std::isinf(p)) acc = std::isnan(d) || std::isnan(acc) ? std::numeric_limits<double>::quiet_NaN() : std::max(acc, d);
+    else if (std::isinf(p))
+      acc = std::isnan(d) || std::isnan(acc) ? std::numeric_limits<double>::quiet_NaN() : std::max(acc, d);
     else if (p == 1) acc += d;
     else if (p == 2) acc += d * d;
     else acc += std::pow(d, p);
@@ -63,8 +64,8 @@ Tensor cdist(const Tensor& x1, const Tensor& x2, double p, std::optional<int64_t
       for (int64_t r = lo; r < hi; ++r) {
         int64_t bi = r / rows1, i = r % rows1;
         for (int64_t j = 0; j < rows2; ++j) {
-          o[r * rows2 + j] = T(static_cast<opmath_t<T>>(
-              distance(pa + (bi * rows1 + i) * m, pb + (bi * rows2 + j) * m, m, p)));
+          o[r * rows2 + j] =
+              T(static_cast<opmath_t<T>>(distance(pa + (bi * rows1 + i) * m, pb + (bi * rows2 + j) * m, m, p)));
         }
       }
     });
