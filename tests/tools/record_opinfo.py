@@ -268,6 +268,28 @@ def targeted_samples():
     return out
 
 
+def direct_samples():
+    """Core ATen overloads that PyTorch decomposes before any dispatch mode sees them (composite
+    implicit ones): (overload name, args, function), recorded from a direct call."""
+    aten = torch.ops.aten
+    g = torch.Generator().manual_seed(2)
+    out = []
+    for dt in (torch.float32, torch.float64, torch.bfloat16):
+        x = torch.randn(2, 3, 11, generator=g).to(dt)
+        img = torch.randn(2, 3, 5, 7, generator=g).to(dt)
+        out += [
+            ("aten::avg_pool1d", (x, [3], [2], [1], False, True), aten.avg_pool1d),
+            ("aten::avg_pool1d", (x[0], [4], [], [2], True, False), aten.avg_pool1d),
+            ("aten::adaptive_avg_pool1d", (x, [4]), aten.adaptive_avg_pool1d),
+            ("aten::adaptive_avg_pool1d", (x[1].t().contiguous().t(), [11]), aten.adaptive_avg_pool1d),
+            ("aten::upsample_nearest2d.vec", (img, [9, 14], None), aten.upsample_nearest2d.vec),
+            ("aten::upsample_nearest2d.vec", (img, [3, 7], None), aten.upsample_nearest2d.vec),
+            ("aten::upsample_nearest2d.vec", (img, None, [2.0, 1.5]), aten.upsample_nearest2d.vec),
+            ("aten::upsample_nearest2d.vec", (img.transpose(2, 3), None, [0.6, 3.0]), aten.upsample_nearest2d.vec),
+        ]
+    return out
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--out", required=True)
@@ -308,6 +330,14 @@ def main():
                 thunk()
         except Exception:
             pass
+    for k, (name, args, fn) in enumerate(direct_samples()):
+        try:
+            result = fn(*args)
+        except Exception as e:
+            writer.call(name, "direct/%d" % k, args, {}, None, "%s: %s" % (type(e).__name__, e))
+            continue
+        writer.call(name, "direct/%d" % k, args, {}, result, None, float64_reference(fn, name, args, {}, result))
+        recorder.count[name] = recorder.count.get(name, 0) + 1
     writer.index.close()
     writer.data.close()
     total = sum(recorder.count.values())

@@ -118,6 +118,9 @@ const std::map<OpHandle, BoxedKernel>& leaf_decompositions() {
         {r.get("aten::replication_pad2d"), detail::boxed<&decomp::replication_pad2d>()},
         {r.get("aten::replication_pad3d"), detail::boxed<&decomp::replication_pad3d>()},
         {r.get("aten::native_group_norm"), detail::boxed<&decomp::native_group_norm>()},
+        {r.get("aten::avg_pool1d"), detail::boxed<&decomp::avg_pool1d>()},
+        {r.get("aten::adaptive_avg_pool1d"), detail::boxed<&decomp::adaptive_avg_pool1d>()},
+        {r.get("aten::upsample_nearest2d.vec"), detail::boxed<&decomp::upsample_nearest2d>()},
     };
   }();
   return table;

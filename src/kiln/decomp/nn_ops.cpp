@@ -1,5 +1,7 @@
 #include "kiln/decomp/nn_ops.h"
 
+#include <cmath>
+
 #include "kiln/core/type_promotion.h"
 #include "kiln/kernels/register.h"
 #include "kiln/ops/api.h"
@@ -155,6 +157,51 @@ Tensor replication_pad3d(const Tensor& self, IntArrayRef padding) {
   return pad_by_index("replication_pad3d", self, padding, 3, false);
 }
 
+Tensor avg_pool1d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding, bool ceil_mode,
+                  bool count_include_pad) {
+  KILN_CHECK(self.dim() == 2 || self.dim() == 3, "avg_pool1d: expected a 2-D or 3-D input, got {}", self.describe());
+  auto one = [](IntArrayRef v, int64_t fill) {
+    return v.empty() ? std::vector<int64_t>{} : std::vector<int64_t>{fill, v[0]};
+  };
+  Tensor pooled = avg_pool2d(unsqueeze(self, -2), one(kernel_size, 1), one(stride, 1), one(padding, 0), ceil_mode,
+                             count_include_pad);
+  return squeeze(pooled, -2);
+}
+
+Tensor adaptive_avg_pool1d(const Tensor& self, IntArrayRef output_size) {
+  KILN_CHECK(output_size.size() == 1, "adaptive_avg_pool1d: output_size must have one value, got {}", output_size);
+  KILN_CHECK(self.dim() == 2 || self.dim() == 3, "adaptive_avg_pool1d: expected a 2-D or 3-D input, got {}",
+             self.describe());
+  return squeeze(_adaptive_avg_pool2d(unsqueeze(self, -2), IntArrayRef{1, output_size[0]}), -2);
+}
+
+// Nearest upsampling: output element o of a dim reads input floor(o * scale) (capped at the last),
+// scale = 1 / scale_factor where one is given, else in / out, in float32 as PyTorch computes it.
+Tensor upsample_nearest2d(const Tensor& input, std::optional<IntArrayRef> output_size,
+                          const std::optional<std::vector<double>>& scale_factors) {
+  constexpr std::string_view op = "upsample_nearest2d";
+  KILN_CHECK(input.dim() == 4, "{}: expected a 4-D input, got {}", op, input.describe());
+  KILN_CHECK(output_size.has_value() != scale_factors.has_value(),
+             "{}: give exactly one of output_size and scale_factors", op);
+  KILN_CHECK((output_size && output_size->size() == 2) || (scale_factors && scale_factors->size() == 2),
+             "{}: output_size or scale_factors must have 2 values", op);
+  Tensor x = input;
+  for (int64_t k = 0; k < 2; ++k) {
+    int64_t d = 2 + k, in = input.sizes()[d];
+    auto kk = static_cast<size_t>(k);
+    int64_t out = output_size ? (*output_size)[kk] : static_cast<int64_t>(std::floor(in * (*scale_factors)[kk]));
+    KILN_CHECK(out > 0 && in > 0, "{}: input {} and output size {} at dim {} must be positive", op, input.sizes(), out,
+               d);
+    float scale = scale_factors ? static_cast<float>(1.0 / (*scale_factors)[kk])
+                                : static_cast<float>(in) / static_cast<float>(out);
+    Tensor at = arange(Scalar(0), Scalar(out), Scalar(1), TensorOptions(DType::Float32).device(input.device()));
+    Tensor source =
+        clamp(to(floor(mul(at, Scalar(static_cast<double>(scale)))), DType::Int64), Scalar(0), Scalar(in - 1));
+    x = index_select(x, d, source);
+  }
+  return x;
+}
+
 std::tuple<Tensor, Tensor, Tensor> native_group_norm(const Tensor& input, const std::optional<Tensor>& weight,
                                                      const std::optional<Tensor>& bias, int64_t n, int64_t c,
                                                      int64_t hxw, int64_t group, double eps) {
@@ -205,6 +252,9 @@ const KernelRegistrar kRegister([](Registry& r) {
   def_meta_and_cpu<&replication_pad2d>(r, "aten::replication_pad2d");
   def_meta_and_cpu<&replication_pad3d>(r, "aten::replication_pad3d");
   def_meta_and_cpu<&native_group_norm>(r, "aten::native_group_norm");
+  def_meta_and_cpu<&avg_pool1d>(r, "aten::avg_pool1d");
+  def_meta_and_cpu<&adaptive_avg_pool1d>(r, "aten::adaptive_avg_pool1d");
+  def_meta_and_cpu<&upsample_nearest2d>(r, "aten::upsample_nearest2d.vec");
 });
 
 }  // namespace

@@ -1,6 +1,7 @@
 // Core ATen ops kiln computes from other Core ATen ops: the activations hardtanh, leaky_relu and
 // elu, embedding (an index_select of rows), repeat, constant_pad_nd, reflection and replication
-// padding (an index_select by indices computed with arange), and native_group_norm. Each function is the op's
+// padding and nearest upsampling (an index_select by indices computed with arange), the 1-d
+// pools (their 2-d forms on an unsqueezed input), and native_group_norm. Each function is the op's
 // Meta and CPU kernel (eagerly the composed ops run; on meta tensors they give the output's
 // geometry) and its decomposition toward the prims level (leaf.h), so compiled code fuses the
 // activations and pads with their neighbours.
@@ -8,6 +9,7 @@
 
 #include <optional>
 #include <tuple>
+#include <vector>
 
 #include "kiln/ops/tensor.h"
 
@@ -25,6 +27,11 @@ Tensor reflection_pad2d(const Tensor& self, IntArrayRef padding);
 Tensor reflection_pad3d(const Tensor& self, IntArrayRef padding);
 Tensor replication_pad2d(const Tensor& self, IntArrayRef padding);
 Tensor replication_pad3d(const Tensor& self, IntArrayRef padding);
+Tensor avg_pool1d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding, bool ceil_mode,
+                  bool count_include_pad);
+Tensor adaptive_avg_pool1d(const Tensor& self, IntArrayRef output_size);
+Tensor upsample_nearest2d(const Tensor& input, std::optional<IntArrayRef> output_size,
+                          const std::optional<std::vector<double>>& scale_factors);
 std::tuple<Tensor, Tensor, Tensor> native_group_norm(const Tensor& input, const std::optional<Tensor>& weight,
                                                      const std::optional<Tensor>& bias, int64_t n, int64_t c,
                                                      int64_t hxw, int64_t group, double eps);

@@ -307,6 +307,20 @@ Tensor hardtanh(const Tensor& self, const Scalar& min_val, const Scalar& max_val
 Tensor leaky_relu(const Tensor& self, const Scalar& negative_slope) {
   return call<Tensor>(KILN_OP("aten::leaky_relu"), self, negative_slope);
 }
+Tensor avg_pool2d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding, bool ceil_mode,
+                  bool count_include_pad, std::optional<int64_t> divisor_override) {
+  return call<Tensor>(KILN_OP("aten::avg_pool2d"), self, kernel_size, stride,
+                      padding.empty() ? IntArrayRef{0} : padding, ceil_mode, count_include_pad, divisor_override);
+}
+Tensor _adaptive_avg_pool2d(const Tensor& self, IntArrayRef output_size) {
+  return call<Tensor>(KILN_OP("aten::_adaptive_avg_pool2d"), self, output_size);
+}
+std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride,
+                                                   IntArrayRef padding, IntArrayRef dilation, bool ceil_mode) {
+  return call<std::tuple<Tensor, Tensor>>(KILN_OP("aten::max_pool2d_with_indices"), self, kernel_size, stride,
+                                          padding.empty() ? IntArrayRef{0} : padding,
+                                          dilation.empty() ? IntArrayRef{1} : dilation, ceil_mode);
+}
 Tensor elu(const Tensor& self, const Scalar& alpha, const Scalar& scale, const Scalar& input_scale) {
   return call<Tensor>(KILN_OP("aten::elu"), self, alpha, scale, input_scale);
 }

@@ -234,6 +234,13 @@ Tensor constant_pad_nd(const Tensor& self, IntArrayRef pad, const Scalar& value 
 Tensor hardtanh(const Tensor& self, const Scalar& min_val = -1, const Scalar& max_val = 1);
 Tensor leaky_relu(const Tensor& self, const Scalar& negative_slope = 0.01);
 Tensor elu(const Tensor& self, const Scalar& alpha = 1, const Scalar& scale = 1, const Scalar& input_scale = 1);
+Tensor avg_pool2d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride = {}, IntArrayRef padding = {},
+                  bool ceil_mode = false, bool count_include_pad = true,
+                  std::optional<int64_t> divisor_override = std::nullopt);
+Tensor _adaptive_avg_pool2d(const Tensor& self, IntArrayRef output_size);
+std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride = {},
+                                                   IntArrayRef padding = {}, IntArrayRef dilation = {},
+                                                   bool ceil_mode = false);
 Tensor square(const Tensor& self);
 Tensor clamp_min(const Tensor& self, const Scalar& min);
 Tensor clamp_max(const Tensor& self, const Scalar& max);

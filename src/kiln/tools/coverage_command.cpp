@@ -1,6 +1,7 @@
 // `kiln ops --coverage`: per Core ATen overload, how kiln runs it eagerly (a kernel of its own, a
 // decomposition, or not at all) and compiled (a prims decomposition, an extern call of its
-// kernel, its functional form, or not at all), and the totals. PyTorch's OpInfo samples check both (docs/opinfo_replay.md).
+// kernel, its functional form, or not at all), and the totals. PyTorch's OpInfo samples check both
+// (docs/opinfo_replay.md).
 #include <cstdio>
 #include <string>
 #include <vector>
