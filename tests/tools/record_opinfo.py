@@ -286,6 +286,12 @@ def direct_samples():
             ("aten::upsample_nearest2d.vec", (img, [3, 7], None), aten.upsample_nearest2d.vec),
             ("aten::upsample_nearest2d.vec", (img, None, [2.0, 1.5]), aten.upsample_nearest2d.vec),
             ("aten::upsample_nearest2d.vec", (img.transpose(2, 3), None, [0.6, 3.0]), aten.upsample_nearest2d.vec),
+            ("aten::upsample_bilinear2d.vec", (img, [9, 14], False, None), aten.upsample_bilinear2d.vec),
+            ("aten::upsample_bilinear2d.vec", (img, [9, 14], True, None), aten.upsample_bilinear2d.vec),
+            ("aten::upsample_bilinear2d.vec", (img, [3, 4], False, None), aten.upsample_bilinear2d.vec),
+            ("aten::upsample_bilinear2d.vec", (img, None, False, [2.0, 1.5]), aten.upsample_bilinear2d.vec),
+            ("aten::upsample_bilinear2d.vec", (img.transpose(2, 3), None, True, [0.6, 3.0]),
+             aten.upsample_bilinear2d.vec),
         ]
     return out
 

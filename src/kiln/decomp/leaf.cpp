@@ -121,6 +121,7 @@ const std::map<OpHandle, BoxedKernel>& leaf_decompositions() {
         {r.get("aten::avg_pool1d"), detail::boxed<&decomp::avg_pool1d>()},
         {r.get("aten::adaptive_avg_pool1d"), detail::boxed<&decomp::adaptive_avg_pool1d>()},
         {r.get("aten::upsample_nearest2d.vec"), detail::boxed<&decomp::upsample_nearest2d>()},
+        {r.get("aten::upsample_bilinear2d.vec"), detail::boxed<&decomp::upsample_bilinear2d>()},
     };
   }();
   return table;

@@ -202,6 +202,57 @@ Tensor upsample_nearest2d(const Tensor& input, std::optional<IntArrayRef> output
   return x;
 }
 
+// Bilinear upsampling: output o of a dim reads inputs i0 = floor(s) and i1 = min(i0 + 1, in - 1)
+// weighted 1 - (s - i0) and s - i0, where s = o * (in - 1) / (out - 1) with align_corners, else
+// (o + 0.5) * scale - 0.5 clamped at 0 (scale = 1 / scale_factor where given, else in / out), in
+// float32 (float64 for float64) as PyTorch computes it.
+Tensor upsample_bilinear2d(const Tensor& input, std::optional<IntArrayRef> output_size, bool align_corners,
+                           const std::optional<std::vector<double>>& scale_factors) {
+  constexpr std::string_view op = "upsample_bilinear2d";
+  check_floating(input, op);
+  KILN_CHECK(input.dim() == 4, "{}: expected a 4-D input, got {}", op, input.describe());
+  KILN_CHECK(output_size.has_value() != scale_factors.has_value(),
+             "{}: give exactly one of output_size and scale_factors", op);
+  KILN_CHECK((output_size && output_size->size() == 2) || (scale_factors && scale_factors->size() == 2),
+             "{}: output_size or scale_factors must have 2 values", op);
+  Tensor x = upcast(input);
+  std::vector<Tensor> lo, hi, weight;
+  for (int64_t k = 0; k < 2; ++k) {
+    int64_t d = 2 + k, in = input.sizes()[d];
+    auto kk = static_cast<size_t>(k);
+    int64_t out = output_size ? (*output_size)[kk] : static_cast<int64_t>(std::floor(in * (*scale_factors)[kk]));
+    KILN_CHECK(out > 0 && in > 0, "{}: input {} and output size {} at dim {} must be positive", op, input.sizes(), out,
+               d);
+    // float32 arithmetic, float64 for a float64 input (PyTorch's opmath).
+    bool wide = input.dtype() == DType::Float64;
+    auto narrow = [&](double v) { return wide ? v : static_cast<double>(static_cast<float>(v)); };
+    Tensor at = arange(Scalar(0), Scalar(out), Scalar(1), TensorOptions(x.dtype()).device(input.device()));
+    Tensor source;
+    if (align_corners) {
+      double scale = out > 1 ? narrow(narrow(static_cast<double>(in - 1)) / narrow(static_cast<double>(out - 1))) : 0.0;
+      source = mul(at, Scalar(scale));
+    } else {
+      double scale = scale_factors ? narrow(1.0 / (*scale_factors)[kk])
+                                   : narrow(static_cast<double>(in) / static_cast<double>(out));
+      source = clamp_min(sub(mul(add(at, Scalar(0.5)), Scalar(scale)), Scalar(0.5)), Scalar(0));
+    }
+    Tensor first = floor(source);
+    Tensor i0 = clamp(to(first, DType::Int64), Scalar(0), Scalar(in - 1));
+    lo.push_back(i0);
+    hi.push_back(clamp_max(add(i0, Scalar(1)), Scalar(in - 1)));
+    Shape along{1, 1, 1, 1};
+    along[static_cast<size_t>(d)] = out;
+    weight.push_back(reshape(sub(source, first), along));
+  }
+  Tensor top = index_select(x, 2, lo[0]), bottom = index_select(x, 2, hi[0]);
+  auto lerp_w = [&](const Tensor& rows) {
+    Tensor left = index_select(rows, 3, lo[1]), right = index_select(rows, 3, hi[1]);
+    return add(mul(add(neg(weight[1]), Scalar(1)), left), mul(weight[1], right));
+  };
+  Tensor y = add(mul(add(neg(weight[0]), Scalar(1)), lerp_w(top)), mul(weight[0], lerp_w(bottom)));
+  return downcast(y, input.dtype());
+}
+
 std::tuple<Tensor, Tensor, Tensor> native_group_norm(const Tensor& input, const std::optional<Tensor>& weight,
                                                      const std::optional<Tensor>& bias, int64_t n, int64_t c,
                                                      int64_t hxw, int64_t group, double eps) {
@@ -255,6 +306,7 @@ const KernelRegistrar kRegister([](Registry& r) {
   def_meta_and_cpu<&avg_pool1d>(r, "aten::avg_pool1d");
   def_meta_and_cpu<&adaptive_avg_pool1d>(r, "aten::adaptive_avg_pool1d");
   def_meta_and_cpu<&upsample_nearest2d>(r, "aten::upsample_nearest2d.vec");
+  def_meta_and_cpu<&upsample_bilinear2d>(r, "aten::upsample_bilinear2d.vec");
 });
 
 }  // namespace
