@@ -1,5 +1,6 @@
 #include "kiln/decomp/nn_ops.h"
 
+#include <array>
 #include <cmath>
 
 #include "kiln/core/type_promotion.h"
@@ -175,23 +176,37 @@ Tensor adaptive_avg_pool1d(const Tensor& self, IntArrayRef output_size) {
   return squeeze(_adaptive_avg_pool2d(unsqueeze(self, -2), IntArrayRef{1, output_size[0]}), -2);
 }
 
-// Nearest upsampling: output element o of a dim reads input floor(o * scale) (capped at the last),
-// scale = 1 / scale_factor where one is given, else in / out, in float32 as PyTorch computes it.
-Tensor upsample_nearest2d(const Tensor& input, std::optional<IntArrayRef> output_size,
-                          const std::optional<std::vector<double>>& scale_factors) {
-  constexpr std::string_view op = "upsample_nearest2d";
+// The (input, output) sizes of an upsampling's two spatial dims, from output_size or
+// scale_factors (exactly one given), after the checks PyTorch makes.
+std::array<std::pair<int64_t, int64_t>, 2> upsample_sizes(std::string_view op, const Tensor& input,
+                                                          std::optional<IntArrayRef> output_size,
+                                                          const std::optional<std::vector<double>>& scale_factors) {
   KILN_CHECK(input.dim() == 4, "{}: expected a 4-D input, got {}", op, input.describe());
   KILN_CHECK(output_size.has_value() != scale_factors.has_value(),
              "{}: give exactly one of output_size and scale_factors", op);
   KILN_CHECK((output_size && output_size->size() == 2) || (scale_factors && scale_factors->size() == 2),
              "{}: output_size or scale_factors must have 2 values", op);
+  std::array<std::pair<int64_t, int64_t>, 2> sizes;
+  for (size_t k = 0; k < 2; ++k) {
+    int64_t in = input.sizes()[2 + static_cast<int64_t>(k)];
+    int64_t out = output_size ? (*output_size)[k] : static_cast<int64_t>(std::floor(in * (*scale_factors)[k]));
+    KILN_CHECK(out > 0 && in > 0, "{}: input {} and output size {} at dim {} must be positive", op, input.sizes(), out,
+               k + 2);
+    sizes[k] = {in, out};
+  }
+  return sizes;
+}
+
+// Nearest upsampling: output element o of a dim reads input floor(o * scale) (capped at the last),
+// scale = 1 / scale_factor where one is given, else in / out, in float32 as PyTorch computes it.
+Tensor upsample_nearest2d(const Tensor& input, std::optional<IntArrayRef> output_size,
+                          const std::optional<std::vector<double>>& scale_factors) {
+  auto sizes = upsample_sizes("upsample_nearest2d", input, output_size, scale_factors);
   Tensor x = input;
   for (int64_t k = 0; k < 2; ++k) {
-    int64_t d = 2 + k, in = input.sizes()[d];
     auto kk = static_cast<size_t>(k);
-    int64_t out = output_size ? (*output_size)[kk] : static_cast<int64_t>(std::floor(in * (*scale_factors)[kk]));
-    KILN_CHECK(out > 0 && in > 0, "{}: input {} and output size {} at dim {} must be positive", op, input.sizes(), out,
-               d);
+    auto [in, out] = sizes[kk];
+    int64_t d = 2 + k;
     float scale = scale_factors ? static_cast<float>(1.0 / (*scale_factors)[kk])
                                 : static_cast<float>(in) / static_cast<float>(out);
     Tensor at = arange(Scalar(0), Scalar(out), Scalar(1), TensorOptions(DType::Float32).device(input.device()));
@@ -208,21 +223,14 @@ Tensor upsample_nearest2d(const Tensor& input, std::optional<IntArrayRef> output
 // float32 (float64 for float64) as PyTorch computes it.
 Tensor upsample_bilinear2d(const Tensor& input, std::optional<IntArrayRef> output_size, bool align_corners,
                            const std::optional<std::vector<double>>& scale_factors) {
-  constexpr std::string_view op = "upsample_bilinear2d";
-  check_floating(input, op);
-  KILN_CHECK(input.dim() == 4, "{}: expected a 4-D input, got {}", op, input.describe());
-  KILN_CHECK(output_size.has_value() != scale_factors.has_value(),
-             "{}: give exactly one of output_size and scale_factors", op);
-  KILN_CHECK((output_size && output_size->size() == 2) || (scale_factors && scale_factors->size() == 2),
-             "{}: output_size or scale_factors must have 2 values", op);
+  check_floating(input, "upsample_bilinear2d");
+  auto sizes = upsample_sizes("upsample_bilinear2d", input, output_size, scale_factors);
   Tensor x = upcast(input);
   std::vector<Tensor> lo, hi, weight;
   for (int64_t k = 0; k < 2; ++k) {
-    int64_t d = 2 + k, in = input.sizes()[d];
     auto kk = static_cast<size_t>(k);
-    int64_t out = output_size ? (*output_size)[kk] : static_cast<int64_t>(std::floor(in * (*scale_factors)[kk]));
-    KILN_CHECK(out > 0 && in > 0, "{}: input {} and output size {} at dim {} must be positive", op, input.sizes(), out,
-               d);
+    auto [in, out] = sizes[kk];
+    int64_t d = 2 + k;
     // float32 arithmetic, float64 for a float64 input (PyTorch's opmath).
     bool wide = input.dtype() == DType::Float64;
     auto narrow = [&](double v) { return wide ? v : static_cast<double>(static_cast<float>(v)); };

@@ -63,6 +63,18 @@ void max_pool(const Tensor& self, const PoolGeometry& g, const Tensor& out, cons
   });
 }
 
+// The sum over the window [lo, hi) of plane p, in opmath.
+template <class T>
+opmath_t<T> window_sum(const T* in, int64_t p, const PoolGeometry& g, const std::array<int64_t, 3>& lo,
+                       const std::array<int64_t, 3>& hi) {
+  opmath_t<T> sum = opmath_t<T>(0);
+  int64_t base = p * plane_size(g.in);
+  for (int64_t i0 = lo[0]; i0 < hi[0]; ++i0)
+    for (int64_t i1 = lo[1]; i1 < hi[1]; ++i1)
+      for (int64_t i2 = lo[2]; i2 < hi[2]; ++i2) sum += opmath_t<T>(in[base + (i0 * g.in[1] + i1) * g.in[2] + i2]);
+  return sum;
+}
+
 template <class T>
 void avg_pool(const Tensor& self, const PoolGeometry& g, bool count_include_pad, std::optional<int64_t> divisor,
               const Tensor& out) {
@@ -70,7 +82,6 @@ void avg_pool(const Tensor& self, const PoolGeometry& g, bool count_include_pad,
   Tensor x = self.contiguous();
   const T* in = x.data_ptr<T>();
   T* o = out.data_ptr<T>();
-  int64_t per_in = plane_size(g.in);
   for_each_output(g, [&](int64_t p, int64_t o0, int64_t o1, int64_t o2, int64_t at) {
     std::array<int64_t, 3> oc{o0, o1, o2}, lo{}, hi{};
     int64_t pool = 1, count = 1;
@@ -86,12 +97,8 @@ void avg_pool(const Tensor& self, const PoolGeometry& g, bool count_include_pad,
       o[at] = T(0);
       return;
     }
-    M sum = M(0);
-    for (int64_t i0 = lo[0]; i0 < hi[0]; ++i0)
-      for (int64_t i1 = lo[1]; i1 < hi[1]; ++i1)
-        for (int64_t i2 = lo[2]; i2 < hi[2]; ++i2) sum += M(in[p * per_in + (i0 * g.in[1] + i1) * g.in[2] + i2]);
     int64_t factor = divisor ? *divisor : count_include_pad ? pool : count;
-    o[at] = T(sum / M(factor));
+    o[at] = T(window_sum(in, p, g, lo, hi) / M(factor));
   });
 }
 
@@ -101,18 +108,13 @@ void adaptive_avg_pool(const Tensor& self, const PoolGeometry& g, const Tensor& 
   Tensor x = self.contiguous();
   const T* in = x.data_ptr<T>();
   T* o = out.data_ptr<T>();
-  int64_t per_in = plane_size(g.in);
   for_each_output(g, [&](int64_t p, int64_t o0, int64_t o1, int64_t o2, int64_t at) {
     std::array<int64_t, 3> oc{o0, o1, o2}, lo{}, hi{};
     for (size_t d = 0; d < 3; ++d) {
       lo[d] = oc[d] * g.in[d] / g.out[d];
       hi[d] = ((oc[d] + 1) * g.in[d] + g.out[d] - 1) / g.out[d];
     }
-    M sum = M(0);
-    for (int64_t i0 = lo[0]; i0 < hi[0]; ++i0)
-      for (int64_t i1 = lo[1]; i1 < hi[1]; ++i1)
-        for (int64_t i2 = lo[2]; i2 < hi[2]; ++i2) sum += M(in[p * per_in + (i0 * g.in[1] + i1) * g.in[2] + i2]);
-    o[at] = T(sum / M((hi[0] - lo[0]) * (hi[1] - lo[1]) * (hi[2] - lo[2])));
+    o[at] = T(window_sum(in, p, g, lo, hi) / M((hi[0] - lo[0]) * (hi[1] - lo[1]) * (hi[2] - lo[2])));
   });
 }
 
