@@ -23,6 +23,9 @@ Tensor downcast(const Tensor& y, DType original) { return y.dtype() == original 
 
 Tensor hardtanh(const Tensor& self, const Scalar& min_val, const Scalar& max_val) {
   KILN_CHECK_TYPE(self.dtype() != DType::Bool, "hardtanh: bool inputs are not supported");
+  KILN_CHECK(self.dtype() != DType::UInt8 || (min_val.to_double() >= 0 && max_val.to_double() >= 0),
+             "hardtanh: cannot do hardtanh on an unsigned type with negative limits ({}, {})", min_val.to_double(),
+             max_val.to_double());
   // The result keeps self's dtype: for integers the bounds convert to integers (truncated).
   if (!is_floating(self.dtype())) {
     return clamp(self, Scalar(min_val.to<int64_t>()), Scalar(max_val.to<int64_t>()));
@@ -87,7 +90,7 @@ Tensor constant_pad_nd(const Tensor& self, IntArrayRef pad, const Scalar& value)
   for (int64_t k = 0; k < pairs; ++k) {
     int64_t d = self.dim() - 1 - k, before = pad[static_cast<size_t>(2 * k)],
             after = pad[static_cast<size_t>(2 * k + 1)], size = self.sizes()[d];
-    KILN_CHECK(size + before + after >= 0,
+    KILN_CHECK(size + std::min<int64_t>(before, 0) + std::min<int64_t>(after, 0) >= 0 && size + before + after >= 0,
                "constant_pad_nd: the input size {} plus padding {} and {} is negative (dim {})", size, before, after,
                d);
     // Negative padding crops.
@@ -119,6 +122,10 @@ Tensor pad_by_index(std::string_view op, const Tensor& self, IntArrayRef padding
              spatial + 1, spatial + 2, self.describe());
   KILN_CHECK(static_cast<int64_t>(padding.size()) == 2 * spatial, "{}: padding must have {} values, got {}", op,
              2 * spatial, padding);
+  for (int64_t d = self.dim() == spatial + 2 ? 1 : 0; d < self.dim(); ++d) {
+    KILN_CHECK(self.sizes()[d] > 0, "{}: expected an input with non-zero sizes but the batch dim, got {}", op,
+               self.describe());
+  }
   Tensor x = self;
   for (int64_t k = 0; k < spatial; ++k) {
     int64_t d = self.dim() - 1 - k, size = self.sizes()[d];
@@ -161,6 +168,9 @@ Tensor replication_pad3d(const Tensor& self, IntArrayRef padding) {
 Tensor avg_pool1d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding, bool ceil_mode,
                   bool count_include_pad) {
   KILN_CHECK(self.dim() == 2 || self.dim() == 3, "avg_pool1d: expected a 2-D or 3-D input, got {}", self.describe());
+  KILN_CHECK(kernel_size.size() == 1 && stride.size() <= 1 && padding.size() == 1,
+             "avg_pool1d: kernel_size {}, stride {} and padding {} should contain one int each (stride may be empty)",
+             kernel_size, stride, padding);
   auto one = [](IntArrayRef v, int64_t fill) {
     return v.empty() ? std::vector<int64_t>{} : std::vector<int64_t>{fill, v[0]};
   };
@@ -181,7 +191,8 @@ Tensor adaptive_avg_pool1d(const Tensor& self, IntArrayRef output_size) {
 std::array<std::pair<int64_t, int64_t>, 2> upsample_sizes(std::string_view op, const Tensor& input,
                                                           std::optional<IntArrayRef> output_size,
                                                           const std::optional<std::vector<double>>& scale_factors) {
-  KILN_CHECK(input.dim() == 4, "{}: expected a 4-D input, got {}", op, input.describe());
+  KILN_CHECK(input.dim() == 4 && input.sizes()[1] > 0 && input.sizes()[2] > 0 && input.sizes()[3] > 0,
+             "{}: expected a non-empty 4-D input (the batch may be empty), got {}", op, input.describe());
   KILN_CHECK(output_size.has_value() != scale_factors.has_value(),
              "{}: give exactly one of output_size and scale_factors", op);
   KILN_CHECK((output_size && output_size->size() == 2) || (scale_factors && scale_factors->size() == 2),
@@ -210,8 +221,11 @@ Tensor upsample_nearest2d(const Tensor& input, std::optional<IntArrayRef> output
     float scale = scale_factors ? static_cast<float>(1.0 / (*scale_factors)[kk])
                                 : static_cast<float>(in) / static_cast<float>(out);
     Tensor at = arange(Scalar(0), Scalar(out), Scalar(1), TensorOptions(DType::Float32).device(input.device()));
-    Tensor source =
-        clamp(to(floor(mul(at, Scalar(static_cast<double>(scale)))), DType::Int64), Scalar(0), Scalar(in - 1));
+    // PyTorch's shortcuts: the same size copies, twice the size halves the index.
+    Tensor source = out == in       ? to(at, DType::Int64)
+                    : out == 2 * in ? to(floor(mul(at, Scalar(0.5))), DType::Int64)
+                                    : clamp(to(floor(mul(at, Scalar(static_cast<double>(scale)))), DType::Int64),
+                                            Scalar(0), Scalar(in - 1));
     x = index_select(x, d, source);
   }
   return x;
@@ -244,6 +258,7 @@ Tensor upsample_bilinear2d(const Tensor& input, std::optional<IntArrayRef> outpu
                                    : narrow(static_cast<double>(in) / static_cast<double>(out));
       source = clamp_min(sub(mul(add(at, Scalar(0.5)), Scalar(scale)), Scalar(0.5)), Scalar(0));
     }
+    if (out == in) source = at;  // PyTorch copies a dim of the same size (weights 0)
     Tensor first = floor(source);
     Tensor i0 = clamp(to(first, DType::Int64), Scalar(0), Scalar(in - 1));
     lo.push_back(i0);
@@ -274,7 +289,7 @@ std::tuple<Tensor, Tensor, Tensor> native_group_norm(const Tensor& input, const 
     KILN_CHECK(!*p || ((*p)->dim() == 1 && (*p)->sizes()[0] == c), "{}: weight and bias must be [{}] (per channel)", op,
                c);
   }
-  Tensor x = reshape(upcast(input), {n, group, -1});
+  Tensor x = reshape(upcast(input), {n, group, c / group * hxw});
   auto [variance, mean] = var_mean(x, IntArrayRef{2}, Scalar(0), true);
   Tensor rstd = rsqrt(add(variance, Scalar(eps)));
   Tensor y = reshape(mul(sub(x, mean), rstd), input.sizes());

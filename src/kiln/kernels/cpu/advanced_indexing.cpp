@@ -8,6 +8,7 @@
 
 #include "kiln/core/broadcast.h"
 #include "kiln/kernels/cpu/convert.h"
+#include "kiln/kernels/cpu/wrapping.h"
 #include "kiln/kernels/meta/spec.h"
 #include "kiln/kernels/register.h"
 #include "kiln/ops/api.h"
@@ -45,7 +46,9 @@ struct Selection {
   std::vector<int64_t> offsets;  // row-major over `sizes`
 };
 
-Selection selection(std::string_view op, const Tensor& self, const std::vector<std::optional<Tensor>>& given) {
+// With `offsets` false only the sizes (a trace's meta kernel: no per-element work).
+Selection selection(std::string_view op, const Tensor& self, const std::vector<std::optional<Tensor>>& given,
+                    bool offsets = true) {
   KILN_CHECK_INDEX(static_cast<int64_t>(given.size()) <= self.dim(),
                    "{}: too many indices ({}) for a tensor of {} dims", op, given.size(), self.dim());
   // Masks become integer indices, one per masked dim.
@@ -86,8 +89,8 @@ Selection selection(std::string_view op, const Tensor& self, const std::vector<s
   // The offset each broadcast index position contributes.
   int64_t count = 1;
   for (int64_t x : common) count *= x;
-  std::vector<int64_t> advanced(static_cast<size_t>(indexed.empty() ? 1 : count), 0);
-  for (int64_t d : indexed) {
+  std::vector<int64_t> advanced(static_cast<size_t>(indexed.empty() || !offsets ? 1 : count), 0);
+  for (int64_t d : offsets ? indexed : std::vector<int64_t>{}) {
     Tensor i = expand(*idx[static_cast<size_t>(d)], common).to(DType::Int64).contiguous();
     const int64_t* p = i.data_ptr<int64_t>();
     int64_t size = self.sizes()[d];
@@ -119,6 +122,7 @@ Selection selection(std::string_view op, const Tensor& self, const std::vector<s
     }
     for (int64_t x : common) s.sizes.push_back(x);
   }
+  if (!offsets) return s;
   int64_t total = 1;
   for (const Axis& a : axes) total *= a.size;
   s.offsets.reserve(static_cast<size_t>(total));
@@ -147,7 +151,8 @@ Tensor index(const Tensor& self, const std::vector<std::optional<Tensor>>& indic
     for (const auto& t : indices)
       zeros.push_back(t ? std::optional(kiln::zeros(t->sizes(), TensorOptions(DType::Int64))) : std::nullopt);
     Tensor probe(empty_strided_tensor(self.sizes(), Shape(static_cast<size_t>(self.dim()), 0), self.dtype(), kCPU));
-    return meta::allocate(meta::contiguous_spec(selection("index", probe, zeros).sizes, self.dtype()), self.device());
+    return meta::allocate(meta::contiguous_spec(selection("index", probe, zeros, false).sizes, self.dtype()),
+                          self.device());
   }
   Selection s = selection("index", self, indices);
   Tensor out(empty_tensor(s.sizes, self.dtype(), kCPU));
@@ -174,7 +179,7 @@ Tensor index_put(const Tensor& self, const std::vector<std::optional<Tensor>>& i
     for (size_t k = 0; k < s.offsets.size(); ++k) {
       if (!accumulate) o[s.offsets[k]] = p[k];
       else if constexpr (std::is_same_v<T, bool>) o[s.offsets[k]] = o[s.offsets[k]] || p[k];
-      else o[s.offsets[k]] = T(opmath_t<T>(o[s.offsets[k]]) + opmath_t<T>(p[k]));
+      else o[s.offsets[k]] = T(wrapping_add(opmath_t<T>(o[s.offsets[k]]), opmath_t<T>(p[k])));
     }
   });
   return out;

@@ -21,9 +21,9 @@ double distance(const T* a, const T* b, int64_t m, double p) {
   for (int64_t k = 0; k < m; ++k) {
     double d = std::abs(static_cast<double>(static_cast<opmath_t<T>>(a[k])) -
                         static_cast<double>(static_cast<opmath_t<T>>(b[k])));
-    if (p == 0) acc += d != 0 ? 1 : 0;
-    else if (std::isinf(p))
-      acc = std::isnan(d) || std::isnan(acc) ? std::numeric_limits<double>::quiet_NaN() : std::max(acc, d);
+    // As PyTorch: p = 0 counts min(ceil(|d|), 1) (NaN stays NaN); p = inf ignores NaN (std::max).
+    if (p == 0) acc += std::min(std::ceil(d), 1.0);
+    else if (std::isinf(p)) acc = std::max(acc, d);
     else if (p == 1) acc += d;
     else if (p == 2) acc += d * d;
     else acc += std::pow(d, p);
@@ -33,7 +33,8 @@ double distance(const T* a, const T* b, int64_t m, double p) {
 }
 
 void check(std::string_view op, const Tensor& t, double p) {
-  KILN_CHECK_TYPE(is_floating(t.dtype()), "{}: expected a floating point input, got {}", op, t.describe());
+  KILN_CHECK_TYPE(t.dtype() == DType::Float32 || t.dtype() == DType::Float64 || t.dtype() == DType::BFloat16,
+                  "{}: expected a float32, float64 or bfloat16 input, got {}", op, t.describe());
   KILN_CHECK(p >= 0, "{}: p must be non-negative, got {}", op, p);
 }
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "kiln/kernels/cpu/convert.h"
+#include "kiln/kernels/cpu/wrapping.h"
 #include "kiln/kernels/meta/nn.h"
 #include "kiln/kernels/register.h"
 #include "kiln/ops/api.h"
@@ -79,7 +80,7 @@ void scatter_add_impl(const Tensor& self, int64_t dim, const Tensor& index, cons
     T* dst = out.data_ptr<T>();
     walk_index(index, d, out, src, "scatter_add", [&](int64_t to, int64_t at) {
       if constexpr (std::is_same_v<T, bool>) dst[to] = dst[to] || from[at];
-      else dst[to] = T(opmath_t<T>(dst[to]) + opmath_t<T>(from[at]));
+      else dst[to] = T(wrapping_add(opmath_t<T>(dst[to]), opmath_t<T>(from[at])));
     });
   });
 }
@@ -126,8 +127,8 @@ void scatter_reduce_impl(const Tensor& self, int64_t dim, const Tensor& index, c
       }
       touched[t] = true;
       ++count[t];
-      if (reduce == "sum" || reduce == "mean") cur = cur + v;
-      else if (reduce == "prod") cur = cur * v;
+      if (reduce == "sum" || reduce == "mean") cur = wrapping_add(cur, v);
+      else if (reduce == "prod") cur = wrapping_mul(cur, v);
       else if (reduce == "amax") cur = nan(v) || nan(cur) ? (nan(cur) ? cur : v) : std::max(cur, v);
       else cur = nan(v) || nan(cur) ? (nan(cur) ? cur : v) : std::min(cur, v);
       dst[to] = static_cast<T>(cur);

@@ -6,6 +6,7 @@
 
 #include "kiln/kernels/cpu/convert.h"
 #include "kiln/kernels/cpu/parallel.h"
+#include "kiln/kernels/cpu/wrapping.h"
 #include "kiln/kernels/meta/pooling.h"
 #include "kiln/kernels/register.h"
 
@@ -71,7 +72,8 @@ opmath_t<T> window_sum(const T* in, int64_t p, const PoolGeometry& g, const std:
   int64_t base = p * plane_size(g.in);
   for (int64_t i0 = lo[0]; i0 < hi[0]; ++i0)
     for (int64_t i1 = lo[1]; i1 < hi[1]; ++i1)
-      for (int64_t i2 = lo[2]; i2 < hi[2]; ++i2) sum += opmath_t<T>(in[base + (i0 * g.in[1] + i1) * g.in[2] + i2]);
+      for (int64_t i2 = lo[2]; i2 < hi[2]; ++i2)
+        sum = wrapping_add(sum, opmath_t<T>(in[base + (i0 * g.in[1] + i1) * g.in[2] + i2]));
   return sum;
 }
 
@@ -162,8 +164,9 @@ void max_pool2d_backward_impl(const Tensor& grad_output, const Tensor& self, Int
     for (int64_t p = 0; p < g.batch * g.channels; ++p) {
       for (int64_t k = 0; k < per_out; ++k) {
         int64_t i = ip[p * per_out + k];
-        KILN_CHECK_INDEX(i >= 0 && i < per_in,
-                         "max_pool2d_with_indices_backward: index {} is outside a plane of {} elements", i, per_in);
+        // A window with no element inside the input records an index past the plane; PyTorch's
+        // gradient is 0 there. Nothing outside the plane is ever written.
+        if (i < 0 || i >= per_in) continue;
         gi[p * per_in + i] = T(opmath_t<T>(gi[p * per_in + i]) + opmath_t<T>(gop[p * per_out + k]));
       }
     }

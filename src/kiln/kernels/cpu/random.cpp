@@ -1,6 +1,7 @@
 // rand, randn, native_dropout and randperm on the CPU from the default Philox generator. Element i
 // uses word i % 4 of counter block first + i / 4, so the result is the same for any thread count.
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include "kiln/core/generator.h"
@@ -91,12 +92,13 @@ std::tuple<Tensor, Tensor> native_dropout(const Tensor& input, double p, std::op
     const T* in = x.data_ptr<T>();
     T* po = o.data_ptr<T>();
     bool* pm = m.data_ptr<bool>();
-    M scale = p < 1 ? M(1.0 / (1.0 - p)) : M(0);
+    M scale = p < 1 ? M(1.0 / (1.0 - p)) : M(0);  // p = 1: input * 0
     fill_blocks(o, [&](int64_t base, int64_t count, const std::array<uint32_t, 4>& w) {
       for (int64_t j = 0; j < count; ++j) {
         bool keep = static_cast<double>(w[static_cast<size_t>(j)]) * 0x1p-32 >= p;
         pm[base + j] = keep;
-        po[base + j] = keep ? T(M(in[base + j]) * scale) : T(0);
+        // input * mask * scale, as PyTorch computes it: a dropped inf or NaN is NaN, a dropped -1 is -0.
+        po[base + j] = T(M(in[base + j]) * M(keep ? 1 : 0) * scale);
       }
     });
   });
@@ -110,6 +112,14 @@ Tensor randperm(int64_t n, std::optional<DType> dtype, std::optional<Layout>, st
                 std::optional<bool>) {
   KILN_CHECK(n >= 0, "randperm: n must be non-negative, got {}", n);
   DType dt = dtype.value_or(DType::Int64);
+  KILN_CHECK_TYPE(dt != DType::Bool, "randperm: bool is not supported");
+  // The largest n whose values 0..n-1 the dtype holds exactly (PyTorch's check).
+  int digits = dt == DType::Float16 ? 11 : dt == DType::BFloat16 ? 8 : dt == DType::Float32 ? 24 : 53;
+  double largest = is_floating(dt) ? std::ldexp(1.0, digits) + 1 : visit_dtype(dt, [&]<class T>() {
+    if constexpr (std::is_integral_v<T>) return static_cast<double>(std::numeric_limits<T>::max()) + 1;
+    return 0.0;
+  });
+  KILN_CHECK(static_cast<double>(n) <= largest, "randperm: n ({}) is too large for dtype {}", n, dtype_name(dt));
   Tensor out = meta::allocate(meta::contiguous_spec({n}, dt), device.value_or(kCPU));
   if (out.device().is_meta() || n == 0) return out;
   std::vector<int64_t> perm(static_cast<size_t>(n));

@@ -27,6 +27,11 @@ std::tuple<Tensor, Tensor> sorted_lanes(std::string_view op, const Tensor& self,
   Tensor values = meta::allocate(meta::contiguous_spec(sizes, self.dtype()), self.device());
   Tensor indices = meta::allocate(meta::contiguous_spec(sizes, DType::Int64), self.device());
   if (self.device().is_meta() || values.numel() == 0) return {values, indices};
+  if (self.dim() == 0) {  // PyTorch returns the element itself whatever k (0 or 1)
+    copy_into(values, self);
+    *indices.data_ptr<int64_t>() = 0;
+    return {values, indices};
+  }
   Tensor x = self.contiguous();
   int64_t inner = 1;
   for (int64_t j = d + 1; j < self.dim(); ++j) inner *= self.sizes()[j];

@@ -12,6 +12,7 @@ TensorSpec flip(const Tensor& self, IntArrayRef dims) {
 
 TensorSpec cumsum(const Tensor& self, int64_t dim, std::optional<DType> dtype) {
   wrap_dim(dim, std::max<int64_t>(self.dim(), 1), "cumsum");
+  KILN_CHECK_TYPE(!dtype || *dtype != DType::Bool, "cumsum: not implemented for bool");
   return contiguous_spec(self.sizes(), sum_dtype(self.dtype(), dtype));
 }
 

@@ -112,7 +112,8 @@ TensorSpec scatter_checked(std::string_view op, const Tensor& self, int64_t dim,
              "{}: index {} and src {} must have as many dims as self {}", op, index.sizes(),
              src ? src->sizes() : IntArrayRef(), self.sizes());
   for (int64_t i = 0; i < index.dim(); ++i) {
-    KILN_CHECK((!src || index.sizes()[i] <= src->sizes()[i]) && (i == d || index.sizes()[i] <= self.sizes()[i]),
+    int64_t src_size = src && src->dim() > 0 ? src->sizes()[i] : 1, self_size = self.dim() > 0 ? self.sizes()[i] : 1;
+    KILN_CHECK((!src || index.sizes()[i] <= src_size) && (i == d || index.sizes()[i] <= self_size),
                "{}: index {} must fit src {} in every dim and self {} in every dim but {}", op, index.sizes(),
                src ? src->sizes() : IntArrayRef(), self.sizes(), d);
   }
@@ -133,6 +134,7 @@ TensorSpec scatter_reduce(const Tensor& self, int64_t dim, const Tensor& index, 
                           std::string_view reduce, bool) {
   KILN_CHECK(reduce == "sum" || reduce == "prod" || reduce == "mean" || reduce == "amax" || reduce == "amin",
              "scatter_reduce: reduce must be sum, prod, mean, amax or amin, got '{}'", reduce);
+  KILN_CHECK_TYPE(reduce != "mean" || self.dtype() != DType::Bool, "scatter_reduce: mean is not implemented for bool");
   return scatter_checked("scatter_reduce", self, dim, index, &src);
 }
 

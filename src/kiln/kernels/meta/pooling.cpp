@@ -88,14 +88,18 @@ void check_floating(std::string_view op, const Tensor& self) {
 std::array<TensorSpec, 2> max_pool(std::string_view op, int spatial, const Tensor& self, IntArrayRef kernel_size,
                                    IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, bool ceil_mode) {
   KILN_CHECK_TYPE(self.dtype() != DType::Bool, "{}: bool inputs are not supported", op);
+  KILN_CHECK(!padding.empty() && !dilation.empty(), "{}: padding {} and dilation {} must be one int or {} ints", op,
+             padding, dilation, spatial);
   PoolGeometry g = pool_geometry(op, spatial, self, kernel_size, stride, padding, dilation, ceil_mode);
   return {contiguous_spec(g.out_sizes, self.dtype()), contiguous_spec(g.out_sizes, DType::Int64)};
 }
 
 TensorSpec avg_pool(std::string_view op, int spatial, const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride,
                     IntArrayRef padding, bool ceil_mode, std::optional<int64_t> divisor_override) {
-  KILN_CHECK_TYPE(self.dtype() != DType::Bool, "{}: bool inputs are not supported", op);
+  KILN_CHECK_TYPE(is_floating(self.dtype()) || self.dtype() == DType::Int64,
+                  "{}: not implemented for {} (floating types and int64 only)", op, dtype_name(self.dtype()));
   KILN_CHECK(!divisor_override || *divisor_override != 0, "{}: divisor must be not zero", op);
+  KILN_CHECK(!padding.empty(), "{}: padding must be one int or {} ints, got []", op, spatial);
   PoolGeometry g = pool_geometry(op, spatial, self, kernel_size, stride, padding, {}, ceil_mode);
   return contiguous_spec(g.out_sizes, self.dtype());
 }
@@ -115,6 +119,7 @@ TensorSpec max_pool2d_with_indices_backward(const Tensor& grad_output, const Ten
                                             IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
                                             bool ceil_mode, const Tensor& indices) {
   constexpr std::string_view op = "max_pool2d_with_indices_backward";
+  check_floating(op, self);
   PoolGeometry g = pool_geometry(op, 2, self, kernel_size, stride, padding, dilation, ceil_mode);
   KILN_CHECK(Shape(grad_output.sizes()) == g.out_sizes && Shape(indices.sizes()) == g.out_sizes,
              "{}: grad_output {} and indices {} must have the pooled size {}", op, grad_output.sizes(), indices.sizes(),
