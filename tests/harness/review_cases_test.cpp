@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "harness.h"
+#include "kiln/api/compile.h"
 #include "kiln/ops/dispatcher.h"
 
 namespace kiln::testing {
@@ -31,11 +32,11 @@ bool raises(const std::function<void()>& f) {
 TEST(ReviewCases, UpsamplingShortcutsForTheSameAndTwiceTheSize) {
   Tensor x = arange(Scalar(10), TensorOptions(DType::Float32)).view({1, 1, 1, 10});
   // scale factor 1.05 gives 10 outputs: PyTorch copies; 2.05 gives 20: index o >> 1.
-  Tensor same = boxed("aten::upsample_nearest2d.vec", {Value(x), Value(), Value(std::vector<double>{1.0, 1.05})})[0]
-                    .to_tensor();
+  Tensor same =
+      boxed("aten::upsample_nearest2d.vec", {Value(x), Value(), Value(std::vector<double>{1.0, 1.05})})[0].to_tensor();
   EXPECT_TRUE(close(same, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, Tolerance{0, 0}));
-  Tensor twice = boxed("aten::upsample_nearest2d.vec", {Value(x), Value(), Value(std::vector<double>{1.0, 2.05})})[0]
-                     .to_tensor();
+  Tensor twice =
+      boxed("aten::upsample_nearest2d.vec", {Value(x), Value(), Value(std::vector<double>{1.0, 2.05})})[0].to_tensor();
   EXPECT_TRUE(close(slice(twice, 3, 0, 6), {0, 0, 1, 1, 2, 2}, Tolerance{0, 0}));
   Tensor linear = boxed("aten::upsample_bilinear2d.vec",
                         {Value(x), Value(), Value(false), Value(std::vector<double>{1.0, 1.05})})[0]
@@ -57,7 +58,9 @@ TEST(ReviewCases, DistancesTreatNaNAsPyTorch) {
   };
   EXPECT_TRUE(close(cdist(0), {kNaN}, Tolerance{0, 0}));
   EXPECT_TRUE(close(cdist(kInf), {0}, Tolerance{0, 0}));
-  EXPECT_TRUE(raises([&] { boxed("aten::_cdist_forward", {Value(a.to(DType::Float16)), Value(b.to(DType::Float16)), Value(2.0), Value()}); }));
+  EXPECT_TRUE(raises([&] {
+    boxed("aten::_cdist_forward", {Value(a.to(DType::Float16)), Value(b.to(DType::Float16)), Value(2.0), Value()});
+  }));
 }
 
 TEST(ReviewCases, ZeroDimAndEmptyInputs) {
@@ -77,6 +80,25 @@ TEST(ReviewCases, IntegerSumsWrapAsPyTorchs) {
   EXPECT_EQ(wrapped.item<int64_t>(), std::numeric_limits<int64_t>::min());
 }
 
+// A float16 divided with a rounding mode by a one-element divisor reads the divisor in float
+// (PyTorch's kernels), eagerly and compiled: 3 / 0.3 truncates to 10 and floors to 9; inf / (2^53 + 1)
+// truncates to inf (the divisor rounded to float16 would be inf: NaN) and floors to NaN.
+TEST(ReviewCases, Float16DivisionWithARoundingModeReadsTheDivisorInFloat) {
+  Tensor x = from_vector<float>({3, INFINITY}).to(DType::Float16);
+  for (bool compiled : {false, true}) {
+    auto fn = [](const std::vector<Tensor>& in) {
+      return std::vector<Tensor>{div(in[0], Scalar(0.3), "trunc"), div(in[0], Scalar(0.3), "floor"),
+                                 div(in[0], Scalar(int64_t{9007199254740993}), "trunc"),
+                                 div(in[0], Scalar(int64_t{9007199254740993}), "floor")};
+    };
+    auto r = compiled ? compile(fn)({x}) : fn({x});
+    EXPECT_TRUE(close(select(r[0], 0, 0), {10}, Tolerance{0, 0})) << compiled;
+    EXPECT_TRUE(close(select(r[1], 0, 0), {9}, Tolerance{0, 0})) << compiled;
+    EXPECT_TRUE(close(select(r[2], 0, 1), {kInf}, Tolerance{0, 0})) << compiled;
+    EXPECT_TRUE(close(select(r[3], 0, 1), {kNaN}, Tolerance{0, 0})) << compiled;
+  }
+}
+
 TEST(ReviewCases, ArgumentChecksPyTorchMakes) {
   Tensor x = arange(Scalar(3), TensorOptions(DType::Float32));
   EXPECT_TRUE(raises([&] { constant_pad_nd(x, IntArrayRef{-4, 5}); }));  // narrow of negative length
@@ -86,9 +108,9 @@ TEST(ReviewCases, ArgumentChecksPyTorchMakes) {
   EXPECT_TRUE(raises([&] { boxed("aten::randperm", {Value(int64_t{3}), Value(DType::Bool)}); }));
   EXPECT_TRUE(raises([&] { hardtanh(zeros({2}, TensorOptions(DType::UInt8)), Scalar(-1), Scalar(3)); }));
   EXPECT_TRUE(raises([&] {
-    boxed("aten::scatter_reduce.two", {Value(zeros({2}, TensorOptions(DType::Bool))), Value(int64_t{0}),
-                                       Value(from_vector<int64_t>({0})), Value(ones({1}, TensorOptions(DType::Bool))),
-                                       Value(std::string("mean"))});
+    boxed("aten::scatter_reduce.two",
+          {Value(zeros({2}, TensorOptions(DType::Bool))), Value(int64_t{0}), Value(from_vector<int64_t>({0})),
+           Value(ones({1}, TensorOptions(DType::Bool))), Value(std::string("mean"))});
   }));
   Tensor b = ones({1, 1, 2, 2}, TensorOptions(DType::Bool));
   EXPECT_TRUE(raises([&] {

@@ -87,7 +87,8 @@ Tensor div_mode(const Operand& a, const Operand& b, std::optional<std::string_vi
   KILN_CHECK(*mode == "trunc" || *mode == "floor",
              "div: expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{}'", *mode);
   Operand ops[] = {a, b};
-  Promoted p = promote(ops, Promotion::Default, "aten::div");
+  // A one-element divisor enters 16-bit float math exactly, as in true division (PyTorch's kernels).
+  Promoted p = promote(ops, Promotion::Default, "aten::div", {}, SecondScalar::Exact);
   const Tensor& x = p.operands[0];
   const Tensor& y = p.operands[1];
   Tensor q = prims::binary("div", x, y);

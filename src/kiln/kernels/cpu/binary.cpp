@@ -269,7 +269,7 @@ template <class Op>
 void binary_scalar_impl(const Tensor& self, const Scalar& other, const Tensor& out) {
   binary_impl<Op>(self, meta::wrapped_scalar(other), out);
 }
-// mul and true division of a 16-bit float tensor by a one-element `other`: PyTorch's kernels read
+// mul and division (true, trunc, floor) of a 16-bit float tensor by a one-element `other`: PyTorch's kernels read
 // that value in float as given (TensorIterator's original_scalar_value), not rounded to the
 // tensor's dtype as other ops' operands are: x * 0.1 multiplies by float(0.1).
 template <class Op>
@@ -303,6 +303,12 @@ void division_scalar_impl(const Tensor& self, const Scalar& other, const Tensor&
 }
 void div_mode_impl(const Tensor& self, const Tensor& other, std::optional<std::string_view> mode, const Tensor& out) {
   if (!mode) return opmath_second_impl<TrueDiv>(self, other, out);
+  // A 16-bit float divided by a one-element divisor: PyTorch reads the divisor in float as given
+  // (inf / (2^53 + 1) truncates to inf; the divisor rounded to float16 would be inf, and give NaN).
+  if (is_reduced_float(out.dtype()) && other.numel() == 1 && self.numel() == out.numel()) {
+    if (*mode == "trunc") return opmath_second_impl<TruncDiv>(self, other, out);
+    return opmath_second_impl<FloorDiv>(self, other, out);
+  }
   if (*mode == "trunc") return division_impl<TruncDiv>(self, other, out);
   division_impl<FloorDiv>(self, other, out);
 }
