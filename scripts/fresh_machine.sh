@@ -137,6 +137,15 @@ for token in $pip_dirs; do
   log "pip's local folder $path bind-mounted (read-only)"
 done
 
+# The host's own certificate authorities (on networks whose egress inspects TLS, the proxy's): a fresh
+# machine on the same network has them too. When the README's set-up installs ca-certificates, they
+# join the bundle pip reads (PyPI packages such as expecttest come over that egress).
+if compgen -G "/usr/local/share/ca-certificates/*.crt" >/dev/null; then
+  mkdir -p "$root/usr/local/share/ca-certificates"
+  cp /usr/local/share/ca-certificates/*.crt "$root/usr/local/share/ca-certificates/"
+  log "the host's local CA certificates copied to /usr/local/share/ca-certificates"
+fi
+
 mkdir -p "$root/root/kiln"
 git -C "$repo" archive --format=tar "$commit" | tar -x -C "$root/root/kiln"
 log "repository at $commit copied to /root/kiln"
