@@ -6,16 +6,15 @@
 #include "kiln/core/type_promotion.h"
 #include "kiln/decomp/batch_norm.h"
 #include "kiln/decomp/nn_ops.h"
+#include "kiln/decomp/opmath.h"
 #include "kiln/ops/api.h"
 #include "kiln/ops/boxing.h"
 
 namespace kiln {
 namespace {
 
-// As PyTorch's reference decompositions do, 16-bit floats compute in float32 and round once at the
-// end; a chain of float16 ops would round (and cancel) at every step.
-Tensor upcast(const Tensor& x) { return is_reduced_float(x.dtype()) ? to(x, DType::Float32) : x; }
-Tensor downcast(const Tensor& y, DType original) { return y.dtype() == original ? y : to(y, original); }
+using decomp::downcast;
+using decomp::upcast;
 
 Tensor gelu_decomposed(const Tensor& input, std::string_view approximate) {
   Tensor x = upcast(input);

@@ -1,4 +1,5 @@
 #include "kiln/decomp/nn_ops.h"
+#include "kiln/decomp/opmath.h"
 
 #include <array>
 #include <cmath>
@@ -14,10 +15,6 @@ namespace {
 void check_floating(const Tensor& self, std::string_view op) {
   KILN_CHECK_TYPE(is_floating(self.dtype()), "{}: expected a floating point input, got {}", op, self.describe());
 }
-
-// 16-bit floats compute in float32 and round once, as PyTorch's CPU kernels do.
-Tensor upcast(const Tensor& x) { return is_reduced_float(x.dtype()) ? to(x, DType::Float32) : x; }
-Tensor downcast(const Tensor& y, DType original) { return y.dtype() == original ? y : to(y, original); }
 
 }  // namespace
 
