@@ -397,10 +397,11 @@ bool compilable(const Call& call) {
   if (op == nullptr || !call.out || random_op(call.op) || op->schema().is_mutable()) return false;
   // Output sizes that depend on the data (nonzero, a boolean mask as an index) cannot be traced.
   if (op->has_tag(OpTag::DynamicOutputShape)) return false;
-  for (const auto& t : call.tensors) {
-    if ((call.op == "aten::index.Tensor" || call.op == "aten::index_put") &&
-        (t.dtype == DType::Bool || t.dtype == DType::UInt8) && &t != &call.tensors[0]) {
-      return false;
+  if ((call.op == "aten::index.Tensor" || call.op == "aten::index_put") && call.args.size() > 1) {
+    for (const Token& t : parse_token(call.args[1]).items) {  // the indices, not self or the outputs
+      if (t.kind != Token::Kind::TensorRef) continue;
+      DType d = call.tensors.at(static_cast<size_t>(t.i)).dtype;
+      if (d == DType::Bool || d == DType::UInt8) return false;
     }
   }
   for (const Argument& ret : op->schema().returns) {
