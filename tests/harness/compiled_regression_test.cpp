@@ -170,6 +170,32 @@ TEST(CompiledRegression, NegativeZeroConstantsKeepTheirSign) {
   }
 }
 
+// A row of -0.0s normalizes to -0 * rstd; PyTorch's kernel then adds its bias, +0 when there is
+// none, so the result is +0 unless a -0 bias is given (torch 2.13, every float dtype):
+// signbit(layer_norm(x)) for no affine, weight only, bias only, +0 bias, -0 bias is
+// [False, False, False, False, True]; the differential tier found kiln's -0 through reciprocal.
+TEST(CompiledRegression, LayerNormOfNegativeZerosIsSignedAsPyTorch) {
+  for (DType t : {DType::Float64, DType::Float32, DType::Float16}) {
+    TensorOptions o(t);
+    Tensor x = full({2, 9}, -0.0, o), w = full({9}, 1.0, o), b = full({9}, 0.0, o), nb = full({9}, -0.0, o);
+    Fn fn = [](const std::vector<Tensor>& in) {
+      const std::vector<int64_t> n{9};
+      return std::vector<Tensor>{layer_norm(in[0], n, std::nullopt, std::nullopt),
+                                 layer_norm(in[0], n, in[1], std::nullopt), layer_norm(in[0], n, std::nullopt, in[2]),
+                                 layer_norm(in[0], n, in[1], in[2]), layer_norm(in[0], n, in[1], in[3])};
+    };
+    const std::vector<bool> negative{false, false, false, false, true};
+    for (const auto& outputs : {run_compiled(fn, {x, w, b, nb}), fn({x, w, b, nb})}) {
+      for (size_t k = 0; k < outputs.size(); ++k) {
+        for (double v : to_doubles(outputs[k])) {
+          EXPECT_EQ(v, 0.0);
+          EXPECT_EQ(std::signbit(v), negative[k]) << dtype_name(t) << " output " << k;
+        }
+      }
+    }
+  }
+}
+
 TEST(CompiledRegression, ClampWithANaNBoundIsNaN) {
   Maker m(4);
   Tensor x = m.make({4, 6}, DType::Float32);

@@ -88,7 +88,8 @@ std::tuple<Tensor, Tensor, Tensor> layer_norm_decomposed(const Tensor& input, In
   DType compute = is_reduced_float(d) ? DType::Float32 : d;
   Tensor out = mul(sub(upcast(dense(input)), downcast(mean, compute)), downcast(rstd, compute));
   if (weight) out = mul(out, upcast(dense(*weight)));
-  if (bias) out = add(out, upcast(dense(*bias)));
+  // No bias is PyTorch's +0 added: it turns a -0 (a row of -0.0s) into +0.
+  out = bias ? add(out, upcast(dense(*bias))) : add(out, Scalar(0.0));
   return {downcast(out, d), downcast(mean, d), downcast(rstd, d)};
 }
 

@@ -50,8 +50,10 @@ Tensor expand(const Tensor& self, IntArrayRef size, bool /*implicit*/) {
                  "expand: the expanded size of the tensor ({}) isn't allowed in a leading, non-existing "
                  "dimension {}",
                  target, i);
+      // A new dimension is a size-1 one expanded: PyTorch gives it the stride a size-1 dimension
+      // in front of the next would have (size * stride of the next; 0 if it is the last).
       sizes[i] = target;
-      strides[i] = 0;
+      strides[i] = target != 1 ? 0 : i + 1 < nd ? sizes[i + 1] * strides[i + 1] : 0;
       continue;
     }
     int64_t have = self.sizes()[i - offset];

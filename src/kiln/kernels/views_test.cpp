@@ -25,6 +25,12 @@ TEST(Views, ShareStorageAndComputeGeometry) {
   EXPECT_EQ(vec(zeros({1, 3, 1}).squeeze(2).sizes()), (std::vector<int64_t>{1, 3}));
   EXPECT_EQ(vec(squeeze(zeros({1, 3, 1}), IntArrayRef{0, 1}).sizes()), (std::vector<int64_t>{3, 1}));
   EXPECT_EQ(vec(zeros({3}).expand({2, -1}).strides()), (std::vector<int64_t>{0, 1}));
+  // A new size-1 dimension gets the stride PyTorch gives it (next size * next stride), so layouts
+  // propagated from it match PyTorch's: torch.zeros(5, 1).expand(1, 5, 2).stride() == (5, 1, 0).
+  EXPECT_EQ(vec(zeros({5, 1}).expand({1, 5, 2}).strides()), (std::vector<int64_t>{5, 1, 0}));
+  EXPECT_EQ(vec(zeros({3}).expand({1, 2, 3}).strides()), (std::vector<int64_t>{0, 0, 1}));
+  EXPECT_EQ(vec(zeros({}).expand({1, 1}).strides()), (std::vector<int64_t>{0, 0}));
+  EXPECT_EQ(vec(zeros({2}).expand({2, 1, 2}).strides()), (std::vector<int64_t>{0, 2, 1}));
 }
 
 TEST(Views, ViewFollowsStridesOrRefuses) {

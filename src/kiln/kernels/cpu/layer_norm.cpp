@@ -50,15 +50,16 @@ void layer_norm_rows(const T* x, const T* w, const T* b, T* y, T* mean_out, T* r
       T* yr = y + r * n;
       // x_hat * w + b with one rounding (std::fma), as PyTorch's kernel (its compiler contracts it):
       // explicit, so a build without contraction (a debug or sanitizer build) gives the same
-      // result, and a product past the float range brought back by b stays finite.
+      // result, and a product past the float range brought back by b stays finite. A missing bias
+      // is PyTorch's +0 added, which turns a -0 result into +0 (a row of -0.0s normalizes to +0).
       if (w && b) {
         for (int64_t i = 0; i < n; ++i) yr[i] = T(std::fma((b0[i] - mean) * rstd, M(w[i]), M(b[i])));
       } else if (w) {
-        for (int64_t i = 0; i < n; ++i) yr[i] = T((b0[i] - mean) * rstd * M(w[i]));
+        for (int64_t i = 0; i < n; ++i) yr[i] = T((b0[i] - mean) * rstd * M(w[i]) + M(0));
       } else if (b) {
         for (int64_t i = 0; i < n; ++i) yr[i] = T(std::fma(b0[i] - mean, rstd, M(b[i])));
       } else {
-        for (int64_t i = 0; i < n; ++i) yr[i] = T((b0[i] - mean) * rstd);
+        for (int64_t i = 0; i < n; ++i) yr[i] = T((b0[i] - mean) * rstd + M(0));
       }
       mean_out[r] = T(mean);
       rstd_out[r] = T(rstd);
