@@ -1,6 +1,7 @@
 // Issue contract: bad input is a kiln::Error naming the op, the argument and the sizes — one test
 // per class of mistake; none may abort the process.
 #include "harness.h"
+#include "kiln/ops/custom_op.h"
 #include "kiln/ops/dispatcher.h"
 #include "kiln/trace/trace.h"
 
@@ -74,11 +75,15 @@ TEST(Errors, ViewThatCannotBeExpressed) {
   EXPECT_TRUE(contains(caught([] { zeros({4}).as_strided({4}, {2}); }), "as_strided"));
 }
 
+Tensor meta_only(const Tensor& a) { return empty_like(a); }
+
 TEST(Errors, UnknownOpAndMissingKernel) {
   EXPECT_STREQ(caught([] { Registry::global().get("aten::frobnicate"); }).what(), "unknown op 'aten::frobnicate'");
-  Stack s{Value(zeros({4, 3})), Value(std::vector<int64_t>{12})};  // resize_ has no kernel yet
-  EXPECT_EQ(caught([&] { call_op_boxed(Registry::global().get("aten::resize_"), s); }).kind(),
-            ErrorKind::NotImplemented);
+  // An op with a meta kernel only (shape inference) has no CPU kernel to run.
+  OpHandle op =
+      register_custom_op({.schema = "errors_test::meta_only(Tensor a) -> Tensor", .meta = boxed_kernel<&meta_only>()});
+  Stack s{Value(zeros({4, 3}))};
+  EXPECT_EQ(caught([&] { call_op_boxed(op, s); }).kind(), ErrorKind::NotImplemented);
 }
 
 TEST(Errors, KernelErrorsInsideParallelRegionsReachTheCaller) {

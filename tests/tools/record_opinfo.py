@@ -258,11 +258,6 @@ def targeted_samples():
         out += [
             ("gt.Scalar", lambda x=x: aten.gt.Scalar(x, 0)),
             ("scatter.value", lambda x=x: aten.scatter.value(x, 1, torch.tensor([[0, 4], [2, 2]]), 7)),
-            ("sym_size.int", lambda x=x: aten.sym_size.int(x, 1)),
-            ("sym_stride.int", lambda x=x: aten.sym_stride.int(x.t(), 0)),
-            ("sym_numel", lambda x=x: aten.sym_numel(x)),
-            ("sym_storage_offset", lambda x=x: aten.sym_storage_offset(x[1:])),
-            ("sym_is_contiguous", lambda x=x: aten.sym_is_contiguous(x.t())),
         ]
     out += [("randperm", lambda n=n: aten.randperm(n)) for n in (0, 1, 7, 100)]
     return out
@@ -293,6 +288,27 @@ def direct_samples():
             ("aten::upsample_bilinear2d.vec", (img.transpose(2, 3), None, True, [0.6, 3.0]),
              aten.upsample_bilinear2d.vec),
         ]
+    # The sym_* ops read metadata in Python: no dispatch mode sees them.
+    x = torch.randn(4, 5, generator=g)
+    img = torch.randn(2, 3, 4, 5, generator=g)
+    out += [
+        ("aten::sym_size.int", (x, 1), aten.sym_size.int),
+        ("aten::sym_size.int", (x.t(), -2), aten.sym_size.int),
+        ("aten::sym_size.int", (x, 2), aten.sym_size.int),
+        ("aten::sym_size.int", (torch.tensor(1.0), 0), aten.sym_size.int),
+        ("aten::sym_stride.int", (x.t(), 0), aten.sym_stride.int),
+        ("aten::sym_stride.int", (x[:, ::2], -1), aten.sym_stride.int),
+        ("aten::sym_stride.int", (x, -3), aten.sym_stride.int),
+        ("aten::sym_numel", (x,), aten.sym_numel),
+        ("aten::sym_numel", (x[:, :0],), aten.sym_numel),
+        ("aten::sym_storage_offset", (x[1:],), aten.sym_storage_offset),
+        ("aten::sym_storage_offset", (x[2:, 3:].t(),), aten.sym_storage_offset),
+        ("aten::sym_is_contiguous", (x,), aten.sym_is_contiguous),
+        ("aten::sym_is_contiguous", (x.t(),), aten.sym_is_contiguous),
+        ("aten::sym_is_contiguous", (img.to(memory_format=torch.channels_last), torch.channels_last),
+         aten.sym_is_contiguous),
+        ("aten::sym_is_contiguous", (img, torch.channels_last), aten.sym_is_contiguous),
+    ]
     return out
 
 

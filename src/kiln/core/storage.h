@@ -17,6 +17,10 @@ class StorageImpl final : public RefCounted {
   // Wraps memory kiln does not own; `deleter` (may be empty) runs when the last tensor lets go.
   static Ref<StorageImpl> wrap(void* data, size_t nbytes, Device device, std::function<void(void*)> deleter);
 
+  // Makes the storage at least `nbytes` long, keeping its bytes (resize_): every tensor viewing it
+  // sees the new memory. Throws kiln::Error for memory kiln does not own or a non-CPU device.
+  void grow(size_t nbytes);
+
   void* data() const { return data_; }
   size_t nbytes() const { return nbytes_; }
   Device device() const { return device_; }

@@ -402,6 +402,15 @@ Tensor to(const Tensor& self, DType dtype) {
 }
 Tensor fill(const Tensor& self, const Scalar& value) { return call<Tensor>(KILN_OP("aten::fill.Scalar"), self, value); }
 Scalar _local_scalar_dense(const Tensor& self) { return call<Scalar>(KILN_OP("aten::_local_scalar_dense"), self); }
+int64_t sym_size(const Tensor& self, int64_t dim) { return call<int64_t>(KILN_OP("aten::sym_size.int"), self, dim); }
+int64_t sym_stride(const Tensor& self, int64_t dim) {
+  return call<int64_t>(KILN_OP("aten::sym_stride.int"), self, dim);
+}
+int64_t sym_numel(const Tensor& self) { return call<int64_t>(KILN_OP("aten::sym_numel"), self); }
+int64_t sym_storage_offset(const Tensor& self) { return call<int64_t>(KILN_OP("aten::sym_storage_offset"), self); }
+bool sym_is_contiguous(const Tensor& self, MemoryFormat memory_format) {
+  return call<bool>(KILN_OP("aten::sym_is_contiguous"), self, memory_format);
+}
 
 Tensor to_meta(const Tensor& t) {
   if (t.device().is_meta()) return t;

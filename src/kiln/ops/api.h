@@ -287,6 +287,12 @@ Tensor _to_copy(const Tensor& self, TensorOptions options = {},
 Tensor to(const Tensor& self, DType dtype);
 Tensor fill(const Tensor& self, const Scalar& value);
 Scalar _local_scalar_dense(const Tensor& self);
+// Metadata reads (the sym_* ops): constants in a trace, as shapes are static.
+int64_t sym_size(const Tensor& self, int64_t dim);
+int64_t sym_stride(const Tensor& self, int64_t dim);
+int64_t sym_numel(const Tensor& self);
+int64_t sym_storage_offset(const Tensor& self);
+bool sym_is_contiguous(const Tensor& self, MemoryFormat memory_format = MemoryFormat::Contiguous);
 // The same geometry (dtype, sizes, strides, storage offset, wrapped-number flag) on the meta
 // device, with no data: what traces and shape checks run on.
 Tensor to_meta(const Tensor& t);

@@ -14,7 +14,8 @@ constexpr std::string_view kTagNames[kNumOpTags] = {"core",
                                                     "inplace",
                                                     "nondeterministic_seeded",
                                                     "dynamic_output_shape",
-                                                    "data_dependent_output"};
+                                                    "data_dependent_output",
+                                                    "metadata"};
 }
 
 std::string_view op_tag_name(OpTag t) { return kTagNames[static_cast<int>(t)]; }

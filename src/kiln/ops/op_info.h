@@ -20,8 +20,9 @@ enum class OpTag : uint8_t {
   NondeterministicSeeded,  // random, reproducible from the generator's seed
   DynamicOutputShape,      // output size depends on input values
   DataDependentOutput,     // result read from tensor data (a host scalar)
+  Metadata,                // result read from tensor metadata only (sym_size, ...): a constant in a trace
 };
-inline constexpr int kNumOpTags = 9;
+inline constexpr int kNumOpTags = 10;
 
 std::string_view op_tag_name(OpTag t);
 std::optional<OpTag> parse_op_tag(std::string_view name);

@@ -9,6 +9,7 @@
 #include "kiln/decomp/prims/table.h"
 #include "kiln/ops/registry.h"
 #include "kiln/tools/commands.h"
+#include "kiln/trace/trace.h"
 
 namespace kiln::tools {
 
@@ -20,15 +21,17 @@ std::string eager_path(OpHandle op) {
 
 // What a prims-level trace does with the op: decomposes it into prims, keeps it whole as an
 // extern call (on purpose, or for want of a decomposition: "kept"), records its functional form
-// (a mutating or out= op), or cannot trace it (a size or value read from the data).
+// (a mutating or out= op), reads it as a constant (a size or stride: shapes are static), or cannot
+// trace it (a size or value read from the data).
 std::string compiled_path(OpHandle op) {
   if (eager_path(op) == "-") return "-";
   if (op->has_tag(OpTag::DynamicOutputShape) || op->has_tag(OpTag::DataDependentOutput)) return "-";
+  if (op->has_tag(OpTag::Metadata)) return "constant";  // read at trace time: shapes are static
   if (stays_at_prims_level(op)) return "extern";
   if (prims_decompositions().contains(op) || (op->kind() == OpKind::Compound && op->compound_kernel())) {
     return "decomposed";
   }
-  if (op->schema().is_mutable()) return "functionalized";
+  if (op->schema().is_mutable()) return trace::has_functional_form(op) ? "functionalized" : "-";
   return "kept";
 }
 

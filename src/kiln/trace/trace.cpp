@@ -213,6 +213,21 @@ void assign(Tracer& t, const Tensor& target, Tensor value, OpHandle op) {
   t.views[target.impl()].version = version;
 }
 
+bool writes_self_in_place(const Schema& s) {
+  return s.name.ends_with("_") && !s.arguments.empty() && s.arguments[0].alias && s.arguments[0].alias->is_write;
+}
+
+}  // namespace
+
+bool has_functional_form(OpHandle op) {
+  auto& r = Registry::global();
+  if (writes_self_in_place(op->schema())) return op->schema().name == "zero_" || r.functional_variant(op) != nullptr;
+  if (Registry::is_out_variant(op)) return r.functional_of_out_variant(op) != nullptr;
+  return op->name() == "aten::_native_batch_norm_legit";
+}
+
+namespace {
+
 // Core level: an op that writes arguments is recorded as its functional form, and the written
 // arguments get the new values:
 //   in-place (abs_, add_.Tensor): the functional op's result becomes self;
@@ -221,7 +236,7 @@ void assign(Tracer& t, const Tensor& target, Tensor value, OpHandle op) {
 void functionalize(Tracer& t, OpHandle op, Stack& stack) {
   const Schema& s = op->schema();
   auto& r = Registry::global();
-  if (s.name.ends_with("_") && s.arguments.at(0).alias && s.arguments[0].alias->is_write) {
+  if (writes_self_in_place(s)) {
     Tensor self = stack.at(0).to_tensor();
     OpHandle functional = functional_variant(op, stack);
     record(t, functional, stack, t.below_trace);
@@ -365,6 +380,12 @@ bool is_single_view(OpHandle op, const Stack& results) {
 }
 
 void record(Tracer& t, OpHandle op, Stack& stack, DispatchKeySet rest) {
+  if (op->has_tag(OpTag::Metadata)) {
+    // A size, stride or contiguity read: shapes are static, so the value is a constant of the
+    // trace (torch.compile specializes the same way without dynamic shapes), not a node.
+    ExcludeDispatchKeys exclude{DispatchKeySet(DispatchKey::Trace)};
+    return redispatch(op, stack, DispatchKeySet(DispatchKey::Meta));
+  }
   if (const BoxedKernel* compound = compound_decomposition(t, op)) return run_decomposition(t, op, *compound, stack);
   bool functionalizing = t.level != Level::ATen;
   if (functionalizing && op->schema().is_mutable()) {

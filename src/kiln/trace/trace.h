@@ -55,4 +55,8 @@ graph::Graph trace(const TracedFn& fn, std::span<const Tensor> example_inputs, c
 // Shorthand: trace at `level` with the default table.
 graph::Graph trace(const TracedFn& fn, std::span<const Tensor> example_inputs, Level level);
 
+// Whether a trace at the Core level can record `op`, which writes an argument, as a functional op
+// (an in-place op's functional form, an out= op's functional op, batch norm's functional form).
+bool has_functional_form(OpHandle op);
+
 }  // namespace kiln::trace

@@ -87,6 +87,32 @@ TEST(Trace, InterpretingTheGraphEqualsEager) {
   }
 }
 
+// Sizes and strides read inside a traced function are constants of the trace (shapes are static):
+// they shape the ops after them and leave no node behind, at every level.
+TEST(Trace, MetadataReadsAreConstants) {
+  auto fn = [](const std::vector<Tensor>& in) {
+    const Tensor& x = in[0];
+    Tensor t = x.t();
+    EXPECT_EQ(sym_size(x, -1), 6);
+    EXPECT_EQ(sym_stride(t, 0), 1);
+    EXPECT_EQ(sym_storage_offset(slice(x, 0, 2)), 12);
+    EXPECT_FALSE(sym_is_contiguous(t));
+    return std::vector<Tensor>{x.reshape({sym_numel(x) / sym_size(x, 0), sym_size(x, 0)})};
+  };
+  std::vector<Tensor> in{randn({4, 6})};
+  for (Level level : {Level::ATen, Level::Core, Level::Prims}) {
+    graph::Graph g = trace(fn, in, level);
+    std::string text = graph::print(g);
+    EXPECT_EQ(text.find("sym_"), std::string::npos) << text;
+    EXPECT_EQ(graph::interpret(g, in)[0].sizes().vec(), (std::vector<int64_t>{6, 4}));
+  }
+  EXPECT_THROW(sym_size(randn({}), 0), Error);
+  EXPECT_THROW(sym_stride(randn({2, 3}), 2), Error);
+  EXPECT_TRUE(
+      sym_is_contiguous(contiguous(randn({2, 3, 4, 5}), MemoryFormat::ChannelsLast), MemoryFormat::ChannelsLast));
+  EXPECT_FALSE(sym_is_contiguous(randn({2, 3}), MemoryFormat::ChannelsLast));
+}
+
 TEST(Trace, TensorsFromOutsideAreRejected) {
   Tensor outside = ones({2});
   auto fn = [&](const std::vector<Tensor>& in) { return std::vector<Tensor>{add(in[0], outside)}; };
