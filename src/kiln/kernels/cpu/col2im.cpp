@@ -39,13 +39,12 @@ Geometry geometry(const Tensor& self, IntArrayRef output_size, IntArrayRef kerne
   KILN_CHECK(g.ph >= 0 && g.pw >= 0, "{}: padding must be non-negative, got {}", kOp, padding);
   bool dims_ok = self.dim() == 2 || self.dim() == 3;
   for (int64_t d = self.dim() == 3 ? 1 : 0; dims_ok && d < self.dim(); ++d) dims_ok = self.size(d) > 0;
-  KILN_CHECK(dims_ok, "{}: expected a 2-D or 3-D (batched) input with non-zero sizes but the batch, got sizes {}",
-             kOp, self.sizes());
+  KILN_CHECK(dims_ok, "{}: expected a 2-D or 3-D (batched) input with non-zero sizes but the batch, got sizes {}", kOp,
+             self.sizes());
   KILN_CHECK_TYPE(is_floating(self.dtype()), "{}: expected a floating point input, got {}", kOp, self.describe());
   int64_t cols = self.size(self.dim() - 2), blocks = self.size(self.dim() - 1);
-  KILN_CHECK(cols % (g.kh * g.kw) == 0,
-             "{}: input dim {} (size {}) must be divisible by the product of kernel_size {}", kOp, self.dim() - 2,
-             cols, kernel_size);
+  KILN_CHECK(cols % (g.kh * g.kw) == 0, "{}: input dim {} (size {}) must be divisible by the product of kernel_size {}",
+             kOp, self.dim() - 2, cols, kernel_size);
   // C's truncating division, as PyTorch computes it.
   g.blocks_h = (g.out_h + 2 * g.ph - (g.dh * (g.kh - 1) + 1)) / g.sh + 1;
   g.blocks_w = (g.out_w + 2 * g.pw - (g.dw * (g.kw - 1) + 1)) / g.sw + 1;

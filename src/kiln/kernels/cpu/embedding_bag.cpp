@@ -50,8 +50,7 @@ Plan plan(const Tensor& weight, const Tensor& indices, const Tensor& offsets, in
                     "{}: expected {} to be int64 or int32, got {}", kOp, t == &indices ? "indices" : "offsets",
                     t->describe());
   }
-  KILN_CHECK_TYPE(is_floating(weight.dtype()), "{}: expected a floating point weight, got {}", kOp,
-                  weight.describe());
+  KILN_CHECK_TYPE(is_floating(weight.dtype()), "{}: expected a floating point weight, got {}", kOp, weight.describe());
   if (per_sample_weights) {
     const Tensor& psw = *per_sample_weights;
     KILN_CHECK(mode == kSum, "{}: per_sample_weights are only supported with mode sum (0), got mode {}", kOp, mode);
@@ -65,8 +64,7 @@ Plan plan(const Tensor& weight, const Tensor& indices, const Tensor& offsets, in
              "{}: include_last_offset needs at least one offset, got offsets of sizes {}", kOp, offsets.sizes());
   Plan p;
   p.mode = static_cast<Mode>(mode);
-  p.index_dtype =
-      indices.dtype() == DType::Int64 || offsets.dtype() == DType::Int64 ? DType::Int64 : DType::Int32;
+  p.index_dtype = indices.dtype() == DType::Int64 || offsets.dtype() == DType::Int64 ? DType::Int64 : DType::Int32;
   p.bags = offsets.size(0) - (include_last_offset ? 1 : 0);
   p.dim = weight.size(1);
   DType w = weight.dtype();
@@ -130,8 +128,8 @@ void reduce_bags(const Tensor& weight, const std::vector<int64_t>& idx, const st
       bool first = true;
       for (int64_t i = begin[b]; i < end[b]; ++i) {
         const int64_t k = idx[i];
-        KILN_CHECK_INDEX(k >= 0 && k < rows, "{}: index {} of indices is {}, outside [0, {}) (weight rows)", kOp, i,
-                         k, rows);
+        KILN_CHECK_INDEX(k >= 0 && k < rows, "{}: index {} of indices is {}, outside [0, {}) (weight rows)", kOp, i, k,
+                         rows);
         if (k == padding_idx) {
           --bag_size[b];
           continue;

@@ -149,8 +149,8 @@ void sample(const Tensor& input, const Tensor& grid, Interpolation interp, Paddi
         for (int64_t c = 0; c < channels; ++c) {
           M rows[4];
           for (int r = 0; r < 4; ++r) {
-            rows[r] = wx[0] * value(c, tx[0], ty[r]) + wx[1] * value(c, tx[1], ty[r]) +
-                      wx[2] * value(c, tx[2], ty[r]) + wx[3] * value(c, tx[3], ty[r]);
+            rows[r] = wx[0] * value(c, tx[0], ty[r]) + wx[1] * value(c, tx[1], ty[r]) + wx[2] * value(c, tx[2], ty[r]) +
+                      wx[3] * value(c, tx[3], ty[r]);
           }
           dst[c * plane] = T(wy[0] * rows[0] + wy[1] * rows[1] + wy[2] * rows[2] + wy[3] * rows[3]);
         }
@@ -179,13 +179,11 @@ Tensor grid_sampler_2d(const Tensor& input, const Tensor& grid, int64_t interpol
                   grid.describe(), dtype_name(input.dtype()));
   // PyTorch leaves other values unchecked and returns unspecified data; kiln refuses them.
   KILN_CHECK(interpolation_mode >= 0 && interpolation_mode <= 2,
-             "{}: interpolation_mode must be 0 (bilinear), 1 (nearest) or 2 (bicubic), got {}", op,
-             interpolation_mode);
+             "{}: interpolation_mode must be 0 (bilinear), 1 (nearest) or 2 (bicubic), got {}", op, interpolation_mode);
   KILN_CHECK(padding_mode >= 0 && padding_mode <= 2,
              "{}: padding_mode must be 0 (zeros), 1 (border) or 2 (reflection), got {}", op, padding_mode);
   Tensor out = meta::allocate(
-      meta::contiguous_spec({input.size(0), input.size(1), grid.size(1), grid.size(2)}, input.dtype()),
-      input.device());
+      meta::contiguous_spec({input.size(0), input.size(1), grid.size(1), grid.size(2)}, input.dtype()), input.device());
   if (input.device().is_meta() || out.numel() == 0) return out;
   visit_floating(input.dtype(), op, [&]<class T>() {
     sample<T>(input, grid, static_cast<Interpolation>(interpolation_mode), static_cast<Padding>(padding_mode),
