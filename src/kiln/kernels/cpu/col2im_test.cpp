@@ -32,7 +32,8 @@ std::vector<double> reference(const Tensor& x, int64_t H, int64_t W, int64_t kh,
       for (int64_t l = 0; l < blocks; ++l) {
         int64_t cc = row / (kh * kw), ki = row / kw % kh, kj = row % kw;
         int64_t h = l / bw * sh - ph + ki * dh, w = l % bw * sw - pw + kj * dw;
-        if (h >= 0 && h < H && w >= 0 && w < W) out[((b * ch + cc) * H + h) * W + w] += in[(b * cols + row) * blocks + l];
+        if (h >= 0 && h < H && w >= 0 && w < W)
+          out[((b * ch + cc) * H + h) * W + w] += in[(b * cols + row) * blocks + l];
       }
   return out;
 }

@@ -17,8 +17,8 @@ struct Bags {
 
 Bags bag(const Tensor& w, const Tensor& idx, const Tensor& offs, int64_t mode, std::optional<Tensor> psw = {},
          bool last = false, int64_t pad = -1) {
-  Stack s{Value(w), Value(idx), Value(offs), Value(false), Value(mode), Value(false),
-          psw ? Value(*psw) : Value(), Value(last), Value(pad)};
+  Stack s{Value(w),    Value(idx), Value(offs), Value(false), Value(mode), Value(false), psw ? Value(*psw) : Value(),
+          Value(last), Value(pad)};
   call_op_boxed(Registry::global().get("aten::_embedding_bag"), s);
   return {s[0].to_tensor(), s[1].to_tensor(), s[2].to_tensor(), s[3].to_tensor()};
 }
@@ -90,10 +90,10 @@ TEST(EmbeddingBag, EmptyIndicesGiveZeroBags) {
 
 TEST(EmbeddingBag, BadArgumentsRaise) {
   Tensor w = weight();
-  EXPECT_THROW(bag(w, longs({0, 4}), longs({0}), 0), Error);             // index past the rows
-  EXPECT_THROW(bag(w, longs({0, -1}), longs({0}), 2), Error);            // negative index
-  EXPECT_THROW(bag(w, longs({0, 1, 2}), longs({1, 2}), 0), Error);       // offsets[0] != 0
-  EXPECT_THROW(bag(w, longs({0, 1, 2}), longs({0, 9}), 2), Error);       // offsets[-1] > size
+  EXPECT_THROW(bag(w, longs({0, 4}), longs({0}), 0), Error);              // index past the rows
+  EXPECT_THROW(bag(w, longs({0, -1}), longs({0}), 2), Error);             // negative index
+  EXPECT_THROW(bag(w, longs({0, 1, 2}), longs({1, 2}), 0), Error);        // offsets[0] != 0
+  EXPECT_THROW(bag(w, longs({0, 1, 2}), longs({0, 9}), 2), Error);        // offsets[-1] > size
   EXPECT_THROW(bag(w, longs({0, 1, 2, 3}), longs({0, 3, 1}), 2), Error);  // decreasing offsets
   EXPECT_THROW(bag(w, longs({0, 1}), longs({0}), 1, from_vector<float>({1, 1})), Error);
   EXPECT_THROW(bag(w, longs({0, 1}), longs({0}), 0, from_vector<float>({1})), Error);
