@@ -40,6 +40,15 @@ void count(std::map<std::string, Tally>& by_op, const Call& call, const Verdict&
   if (t.example.empty()) t.example = call.source + ": " + v.kind + ": " + v.detail;
 }
 
+// Whether KILN_OPINFO_SHOW (a comma-separated list of overloads) names `op`: its line is printed
+// even when every call passes.
+bool shown(const std::string& op) {
+  const char* env = std::getenv("KILN_OPINFO_SHOW");
+  if (env == nullptr) return false;
+  std::string list = std::string(",") + env + ",";
+  return list.find("," + op + ",") != std::string::npos;
+}
+
 // Prints the overloads with failures and a totals line; returns the failures of kinds other than
 // no-kernel (ops kiln has no kernel for yet: issue 11).
 int report(const std::map<std::string, Tally>& by_op, const char* what) {
@@ -48,7 +57,8 @@ int report(const std::map<std::string, Tally>& by_op, const char* what) {
     passed += t.passed;
     total += t.total;
     clean += t.passed == t.total;
-    if (t.passed != t.total) std::printf("%-40s %3d/%3d  %s\n", op.c_str(), t.passed, t.total, t.example.c_str());
+    if (t.passed != t.total || shown(op))
+      std::printf("%-40s %3d/%3d  %s\n", op.c_str(), t.passed, t.total, t.example.c_str());
   }
   std::printf("opinfo replay, %s: %d of %d calls pass; %d of %zu overloads pass every call\n", what, passed, total,
               clean, by_op.size());

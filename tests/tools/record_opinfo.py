@@ -32,6 +32,9 @@ DTYPES = {
 SAMPLE_DTYPES = [torch.float32, torch.float64, torch.int64, torch.int32, torch.bool, torch.bfloat16, torch.float16,
                  torch.uint8]
 # Ops whose values are random: recorded for their sizes and dtypes only (the replay checks those).
+# Overloads allowed more calls than --per-overload: their targeted samples (kernel_samples) come
+# after the OpInfo ones and would otherwise find the cap reached.
+EXTRA_CALLS = {"aten::grid_sampler_2d": 80, "aten::col2im": 10, "aten::_embedding_bag": 60}
 RANDOM = {"aten::native_dropout", "aten::rand", "aten::randn", "aten::randperm", "aten::bernoulli.p",
           "aten::bernoulli", "aten::normal.Tensor_float", "aten::uniform"}
 
@@ -178,6 +181,8 @@ class Recorder(TorchDispatchMode):
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         name = func.name()
+        if name == "aten::_embedding_bag_forward_only":
+            self.also_as_embedding_bag(args, kwargs)
         if name not in self.core:
             decomposition = self.decompositions.get(func)
             if decomposition is not None:
@@ -185,7 +190,7 @@ class Recorder(TorchDispatchMode):
                     return decomposition(*args, **kwargs)
             return func(*args, **kwargs)
         key = (name, signature(args, kwargs))
-        record = self.count.get(name, 0) < self.per_overload and key not in self.seen
+        record = self.count.get(name, 0) < self.cap(name) and key not in self.seen
         try:
             out = func(*args, **kwargs)
         except Exception as e:
@@ -195,6 +200,23 @@ class Recorder(TorchDispatchMode):
         if record:
             self.record(func, name, key, args, kwargs, out, None)
         return out
+
+    def cap(self, name):
+        return self.per_overload + EXTRA_CALLS.get(name, 0)
+
+    def also_as_embedding_bag(self, args, kwargs):
+        """F.embedding_bag calls _embedding_bag_forward_only (not Core ATen) when the weight needs no
+        grad; the same arguments are recorded as a call of the Core ATen _embedding_bag."""
+        func = torch.ops.aten._embedding_bag.default
+        key = ("aten::_embedding_bag", signature(args, kwargs))
+        if self.count.get("aten::_embedding_bag", 0) >= self.cap("aten::_embedding_bag") or key in self.seen:
+            return
+        try:
+            out = func(*args, **kwargs)  # the mode is off inside __torch_dispatch__
+        except Exception as e:
+            self.record(func, "aten::_embedding_bag", key, args, kwargs, None, "%s: %s" % (type(e).__name__, e))
+            return
+        self.record(func, "aten::_embedding_bag", key, args, kwargs, out, None)
 
     def record(self, func, name, key, args, kwargs, out, error):
         try:
@@ -260,6 +282,111 @@ def targeted_samples():
             ("scatter.value", lambda x=x: aten.scatter.value(x, 1, torch.tensor([[0, 4], [2, 2]]), 7)),
         ]
     out += [("randperm", lambda n=n: aten.randperm(n)) for n in (0, 1, 7, 100)]
+    return out
+
+
+def kernel_samples():
+    """Targeted calls of grid_sampler_2d, col2im and _embedding_bag: every mode combination, PyTorch's
+    special paths and layouts, and the errors PyTorch raises (name, thunk)."""
+    aten = torch.ops.aten
+    g = torch.Generator().manual_seed(3)
+    out = []
+
+    def rn(*shape, dtype=torch.float32):
+        return torch.randn(*shape, generator=g).to(dtype)
+
+    # grid_sampler_2d: all 3 x 3 modes, both align_corners, a grid reaching past [-1, 1].
+    for dt in (torch.float32, torch.float64):
+        x, grid = rn(2, 3, 5, 6, dtype=dt), (rn(2, 4, 7, 2) * 0.9).to(dt)
+        for interp in range(3):
+            for pad in range(3):
+                for align in (False, True):
+                    out.append(("grid_sampler_2d", lambda x=x, grid=grid, i=interp, p=pad, a=align:
+                                aten.grid_sampler_2d(x, grid, i, p, a)))
+    # Points on pixel centres and half-way between them (ties for nearest: to even), in and past range.
+    ties = (torch.arange(-6, 7, dtype=torch.float32) * 0.25).repeat(13, 1)
+    tie_grid = torch.stack([ties, ties.t()], dim=-1).unsqueeze(0)
+    x4 = rn(1, 2, 4, 4)
+    for interp in range(3):
+        for pad in range(3):
+            for align in (False, True):
+                out.append(("grid_sampler_2d", lambda i=interp, p=pad, a=align:
+                            aten.grid_sampler_2d(x4, tie_grid, i, p, a)))
+    for dt in (torch.bfloat16, torch.float16):
+        x, grid = rn(1, 2, 4, 5, dtype=dt), (rn(1, 3, 3, 2) * 0.8).to(dt)
+        out += [("grid_sampler_2d", lambda x=x, grid=grid, i=i, p=p: aten.grid_sampler_2d(x, grid, i, p, p == 1))
+                for i, p in ((0, 2), (1, 1), (2, 0), (2, 2))]
+    x, grid = rn(2, 3, 5, 6), rn(2, 4, 7, 2)
+    out += [
+        ("grid_sampler_2d", lambda: aten.grid_sampler_2d(x.to(memory_format=torch.channels_last), grid, 0, 1, False)),
+        ("grid_sampler_2d", lambda: aten.grid_sampler_2d(x.transpose(2, 3), grid.transpose(1, 2), 2, 2, True)),
+        ("grid_sampler_2d", lambda: aten.grid_sampler_2d(x[:, :0], grid, 0, 0, False)),
+        ("grid_sampler_2d", lambda: aten.grid_sampler_2d(x, grid[:, :0], 1, 0, False)),
+        ("grid_sampler_2d", lambda: aten.grid_sampler_2d(rn(1, 1, 1, 1), grid[:1], 2, 2, True)),
+        ("grid_sampler_2d", lambda: aten.grid_sampler_2d(x[:1], grid, 0, 0, False)),
+        ("grid_sampler_2d", lambda: aten.grid_sampler_2d(x, grid[..., :1], 0, 0, False)),
+        ("grid_sampler_2d", lambda: aten.grid_sampler_2d(x[:, :, :0], grid, 0, 0, False)),
+        ("grid_sampler_2d", lambda: aten.grid_sampler_2d(x, grid.double(), 0, 0, False)),
+    ]
+    # col2im: batched and not, padding, stride, dilation, a non-contiguous input, an empty batch.
+    for dt in (torch.float32, torch.float64, torch.bfloat16, torch.float16):
+        out += [
+            ("col2im", lambda dt=dt: aten.col2im(rn(2, 12, 6, dtype=dt), [3, 4], [2, 2], [1, 1], [0, 0], [1, 1])),
+            ("col2im", lambda dt=dt: aten.col2im(rn(18, 12, dtype=dt), [5, 6], [3, 2], [1, 2], [1, 0], [2, 1])),
+        ]
+    out += [
+        ("col2im", lambda: aten.col2im(rn(2, 6, 20).transpose(1, 2).contiguous().transpose(1, 2),
+                                       [4, 5], [1, 2], [1, 1], [0, 1], [1, 1])),
+        ("col2im", lambda: aten.col2im(rn(1, 8, 4), [3, 3], [2, 2], [2, 2], [1, 1], [2, 2])),
+        ("col2im", lambda: aten.col2im(rn(2, 4, 1), [1, 1], [2, 2], [1, 1], [1, 1], [3, 3])),
+        ("col2im", lambda: aten.col2im(rn(0, 12, 6), [3, 4], [2, 2], [1, 1], [0, 0], [1, 1])),
+        ("col2im", lambda: aten.col2im(rn(2, 12, 7), [3, 4], [2, 2], [1, 1], [0, 0], [1, 1])),
+        ("col2im", lambda: aten.col2im(rn(2, 13, 6), [3, 4], [2, 2], [1, 1], [0, 0], [1, 1])),
+        ("col2im", lambda: aten.col2im(rn(2, 12, 6), [3, 4], [0, 2], [1, 1], [0, 0], [1, 1])),
+        ("col2im", lambda: aten.col2im(rn(2, 12, 0), [3, 4], [2, 2], [1, 1], [0, 0], [1, 1])),
+        ("col2im", lambda: aten.col2im(rn(2, 4, 1), [1, 1], [2, 2], [1, 1], [0, 0], [1, 1])),
+    ]
+    # _embedding_bag: 3 modes x include_last_offset x padding_idx, empty bags, trailing indices.
+    idx, offs = torch.tensor([0, 2, 1, 5, 5, 3, 4]), torch.tensor([0, 2, 2, 5])
+    for dt in (torch.float32, torch.float64, torch.bfloat16):
+        w = rn(6, 3, dtype=dt)
+        for mode in range(3):
+            for last in (False, True):
+                for pad in (-1, 5):
+                    out.append(("_embedding_bag", lambda w=w, m=mode, l=last, p=pad:
+                                aten._embedding_bag(w, idx, offs, False, m, False, None, l, p)))
+    w = rn(6, 3)
+    psw = rn(7)
+    out += [
+        ("_embedding_bag", lambda: aten._embedding_bag(w, idx, offs, False, 0, False, psw, False, -1)),
+        ("_embedding_bag", lambda: aten._embedding_bag(w, idx, offs, False, 0, False, rn(14)[::2], True, -1)),
+        ("_embedding_bag", lambda: aten._embedding_bag(w, idx, offs, False, 0, False, psw, False, 2)),
+        ("_embedding_bag", lambda: aten._embedding_bag(w.t().contiguous().t(), idx, offs, False, 0, False, None,
+                                                       False, -1)),
+        ("_embedding_bag", lambda: aten._embedding_bag(w, idx.int(), offs.int(), False, 2, False, None, False, -1)),
+        ("_embedding_bag", lambda: aten._embedding_bag(w, idx.int(), offs, False, 1, False, None, False, -1)),
+        ("_embedding_bag", lambda: aten._embedding_bag(w.half(), idx, offs, False, 1, False, None, False, -1)),
+        ("_embedding_bag", lambda: aten._embedding_bag(w, torch.tensor([1, 2, 0, 3]), torch.tensor([0, 1, 3]),
+                                                       False, 1, False, None, True, -1)),
+        ("_embedding_bag", lambda: aten._embedding_bag(w, idx[:0], torch.tensor([0, 0]), False, 2, False, None,
+                                                       False, -1)),
+        ("_embedding_bag", lambda: aten._embedding_bag(w, torch.tensor([[0, 1], [2, 3]]), torch.tensor([0, 1]),
+                                                       False, 0, False, None, False, -1)),
+        ("_embedding_bag", lambda: aten._embedding_bag(w, torch.tensor([4, 6]), torch.tensor([0]), False, 0, False,
+                                                       None, False, -1)),
+        ("_embedding_bag", lambda: aten._embedding_bag(w, torch.tensor([4, -1]), torch.tensor([0]), False, 2, False,
+                                                       None, False, -1)),
+        ("_embedding_bag", lambda: aten._embedding_bag(w, idx, torch.tensor([1, 3]), False, 0, False, None, False, -1)),
+        ("_embedding_bag", lambda: aten._embedding_bag(w, idx, torch.tensor([0, 9]), False, 2, False, None, False, -1)),
+        ("_embedding_bag", lambda: aten._embedding_bag(w, idx, torch.tensor([0, 4, 1]), False, 0, False, None, False,
+                                                       -1)),
+        ("_embedding_bag", lambda: aten._embedding_bag(w, idx, offs, False, 1, False, psw, False, -1)),
+        ("_embedding_bag", lambda: aten._embedding_bag(w, idx, offs, False, 0, False, psw[:3], False, -1)),
+        ("_embedding_bag", lambda: aten._embedding_bag(w, idx.float(), offs, False, 0, False, None, False, -1)),
+        ("_embedding_bag", lambda: aten._embedding_bag(w.long(), idx, offs, False, 0, False, None, False, -1)),
+        ("_embedding_bag", lambda: aten._embedding_bag(w, idx, offs[:0], False, 0, False, None, True, -1)),
+        ("_embedding_bag", lambda: aten._embedding_bag(w[0], idx, offs, False, 0, False, None, False, -1)),
+    ]
     return out
 
 
@@ -345,7 +472,7 @@ def main():
                         info.op(s.input, *s.args, **s.kwargs)
                 except Exception:
                     pass  # recorded where a Core ATen call raised; the rest is PyTorch's own checking
-    for k, (name, thunk) in enumerate(targeted_samples()):
+    for k, (name, thunk) in enumerate(targeted_samples() + kernel_samples()):
         recorder.source = "targeted.%s/%d" % (name, k)
         try:
             with recorder:

@@ -93,6 +93,9 @@ bool stays_at_prims_level(OpHandle op) {
       "aten::_pdist_forward",
       "aten::native_dropout",
       "aten::randperm",
+      "aten::col2im",
+      "aten::grid_sampler_2d",
+      "aten::_embedding_bag",
   };
   return kExterns.contains(op->name());
 }
