@@ -128,7 +128,7 @@ TEST(NnLayers, ConvolutionErrorsNameTheProblem) {
             std::string::npos);
   EXPECT_NE(error_of([&] {
               conv2d(x, zeros({4, 3, 3, 3}, DType::Float64));
-            }).find("floating point of one dtype"),
+            }).find("must have one dtype"),
             std::string::npos);
   EXPECT_NE(error_of([&] {
               conv2d(x, zeros({4, 3, 3, 3}), zeros({3}));

@@ -87,6 +87,7 @@ class Comparer {
     switch (want.kind) {
       case Token::Kind::TensorRef: {
         if (!got.is_tensor()) return fmt::format("{}: expected a tensor, got {}", where, got.type_name());
+        if (!got.to_tensor().defined()) return fmt::format("{}: expected a tensor, got an undefined one", where);
         std::string why = compare_tensor(r_.tensor(call_, static_cast<size_t>(want.i)), got.to_tensor(), where);
         if (!why.empty() && ref && ref->kind == Token::Kind::TensorRef &&
             compare_tensor(r_.tensor(call_, static_cast<size_t>(ref->i)), got.to_tensor(), where).empty()) {
@@ -116,6 +117,11 @@ class Comparer {
         double g = got.tag() == Value::Tag::Bool ? got.to_bool() : got.to_double();
         bool same = (std::isnan(w) && std::isnan(g)) || w == g || std::abs(w - g) <= 1e-6 * std::abs(w);
         return same ? "" : fmt::format("{}: {}, PyTorch {}", where, g, w);
+      }
+      case Token::Kind::None: {
+        // A result PyTorch did not compute (an output_mask turned it off): kiln's is undefined too.
+        bool none = got.is_none() || (got.is_tensor() && !got.to_tensor().defined());
+        return none ? "" : fmt::format("{}: a {}, PyTorch none", where, got.type_name());
       }
       default: return fmt::format("{}: unexpected result token", where);
     }
@@ -334,7 +340,9 @@ Stack substitute(const Prepared& p, const std::vector<Tensor>& in, size_t& next)
 // The results of one call, flattened: a Tensor[] result is its tensors, counted in `shape`.
 void flatten(const Stack& s, std::vector<Tensor>& out, std::vector<int>& shape) {
   for (const Value& v : s) {
-    if (v.is_tensor()) {
+    if (v.is_tensor() && !v.to_tensor().defined()) {
+      shape.push_back(-2);  // a result an output_mask turned off
+    } else if (v.is_tensor()) {
       out.push_back(v.to_tensor());
       shape.push_back(-1);
     } else {
@@ -348,6 +356,10 @@ void flatten(const Stack& s, std::vector<Tensor>& out, std::vector<int>& shape) 
 Stack unflatten(const std::vector<Tensor>& flat, size_t& next, const std::vector<int>& shape) {
   Stack s;
   for (int n : shape) {
+    if (n == -2) {
+      s.emplace_back(Tensor());
+      continue;
+    }
     if (n < 0) {
       s.emplace_back(flat.at(next++));
       continue;

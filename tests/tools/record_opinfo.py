@@ -34,7 +34,8 @@ SAMPLE_DTYPES = [torch.float32, torch.float64, torch.int64, torch.int32, torch.b
 # Ops whose values are random: recorded for their sizes and dtypes only (the replay checks those).
 # Overloads allowed more calls than --per-overload: their targeted samples (kernel_samples) come
 # after the OpInfo ones and would otherwise find the cap reached.
-EXTRA_CALLS = {"aten::grid_sampler_2d": 80, "aten::col2im": 10, "aten::_embedding_bag": 60}
+EXTRA_CALLS = {"aten::grid_sampler_2d": 80, "aten::col2im": 10, "aten::_embedding_bag": 60, "aten::convolution": 60,
+               "aten::convolution_backward": 60}
 RANDOM = {"aten::native_dropout", "aten::rand", "aten::randn", "aten::randperm", "aten::bernoulli.p",
           "aten::bernoulli", "aten::normal.Tensor_float", "aten::uniform"}
 
@@ -439,6 +440,59 @@ def direct_samples():
     return out
 
 
+def convolution_samples():
+    """Targeted calls of convolution (1-3 spatial dims, groups, dilation, channels_last, integers,
+    transposed with output_padding) and convolution_backward (both kinds, masks, errors)."""
+    aten = torch.ops.aten
+    g = torch.Generator().manual_seed(4)
+    out = []
+
+    def rn(*shape, dtype=torch.float32):
+        return torch.randn(*shape, generator=g).to(dtype)
+
+    # (input, weight, stride, padding, dilation, transposed, output_padding, groups)
+    shapes = [
+        ((2, 4, 9), (6, 2, 3), [2], [1], [1], False, [0], 2),
+        ((1, 3, 7, 8), (4, 3, 3, 2), [1, 2], [1, 0], [2, 1], False, [0, 0], 1),
+        ((2, 2, 4, 5, 3), (3, 2, 2, 3, 1), [1, 1, 2], [0, 1, 0], [1, 1, 1], False, [0, 0, 0], 1),
+        ((2, 4, 5), (4, 3, 3), [2], [1], [1], True, [1], 2),
+        ((1, 3, 4, 5), (3, 2, 3, 3), [2, 3], [1, 0], [1, 2], True, [1, 2], 1),
+        ((1, 2, 3, 2, 3), (2, 2, 2, 2, 2), [2, 1, 1], [0, 0, 1], [1, 1, 1], True, [1, 0, 0], 1),
+    ]
+    for dt in (torch.float32, torch.float64, torch.bfloat16):
+        for xs, ws, st, pad, dil, tr, op, groups in shapes:
+            x, w, b = rn(*xs, dtype=dt), rn(*ws, dtype=dt), rn(ws[1] * groups if tr else ws[0], dtype=dt)
+            args = (st, pad, dil, tr, op, groups)
+            out.append(("convolution", lambda x=x, w=w, b=b, a=args: aten.convolution(x, w, b, *a)))
+            y = aten.convolution(x, w, None, *args)
+            gy = rn(*y.shape, dtype=dt)
+            masks = [[True, True, True]] + ([[True, False, False], [False, True, False], [False, False, True],
+                                             [False, False, False]] if dt == torch.float64 else [])
+            for m in masks:
+                out.append(("convolution_backward", lambda gy=gy, x=x, w=w, a=args, m=m, b=b:
+                            aten.convolution_backward(gy, x, w, [b.shape[0]], *a, m)))
+        x4 = rn(2, 3, 6, 5, dtype=dt).to(memory_format=torch.channels_last)
+        w4 = rn(4, 3, 3, 3, dtype=dt)
+        out.append(("convolution", lambda x4=x4, w4=w4: aten.convolution(x4, w4, None, [1, 1], [1, 1], [1, 1], False,
+                                                                           [0, 0], 1)))
+        out.append(("convolution_backward", lambda x4=x4, w4=w4, dt=dt: aten.convolution_backward(
+            rn(2, 4, 6, 5, dtype=dt), x4, w4, None, [1, 1], [1, 1], [1, 1], False, [0, 0], 1, [True, True, True])))
+    for dt in (torch.int64, torch.int32, torch.uint8):
+        x, w = torch.randint(0, 5, (2, 2, 6), dtype=dt), torch.randint(0, 5, (3, 2, 3), dtype=dt)
+        out.append(("convolution", lambda x=x, w=w: aten.convolution(x, w, None, [1], [1], [1], False, [0], 1)))
+        out.append(("convolution", lambda x=x, w=w: aten.convolution(x, w.transpose(0, 1).contiguous(), None, [2],
+                                                                      [0], [1], True, [1], 1)))
+    x, w = rn(1, 2, 5), rn(3, 2, 3)
+    out += [
+        ("convolution", lambda: aten.convolution(x, w, None, [2], [0], [1], True, [2], 1)),  # output_padding too big
+        ("convolution", lambda: aten.convolution(x, rn(2, 3, 3), rn(4), [1], [0], [1], True, [0], 1)),  # bias size
+        ("convolution", lambda: aten.convolution(x, rn(2, 3, 3), None, [1], [5], [1], True, [0], 1)),  # no output
+        ("convolution_backward", lambda: aten.convolution_backward(rn(1, 3, 4), x, w, None, [1], [0], [1], False, [0],
+                                                                   1, [True, True, True])),  # grad_output size
+    ]
+    return out
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--out", required=True)
@@ -472,7 +526,7 @@ def main():
                         info.op(s.input, *s.args, **s.kwargs)
                 except Exception:
                     pass  # recorded where a Core ATen call raised; the rest is PyTorch's own checking
-    for k, (name, thunk) in enumerate(targeted_samples() + kernel_samples()):
+    for k, (name, thunk) in enumerate(targeted_samples() + kernel_samples() + convolution_samples()):
         recorder.source = "targeted.%s/%d" % (name, k)
         try:
             with recorder:

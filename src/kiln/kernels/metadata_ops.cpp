@@ -15,9 +15,7 @@ int64_t queried_dim(const Tensor& self, int64_t dim, std::string_view op) {
 
 int64_t sym_size(const Tensor& self, int64_t dim) { return self.sizes()[queried_dim(self, dim, "sym_size.int")]; }
 
-int64_t sym_stride(const Tensor& self, int64_t dim) {
-  return self.strides()[queried_dim(self, dim, "sym_stride.int")];
-}
+int64_t sym_stride(const Tensor& self, int64_t dim) { return self.strides()[queried_dim(self, dim, "sym_stride.int")]; }
 
 int64_t sym_numel(const Tensor& self) { return self.numel(); }
 

@@ -375,6 +375,18 @@ void restride_results(Stack& results, const std::vector<Shape>& eager_strides) {
   }
 }
 
+// The op's output_mask argument as given, set to all true in `stack`; empty when it has none.
+std::vector<bool> full_output_mask(OpHandle op, Stack& stack) {
+  const auto& arguments = op->schema().arguments;
+  for (size_t i = 0; i < arguments.size() && i < stack.size(); ++i) {
+    if (arguments[i].name != "output_mask" || stack[i].is_none()) continue;
+    std::vector<bool> mask = stack[i].to_bool_list();
+    stack[i] = Value(std::vector<bool>(mask.size(), true));
+    return mask;
+  }
+  return {};
+}
+
 bool is_single_view(OpHandle op, const Stack& results) {
   return op->has_tag(OpTag::View) && results.size() == 1 && results[0].is_tensor();
 }
@@ -401,6 +413,9 @@ void record(Tracer& t, OpHandle op, Stack& stack, DispatchKeySet rest) {
     if (is_single_view(op, stack)) note_view(t, op, original, stack[0].to_tensor());
     return;
   }
+  // An output_mask (the backward ops) turns results into undefined tensors, which graphs do not
+  // carry: the node computes every result, and the caller gets undefined ones where it asked for none.
+  std::vector<bool> mask = full_output_mask(op, stack);
   Stack original = stack;
   std::vector<graph::Arg> args;
   bool takes_tensors = false;
@@ -430,6 +445,9 @@ void record(Tracer& t, OpHandle op, Stack& stack, DispatchKeySet rest) {
   t.note_recorded(op);
   for (size_t i = 0; i < results.size(); ++i) t.bind(results[i], node->result(static_cast<int>(i)));
   if (functionalizing && is_single_view(op, stack)) note_view(t, op, original, results[0]);
+  for (size_t i = 0; i < mask.size() && i < stack.size(); ++i) {
+    if (!mask[i]) stack[i] = Value(Tensor());
+  }
 }
 
 const KernelRegistrar kRegister([](Registry& r) {

@@ -62,6 +62,7 @@ bool stays_at_prims_level(OpHandle op) {
       "aten::mm",
       "aten::bmm",
       "aten::convolution",
+      "aten::convolution_backward",
       "aten::gather",
       "aten::argmax",
       "aten::argmin",

@@ -1,7 +1,16 @@
-// CPU convolution. It lowers each batch element to a GEMM: im2col gathers
-// the receptive fields into a [groups, C/groups * kernel, outputs] matrix, and one batched matrix
-// product (oneDNN for float32) applies every group's filters; float16/bfloat16 compute in
-// float32. Any number of spatial dims from 1 to 3, with stride, padding, dilation and groups.
+// CPU convolution, transposed convolution and convolution_backward, all as GEMMs over im2col
+// matrices (oneDNN for float32; float16/bfloat16 compute in float32; integer convolutions, as
+// PyTorch's CPU kernels, in their own type, wrapping). Any number of spatial dims from 1 to 3, with
+// stride, padding, dilation, groups and (transposed) output_padding.
+//
+// One picture serves all of them. For an image of C channels and a kernel of K positions, im2col
+// gathers cols[c * K + kk, p] = image[c, p * stride - padding + kk * dilation] (0 outside), one
+// column per output position p; col2im is its adjoint, adding each column entry back to its image
+// element. Per group, with W the weight as a [rows, C/groups * K] matrix:
+//   convolution           y = W cols(x)                 grad x = col2im(W^T grad_y)
+//                                                       grad W = grad_y cols(x)^T
+//   transposed            y = col2im(W^T x)             grad x = W cols(grad_y) (a convolution)
+//                         (W: [in, out/groups * K])     grad W = x cols(grad_y)^T
 #include <array>
 
 #include "kiln/kernels/cpu/convert.h"
@@ -13,20 +22,24 @@
 namespace kiln::cpu {
 namespace {
 
-// Geometry padded to 3 spatial dims (missing ones have size 1).
+// The im2col picture padded to 3 spatial dims (missing ones have size 1): `image` is the spatial
+// size of the tensor the kernel slides over, `cols` the number of positions it stops at.
 struct Conv3 {
-  std::array<int64_t, 3> in{1, 1, 1}, kernel{1, 1, 1}, out{1, 1, 1}, stride{1, 1, 1}, padding{0, 0, 0},
+  std::array<int64_t, 3> image{1, 1, 1}, kernel{1, 1, 1}, cols{1, 1, 1}, stride{1, 1, 1}, padding{0, 0, 0},
       dilation{1, 1, 1};
+  int64_t kernel_size() const { return kernel[0] * kernel[1] * kernel[2]; }
+  int64_t positions() const { return cols[0] * cols[1] * cols[2]; }
+  int64_t plane() const { return image[0] * image[1] * image[2]; }
 };
 
-Conv3 padded(const meta::ConvGeometry& g) {
+Conv3 picture(const meta::ConvGeometry& g, const std::vector<int64_t>& image, const std::vector<int64_t>& cols) {
   Conv3 c;
-  size_t k = g.in.size();
+  size_t k = g.kernel.size();
   for (size_t d = 0; d < k; ++d) {
     size_t at = 3 - k + d;
-    c.in[at] = g.in[d];
+    c.image[at] = image[d];
     c.kernel[at] = g.kernel[d];
-    c.out[at] = g.out[d];
+    c.cols[at] = cols[d];
     c.stride[at] = g.stride[d];
     c.padding[at] = g.padding[d];
     c.dilation[at] = g.dilation[d];
@@ -34,32 +47,118 @@ Conv3 padded(const meta::ConvGeometry& g) {
   return c;
 }
 
-// cols[c * K + kk, p] = x[c, o(p) * stride - padding + kk * dilation], 0 outside the input.
-template <class T>
-void im2col(const T* x, int64_t channels, const Conv3& c, T* cols) {
-  int64_t kernel_size = c.kernel[0] * c.kernel[1] * c.kernel[2];
-  int64_t outputs = c.out[0] * c.out[1] * c.out[2];
-  int64_t plane = c.in[0] * c.in[1] * c.in[2];
-  parallel_for(0, channels * kernel_size, 64, [&](int64_t begin, int64_t end) {
-    for (int64_t row = begin; row < end; ++row) {
-      int64_t ch = row / kernel_size, kk = row % kernel_size;
-      int64_t k2 = kk % c.kernel[2], k1 = (kk / c.kernel[2]) % c.kernel[1], k0 = kk / (c.kernel[2] * c.kernel[1]);
-      const T* src = x + ch * plane;
-      T* dst = cols + row * outputs;
-      for (int64_t o0 = 0; o0 < c.out[0]; ++o0) {
-        int64_t i0 = o0 * c.stride[0] - c.padding[0] + k0 * c.dilation[0];
-        for (int64_t o1 = 0; o1 < c.out[1]; ++o1) {
-          int64_t i1 = o1 * c.stride[1] - c.padding[1] + k1 * c.dilation[1];
-          bool inside = i0 >= 0 && i0 < c.in[0] && i1 >= 0 && i1 < c.in[1];
-          T* line = dst + (o0 * c.out[1] + o1) * c.out[2];
-          for (int64_t o2 = 0; o2 < c.out[2]; ++o2) {
-            int64_t i2 = o2 * c.stride[2] - c.padding[2] + k2 * c.dilation[2];
-            line[o2] = inside && i2 >= 0 && i2 < c.in[2] ? src[(i0 * c.in[1] + i1) * c.in[2] + i2] : T(0);
+// Visits every (row of cols, position, image offset) inside the image, row by row; `row` in
+// [begin, end) of channels * kernel_size. `f(row, position, image_offset)` for the in-bounds ones,
+// `outside(row, position)` for the rest.
+template <class F, class G>
+void walk_rows(const Conv3& c, int64_t begin, int64_t end, F&& f, G&& outside) {
+  int64_t kernel_size = c.kernel_size();
+  for (int64_t row = begin; row < end; ++row) {
+    int64_t ch = row / kernel_size, kk = row % kernel_size;
+    int64_t k2 = kk % c.kernel[2], k1 = (kk / c.kernel[2]) % c.kernel[1], k0 = kk / (c.kernel[2] * c.kernel[1]);
+    int64_t base = ch * c.plane();
+    for (int64_t o0 = 0; o0 < c.cols[0]; ++o0) {
+      int64_t i0 = o0 * c.stride[0] - c.padding[0] + k0 * c.dilation[0];
+      for (int64_t o1 = 0; o1 < c.cols[1]; ++o1) {
+        int64_t i1 = o1 * c.stride[1] - c.padding[1] + k1 * c.dilation[1];
+        bool inside = i0 >= 0 && i0 < c.image[0] && i1 >= 0 && i1 < c.image[1];
+        int64_t line = (o0 * c.cols[1] + o1) * c.cols[2];
+        for (int64_t o2 = 0; o2 < c.cols[2]; ++o2) {
+          int64_t i2 = o2 * c.stride[2] - c.padding[2] + k2 * c.dilation[2];
+          if (inside && i2 >= 0 && i2 < c.image[2]) {
+            f(row, line + o2, base + (i0 * c.image[1] + i1) * c.image[2] + i2);
+          } else {
+            outside(row, line + o2);
           }
         }
       }
     }
+  }
+}
+
+// cols [channels * K, positions] from image [channels, image...].
+template <class T>
+void im2col(const T* image, int64_t channels, const Conv3& c, T* cols) {
+  int64_t n = c.positions();
+  parallel_for(0, channels * c.kernel_size(), 64, [&](int64_t begin, int64_t end) {
+    walk_rows(
+        c, begin, end, [&](int64_t row, int64_t p, int64_t at) { cols[row * n + p] = image[at]; },
+        [&](int64_t row, int64_t p) { cols[row * n + p] = T(0); });
   });
+}
+
+// image [channels, image...] = the sum of every cols entry that reads it (image zeroed first). One
+// task per channel: a channel's rows are the only ones writing its plane.
+template <class T>
+void col2im(const T* cols, int64_t channels, const Conv3& c, T* image) {
+  int64_t n = c.positions(), kernel_size = c.kernel_size();
+  parallel_for(0, channels, 1, [&](int64_t begin, int64_t end) {
+    std::fill(image + begin * c.plane(), image + end * c.plane(), T(0));
+    walk_rows(
+        c, begin * kernel_size, end * kernel_size,
+        [&](int64_t row, int64_t p, int64_t at) { image[at] += cols[row * n + p]; }, [](int64_t, int64_t) {});
+  });
+}
+
+// Calls f.template operator()<T>() with the compute type: float, double or an integer type.
+template <class F>
+void visit_compute(DType t, F&& f) {
+  visit_dtype(t, [&]<class T>() {
+    if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16> || std::is_same_v<T, bool>) {
+      KILN_FAIL(ErrorKind::Internal, "convolution: {} is not a compute type", dtype_name(t));
+    } else {
+      f.template operator()<T>();
+    }
+  });
+}
+
+Tensor cols_of(const Tensor& image, int64_t channels, const Conv3& c) {
+  Tensor cols = empty_tensor({channels * c.kernel_size(), c.positions()}, image.dtype(), kCPU);
+  visit_compute(image.dtype(), [&]<class T>() { im2col<T>(image.data_ptr<T>(), channels, c, cols.data_ptr<T>()); });
+  return cols;
+}
+
+Tensor image_of(const Tensor& cols, int64_t channels, const Conv3& c) {
+  Tensor image = empty_tensor({channels, c.plane()}, cols.dtype(), kCPU);
+  Tensor dense = contiguous(cols);
+  visit_compute(cols.dtype(), [&]<class T>() { col2im<T>(dense.data_ptr<T>(), channels, c, image.data_ptr<T>()); });
+  return image;
+}
+
+// The tensors of one call in the compute dtype, contiguous: x [N, C, ...], w as [groups, rows, cols].
+struct Operands {
+  DType compute;
+  Tensor x, w;
+};
+
+Operands operands(const Tensor& input, const Tensor& weight, const meta::ConvGeometry& g) {
+  DType compute = is_reduced_float(input.dtype()) ? DType::Float32 : input.dtype();
+  Tensor x = contiguous(to_dtype(input, compute));
+  Tensor w = contiguous(to_dtype(weight, compute)).view({g.groups, weight.sizes()[0] / g.groups, -1});
+  return {compute, x, w};
+}
+
+// [N, out_channels, outputs] of a convolution; `x` [N, in_channels, in...] contiguous.
+Tensor forward(const Tensor& x, const Tensor& w, const meta::ConvGeometry& g) {
+  Conv3 c = picture(g, g.in, g.out);
+  Tensor result = empty_tensor({g.batch, g.out_channels, c.positions()}, x.dtype(), kCPU);
+  for (int64_t n = 0; n < g.batch; ++n) {
+    Tensor cols = cols_of(x.select(0, n), g.in_channels, c).view({g.groups, -1, c.positions()});
+    copy_into(result.select(0, n), bmm(w, cols).view({g.out_channels, c.positions()}));
+  }
+  return result;
+}
+
+// [N, out_channels, outputs] of a transposed convolution: per group, W^T x scattered by col2im.
+Tensor transposed_forward(const Tensor& x, const Tensor& w, const meta::ConvGeometry& g) {
+  Conv3 c = picture(g, g.out, g.in);
+  Tensor result = empty_tensor({g.batch, g.out_channels, c.plane()}, x.dtype(), kCPU);
+  for (int64_t n = 0; n < g.batch; ++n) {
+    Tensor xn = x.select(0, n).view({g.groups, g.in_channels / g.groups, c.positions()});
+    Tensor cols = bmm(w.transpose(1, 2), xn).view({g.out_channels * c.kernel_size(), c.positions()});
+    copy_into(result.select(0, n), image_of(cols, g.out_channels, c));
+  }
+  return result;
 }
 
 void convolution_impl(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias, IntArrayRef stride,
@@ -68,28 +167,96 @@ void convolution_impl(const Tensor& input, const Tensor& weight, const std::opti
   meta::ConvGeometry g =
       meta::conv_geometry(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups);
   if (out.numel() == 0) return;
-  Conv3 c = padded(g);
-  DType compute = is_reduced_float(input.dtype()) ? DType::Float32 : input.dtype();
-  Tensor x = contiguous(to_dtype(input, compute));
-  int64_t kernel_size = c.kernel[0] * c.kernel[1] * c.kernel[2];
-  int64_t outputs = c.out[0] * c.out[1] * c.out[2];
-  int64_t group_rows = g.in_channels / groups * kernel_size;
-  Tensor w = contiguous(to_dtype(weight, compute)).view({groups, g.out_channels / groups, group_rows});
-  Tensor cols = empty_tensor({groups, group_rows, outputs}, compute, kCPU);
-  Tensor result = empty_tensor({g.batch, g.out_channels, outputs}, compute, kCPU);
-  int64_t plane = g.in_channels * c.in[0] * c.in[1] * c.in[2];
-  for (int64_t n = 0; n < g.batch; ++n) {
-    visit_floating(compute, "convolution",
-                   [&]<class T>() { im2col<T>(x.data_ptr<T>() + n * plane, g.in_channels, c, cols.data_ptr<T>()); });
-    Tensor y = bmm(w, cols).view({g.out_channels, outputs});
-    copy_into(result.select(0, n), y);
-  }
-  if (bias) result = add(result, to_dtype(*bias, compute).view({1, g.out_channels, 1}));
+  Operands o = operands(input, weight, g);
+  Tensor result = transposed ? transposed_forward(o.x, o.w, g) : forward(o.x, o.w, g);
+  if (bias) result = add(result, to_dtype(*bias, o.compute).view({1, g.out_channels, 1}));
   copy_into(out, result.view(out.sizes()));
+}
+
+// The input gradient: x's spatial sizes from a convolution of grad_y (transposed) or W^T grad_y
+// scattered by col2im.
+Tensor grad_input_of(const Tensor& gy, const Tensor& w, const meta::ConvGeometry& g) {
+  if (g.transposed) {
+    Conv3 c = picture(g, g.out, g.in);
+    Tensor result = empty_tensor({g.batch, g.in_channels, c.positions()}, gy.dtype(), kCPU);
+    for (int64_t n = 0; n < g.batch; ++n) {
+      Tensor cols = cols_of(gy.select(0, n), g.out_channels, c).view({g.groups, -1, c.positions()});
+      copy_into(result.select(0, n), bmm(w, cols).view({g.in_channels, c.positions()}));
+    }
+    return result;
+  }
+  Conv3 c = picture(g, g.in, g.out);
+  Tensor result = empty_tensor({g.batch, g.in_channels, c.plane()}, gy.dtype(), kCPU);
+  for (int64_t n = 0; n < g.batch; ++n) {
+    Tensor gyn = gy.select(0, n).view({g.groups, g.out_channels / g.groups, c.positions()});
+    Tensor cols = bmm(w.transpose(1, 2), gyn).view({g.in_channels * c.kernel_size(), c.positions()});
+    copy_into(result.select(0, n), image_of(cols, g.in_channels, c));
+  }
+  return result;
+}
+
+// The weight gradient as [groups, rows, cols] (the layout of `w`), summed over the batch: the
+// products of the un-gathered operand with the im2col matrix of the gathered one.
+Tensor grad_weight_of(const Tensor& x, const Tensor& gy, const meta::ConvGeometry& g) {
+  // A convolution gathers x and multiplies by grad_y; a transposed one gathers grad_y and multiplies x.
+  const Tensor& gathered = g.transposed ? gy : x;
+  const Tensor& plain = g.transposed ? x : gy;
+  int64_t gathered_channels = g.transposed ? g.out_channels : g.in_channels;
+  int64_t plain_channels = g.transposed ? g.in_channels : g.out_channels;
+  Conv3 c = g.transposed ? picture(g, g.out, g.in) : picture(g, g.in, g.out);
+  Tensor total;
+  for (int64_t n = 0; n < g.batch; ++n) {
+    Tensor cols = cols_of(gathered.select(0, n), gathered_channels, c).view({g.groups, -1, c.positions()});
+    Tensor rows = plain.select(0, n).view({g.groups, plain_channels / g.groups, c.positions()});
+    Tensor part = bmm(rows, cols.transpose(1, 2));
+    total = n == 0 ? part : add(total, part);
+  }
+  return total;
+}
+
+std::tuple<Tensor, Tensor, Tensor> convolution_backward(const Tensor& grad_output, const Tensor& input,
+                                                        const Tensor& weight, std::optional<IntArrayRef> /*bias_sizes*/,
+                                                        IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
+                                                        bool transposed, IntArrayRef output_padding, int64_t groups,
+                                                        const std::vector<bool>& output_mask) {
+  constexpr std::string_view op = "convolution_backward";
+  KILN_CHECK(output_mask.size() == 3, "{}: output_mask must have 3 entries, got {}", op, output_mask.size());
+  KILN_CHECK_TYPE(is_floating(input.dtype()), "{}: {} is not supported (floating point only, as PyTorch's CPU kernel)",
+                  op, input.describe());
+  meta::ConvGeometry g =
+      meta::conv_geometry(input, weight, std::nullopt, stride, padding, dilation, transposed, output_padding, groups);
+  Shape want{g.batch, g.out_channels};
+  for (int64_t o : g.out) want.push_back(o);
+  KILN_CHECK(grad_output.sizes().equals(want), "{}: grad_output of size {} for an output of size {}", op,
+             grad_output.sizes(), want);
+  KILN_CHECK_TYPE(grad_output.dtype() == input.dtype(), "{}: grad_output dtype {} differs from input dtype {}", op,
+                  dtype_name(grad_output.dtype()), dtype_name(input.dtype()));
+  Device device = input.device();
+  auto make = [&](IntArrayRef sizes) { return meta::allocate(meta::contiguous_spec(sizes, input.dtype()), device); };
+  Tensor gi = output_mask[0] ? make(input.sizes()) : Tensor();
+  Tensor gw = output_mask[1] ? make(weight.sizes()) : Tensor();
+  Tensor gb = output_mask[2] ? make(IntArrayRef{g.out_channels}) : Tensor();
+  if (device.is_meta()) return {gi, gw, gb};
+  Operands o = operands(input, weight, g);
+  Tensor gy = contiguous(to_dtype(grad_output, o.compute));
+  bool empty = grad_output.numel() == 0 || input.numel() == 0;
+  if (gi.defined() && gi.numel() > 0) {
+    copy_into(gi, empty ? zeros(gi.sizes(), TensorOptions(o.compute)) : grad_input_of(gy, o.w, g).view(gi.sizes()));
+  }
+  if (gw.defined() && gw.numel() > 0) {
+    copy_into(gw, empty ? zeros(gw.sizes(), TensorOptions(o.compute)) : grad_weight_of(o.x, gy, g).view(gw.sizes()));
+  }
+  if (gb.defined() && gb.numel() > 0) {
+    copy_into(gb, sum(gy.view({g.batch, g.out_channels, -1}), IntArrayRef{0, 2}));
+  }
+  return {gi, gw, gb};
 }
 
 const KernelRegistrar kRegister([](Registry& r) {
   kernels::def_structured<&meta::convolution, &convolution_impl>(r, "aten::convolution");
+  for (DispatchKey key : {DispatchKey::CPU, DispatchKey::Meta}) {
+    kernels::def_kernel<&convolution_backward>(r, "aten::convolution_backward", key);
+  }
 });
 
 }  // namespace

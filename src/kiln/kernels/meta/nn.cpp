@@ -18,30 +18,37 @@ std::vector<int64_t> per_dim(IntArrayRef v, size_t k, std::string_view arg, cons
 
 ConvGeometry conv_geometry(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
                            IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, bool transposed,
-                           IntArrayRef /*output_padding*/, int64_t groups) {
-  KILN_CHECK_KIND(!transposed, ErrorKind::NotImplemented, "convolution: transposed convolution is not supported yet");
+                           IntArrayRef output_padding, int64_t groups) {
   KILN_CHECK(weight.dim() >= 3 && weight.dim() <= 5,
-             "convolution: weight must have 3 to 5 dims (out_channels, in_channels/groups, kernel...), got {}",
+             "convolution: weight must have 3 to 5 dims (channels, channels/groups, kernel...), got {}",
              weight.describe());
   KILN_CHECK(input.dim() == weight.dim(),
              "convolution: expected {}-dimensional input for {}-dimensional weight {}, but got input of size {}",
              weight.dim(), weight.dim(), weight.sizes(), input.sizes());
-  KILN_CHECK_TYPE(is_floating(input.dtype()) && input.dtype() == weight.dtype(),
-                  "convolution: input ({}) and weight ({}) must be floating point of one dtype", input.describe(),
-                  weight.describe());
+  KILN_CHECK_TYPE(input.dtype() == weight.dtype(), "convolution: input ({}) and weight ({}) must have one dtype",
+                  input.describe(), weight.describe());
+  // PyTorch's CPU kernels: any dtype but bool; a transposed one floating point or int64.
+  KILN_CHECK_TYPE(
+      input.dtype() != DType::Bool && (!transposed || is_floating(input.dtype()) || input.dtype() == DType::Int64),
+      "convolution: {} is not supported for a {}convolution", input.describe(), transposed ? "transposed " : "");
   KILN_CHECK(groups > 0, "convolution: non-positive groups {} is not supported", groups);
   auto k = static_cast<size_t>(weight.dim() - 2);
   ConvGeometry g;
+  g.transposed = transposed;
   g.batch = input.sizes()[0];
   g.in_channels = input.sizes()[1];
-  g.out_channels = weight.sizes()[0];
   g.groups = groups;
-  KILN_CHECK(weight.sizes()[1] * groups == g.in_channels,
-             "convolution: given groups={}, weight of size {}, expected input {} to have {} channels, but got {} "
-             "channels instead",
-             groups, weight.sizes(), input.sizes(), weight.sizes()[1] * groups, g.in_channels);
-  KILN_CHECK(g.out_channels % groups == 0, "convolution: out_channels {} is not divisible by groups {}", g.out_channels,
-             groups);
+  // A convolution's weight is [out, in / groups, kernel...]; a transposed one's [in, out / groups, kernel...].
+  int64_t weight_in = transposed ? weight.sizes()[0] : weight.sizes()[1] * groups;
+  KILN_CHECK(weight.sizes()[0] % groups == 0,
+             "convolution: given groups={}, expected weight to be divisible by {} at dimension 0, but got weight of "
+             "size {}",
+             groups, groups, weight.sizes());
+  KILN_CHECK(weight_in == g.in_channels,
+             "convolution: given transposed={}, groups={}, weight of size {}, expected input {} to have {} channels, "
+             "but got {} channels instead",
+             transposed, groups, weight.sizes(), input.sizes(), weight_in, g.in_channels);
+  g.out_channels = transposed ? weight.sizes()[1] * groups : weight.sizes()[0];
   if (bias) {
     KILN_CHECK(bias->dim() == 1 && bias->sizes()[0] == g.out_channels,
                "convolution: expected bias of size [{}] for weight {}, got {}", g.out_channels, weight.sizes(),
@@ -52,19 +59,34 @@ ConvGeometry conv_geometry(const Tensor& input, const Tensor& weight, const std:
   g.stride = per_dim(stride, k, "stride", weight);
   g.padding = per_dim(padding, k, "padding", weight);
   g.dilation = per_dim(dilation, k, "dilation", weight);
+  g.output_padding = transposed ? per_dim(output_padding, k, "output_padding", weight) : std::vector<int64_t>(k, 0);
   for (size_t d = 0; d < k; ++d) {
     KILN_CHECK(g.stride[d] > 0 && g.dilation[d] > 0 && g.padding[d] >= 0,
                "convolution: stride {} and dilation {} must be positive, padding {} non-negative", g.stride, g.dilation,
                g.padding);
     int64_t in = input.sizes()[static_cast<int64_t>(d) + 2], kernel = weight.sizes()[static_cast<int64_t>(d) + 2];
     int64_t span = g.dilation[d] * (kernel - 1) + 1;
+    g.in.push_back(in);
+    g.kernel.push_back(kernel);
+    if (transposed) {
+      int64_t extra = g.output_padding[d];
+      KILN_CHECK(extra >= 0 && (extra < g.stride[d] || extra < g.dilation[d]),
+                 "convolution: output padding must be smaller than either stride or dilation, but got output_padding "
+                 "{}, stride {}, dilation {}",
+                 g.output_padding, g.stride, g.dilation);
+      int64_t out = (in - 1) * g.stride[d] - 2 * g.padding[d] + span + extra;
+      KILN_CHECK(out > 0,
+                 "convolution: the output size of a transposed convolution is not positive ({}) in spatial dim {} "
+                 "(input {}, weight {}, padding {})",
+                 out, d, input.sizes(), weight.sizes(), g.padding);
+      g.out.push_back(out);
+      continue;
+    }
     int64_t padded = in + 2 * g.padding[d];
     KILN_CHECK(padded >= span,
                "convolution: calculated padded input size per channel ({}) is smaller than the kernel size ({}) in "
                "spatial dim {} (input {}, weight {})",
                padded, span, d, input.sizes(), weight.sizes());
-    g.in.push_back(in);
-    g.kernel.push_back(kernel);
     g.out.push_back((padded - span) / g.stride[d] + 1);
   }
   return g;

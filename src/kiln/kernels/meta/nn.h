@@ -9,10 +9,13 @@
 
 namespace kiln::meta {
 
-// The checked geometry of a (non-transposed) convolution with k spatial dims.
+// The checked geometry of a convolution with k spatial dims: `in` and `out` are the input's and the
+// output's spatial sizes (for a transposed one too: out = (in - 1) * stride - 2 * padding +
+// dilation * (kernel - 1) + output_padding + 1).
 struct ConvGeometry {
   int64_t batch, in_channels, out_channels, groups;
-  std::vector<int64_t> in, kernel, out, stride, padding, dilation;  // per spatial dim
+  bool transposed;
+  std::vector<int64_t> in, kernel, out, stride, padding, dilation, output_padding;  // per spatial dim
 };
 ConvGeometry conv_geometry(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
                            IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, bool transposed,
