@@ -17,6 +17,7 @@
 #include "kiln/core/type_promotion.h"
 #include "kiln/graph/interpreter.h"
 #include "kiln/ops/api.h"
+#include "kiln/ops/dispatcher.h"
 #include "kiln/runtime/executable.h"
 
 namespace kiln {
@@ -455,6 +456,40 @@ TEST(Compile, InputsAtAnotherStorageOffsetRecompile) {
     EXPECT_EQ(sub(compiled({x})[0], fn({x})[0]).abs().amax().item<double>(), 0.0) << "rows from " << start;
   }
   EXPECT_EQ(compiled.compiled_signatures(), 3u);
+}
+
+// The overloads without a compiled path (docs/conformance.md) are a kiln::Error naming the op at
+// compile time, never a crash: an output size or a number read from the data, a storage resized.
+TEST(Compile, DataDependentAndResizingOpsAreNamedErrors) {
+  auto call = [](const char* op, Stack s) {
+    call_op_boxed(Registry::global().get(op), s);
+    return s;
+  };
+  std::vector<std::pair<std::string, trace::TracedFn>> cases{
+      {"nonzero",
+       [&](const std::vector<Tensor>& in) {
+         return std::vector<Tensor>{call("aten::nonzero", {Value(in[0])})[0].to_tensor()};
+       }},
+      {"_local_scalar_dense",
+       [&](const std::vector<Tensor>& in) {
+         Scalar v = call("aten::_local_scalar_dense", {Value(sum(in[0]))})[0].to_scalar();
+         return std::vector<Tensor>{add(in[0], v)};
+       }},
+      {"resize_",
+       [&](const std::vector<Tensor>& in) {
+         Tensor t = exp(in[0]);
+         call("aten::resize_", {Value(t), Value(std::vector<int64_t>{3}), Value()});
+         return std::vector<Tensor>{t};
+       }},
+  };
+  for (const auto& [op, fn] : cases) {
+    try {
+      compile(fn)({full({2, 2}, 1.0)});
+      ADD_FAILURE() << op << " compiled";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(op), std::string::npos) << e.what();
+    }
+  }
 }
 
 }  // namespace

@@ -49,8 +49,8 @@ Tensor transposed_1d_by_definition(const Tensor& x, const Tensor& w, int64_t s, 
             int64_t at = i * s - p + kk * d;
             if (at < 0 || at >= out_len) continue;
             int64_t oc = ci / in_g * out_g + o;
-            y[static_cast<size_t>((b * out_g * groups + oc) * out_len + at)] +=
-                x[b][ci][i].item<double>() * w[ci][o][kk].item<double>();
+            y[static_cast<size_t>((b * out_g * groups + oc) * out_len + at)] += x[b][ci][i].item<double>() *
+                                                                                w[ci][o][kk].item<double>();
           }
   return from_vector<double>(y, {n, out_g * groups, out_len});
 }
@@ -76,8 +76,16 @@ TEST(Convolution, BackwardIsTheAdjointOfTheForward) {
     Tensor x = randn(c.x, DType::Float64), w = randn(c.w, DType::Float64);
     Tensor y = conv(x, w, c);
     Tensor gy = randn(y.sizes().vec(), DType::Float64);
-    Stack s{Value(gy), Value(x), Value(w), Value(std::vector<int64_t>{y.sizes()[1]}), Value(c.stride),
-            Value(c.padding), Value(c.dilation), Value(c.transposed), Value(c.output_padding), Value(c.groups),
+    Stack s{Value(gy),
+            Value(x),
+            Value(w),
+            Value(std::vector<int64_t>{y.sizes()[1]}),
+            Value(c.stride),
+            Value(c.padding),
+            Value(c.dilation),
+            Value(c.transposed),
+            Value(c.output_padding),
+            Value(c.groups),
             Value(std::vector<bool>{true, true, true})};
     call_op_boxed(Registry::global().get("aten::convolution_backward"), s);
     Tensor gx = s[0].to_tensor(), gw = s[1].to_tensor(), gb = s[2].to_tensor();
@@ -89,8 +97,17 @@ TEST(Convolution, BackwardIsTheAdjointOfTheForward) {
               1e-12);
     // A mask turns results off: undefined tensors.
     Stack masked = s;
-    masked = {Value(gy), Value(x), Value(w), Value(), Value(c.stride), Value(c.padding), Value(c.dilation),
-              Value(c.transposed), Value(c.output_padding), Value(c.groups), Value(std::vector<bool>{false, true, false})};
+    masked = {Value(gy),
+              Value(x),
+              Value(w),
+              Value(),
+              Value(c.stride),
+              Value(c.padding),
+              Value(c.dilation),
+              Value(c.transposed),
+              Value(c.output_padding),
+              Value(c.groups),
+              Value(std::vector<bool>{false, true, false})};
     call_op_boxed(Registry::global().get("aten::convolution_backward"), masked);
     EXPECT_FALSE(masked[0].to_tensor().defined());
     EXPECT_LT(sub(masked[1].to_tensor(), gw).abs().amax().item<double>(), 1e-12);
@@ -103,14 +120,22 @@ TEST(Convolution, BadArgumentsAreErrors) {
   auto conv_t = [&](const Tensor& xx, const Tensor& ww, std::vector<int64_t> pad, std::vector<int64_t> extra) {
     return convolution(xx, ww, std::nullopt, {2}, pad, {1}, true, extra, 1);
   };
-  EXPECT_THROW(conv_t(x, w, {0}, {2}), Error);                        // output_padding >= stride and dilation
-  EXPECT_THROW(conv_t(x, zeros({3, 3, 3}), {0}, {0}), Error);         // weight's in channels
-  EXPECT_THROW(conv_t(x, w, {9}, {0}), Error);                        // no output left
+  EXPECT_THROW(conv_t(x, w, {0}, {2}), Error);                 // output_padding >= stride and dilation
+  EXPECT_THROW(conv_t(x, zeros({3, 3, 3}), {0}, {0}), Error);  // weight's in channels
+  EXPECT_THROW(conv_t(x, w, {9}, {0}), Error);                 // no output left
   EXPECT_THROW(conv_t(x.to(DType::Int32), w.to(DType::Int32), {0}, {0}), Error);  // PyTorch: int64 only
   EXPECT_EQ(conv_t(x.to(DType::Int64), w.to(DType::Int64), {0}, {1}).sizes().vec(), (std::vector<int64_t>{1, 3, 12}));
-  Stack s{Value(zeros({1, 3, 4})), Value(x), Value(zeros({3, 2, 3})), Value(), Value(std::vector<int64_t>{1}),
-          Value(std::vector<int64_t>{0}), Value(std::vector<int64_t>{1}), Value(false), Value(std::vector<int64_t>{0}),
-          Value(int64_t{1}), Value(std::vector<bool>{true, true, true})};
+  Stack s{Value(zeros({1, 3, 4})),
+          Value(x),
+          Value(zeros({3, 2, 3})),
+          Value(),
+          Value(std::vector<int64_t>{1}),
+          Value(std::vector<int64_t>{0}),
+          Value(std::vector<int64_t>{1}),
+          Value(false),
+          Value(std::vector<int64_t>{0}),
+          Value(int64_t{1}),
+          Value(std::vector<bool>{true, true, true})};
   EXPECT_THROW(call_op_boxed(Registry::global().get("aten::convolution_backward"), s), Error);  // grad_output size
 }
 
