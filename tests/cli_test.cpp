@@ -1,9 +1,11 @@
 // The `kiln` command line, run as a user would: `kiln ops --format tsv` must list every Core ATen op
 // with its exact schema; formats, filters and usage errors behave as documented.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -79,6 +81,26 @@ TEST(Cli, OpsCoverageTotals) {
   EXPECT_NE(r.out.find("Core ATen overloads: 193; eager: 186; compiled: 183\n"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("aten::index_select"), std::string::npos);
   EXPECT_NE(r.out.find("aten::resize_                                 kernel         -"), std::string::npos);
+}
+
+// With --samples, the replay's results beside a recording: passed/total per overload, eager and compiled.
+TEST(Cli, OpsCoverageWithReplayResults) {
+  auto dir = std::filesystem::temp_directory_path() / ("kiln_cli_samples_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "replay_eager.txt") << "aten::abs 40 40\naten::convolution 99 100\n";
+  std::ofstream(dir / "replay_compiled.txt") << "aten::abs 8 8\n";
+  CliRun r = run("ops --coverage --samples " + dir.string());
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(
+      r.out.find("aten::abs                                     kernel         decomposed     40/40            8/8"),
+      std::string::npos)
+      << r.out;
+  EXPECT_NE(
+      r.out.find("aten::convolution                             kernel         extern         99/100           -"),
+      std::string::npos);
+  std::filesystem::remove_all(dir);
+  EXPECT_EQ(run("ops --coverage --samples " + dir.string()).status, 1);  // no results there
+  EXPECT_EQ(run("ops --coverage --tag core").status, 2);
 }
 
 TEST(Cli, UsageErrorsExitWithTwo) {

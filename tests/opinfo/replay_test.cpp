@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <map>
 
 #include "kiln/ops/dispatcher.h"
@@ -51,7 +52,14 @@ bool shown(const std::string& op) {
 
 // Prints the overloads with failures and a totals line; returns the failures of kinds other than
 // no-kernel (ops kiln has no kernel for yet: issue 11).
+// Writes "overload passed total" lines to `path` (read by `kiln ops --coverage --samples DIR`).
+void write_results(const std::map<std::string, Tally>& by_op, const std::string& path) {
+  std::ofstream out(path);
+  for (const auto& [op, t] : by_op) out << op << ' ' << t.passed << ' ' << t.total << '\n';
+}
+
 int report(const std::map<std::string, Tally>& by_op, const char* what) {
+  write_results(by_op, recording_dir() + "/replay_" + what + ".txt");
   int passed = 0, total = 0, clean = 0;
   for (const auto& [op, t] : by_op) {
     passed += t.passed;

@@ -8,8 +8,10 @@
 namespace kiln::tools {
 
 int ops_command(const std::vector<std::string>& args);
-// `kiln ops --coverage`: each Core ATen overload's eager and compiled path, and the totals.
-int coverage_command();
+// `kiln ops --coverage [--samples DIR]`: each Core ATen overload's eager and compiled path, and the
+// totals; with DIR (an OpInfo recording the replay test has run over), how many recorded samples
+// passed eagerly and compiled.
+int coverage_command(const std::string& samples_dir);
 int demo_command(const std::vector<std::string>& args);
 int explain_command(const std::vector<std::string>& args);
 

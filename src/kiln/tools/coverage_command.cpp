@@ -3,8 +3,12 @@
 // kernel, its functional form, or not at all), and the totals. PyTorch's OpInfo samples check both
 // (docs/opinfo_replay.md).
 #include <cstdio>
+#include <fstream>
+#include <map>
 #include <string>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "kiln/decomp/prims/table.h"
 #include "kiln/ops/registry.h"
@@ -35,16 +39,46 @@ std::string compiled_path(OpHandle op) {
   return "kept";
 }
 
-int coverage_command() {
+// Per overload, "passed/total" from a replay's results file ("overload passed total" lines), which
+// kiln_opinfo_test writes beside the recording it replays; empty when the file is absent.
+std::map<std::string, std::string> replay_results(const std::string& path) {
+  std::map<std::string, std::string> out;
+  std::ifstream in(path);
+  std::string op;
+  int passed = 0, total = 0;
+  while (in >> op >> passed >> total) out[op] = std::to_string(passed) + "/" + std::to_string(total);
+  return out;
+}
+
+int coverage_command(const std::string& samples_dir) {
   int total = 0, eager = 0, compiled = 0;
-  std::printf("%-45s %-14s %s\n", "overload", "eager", "compiled");
+  bool samples = !samples_dir.empty();
+  auto eager_samples = replay_results(samples_dir + "/replay_eager.txt");
+  auto compiled_samples = replay_results(samples_dir + "/replay_compiled.txt");
+  if (samples && eager_samples.empty()) {
+    std::fprintf(stderr, "kiln ops: no replay results in %s (run kiln_opinfo_test on that recording first)\n",
+                 samples_dir.c_str());
+    return 1;
+  }
+  std::printf("%-45s %-14s %s", "overload", "eager", samples ? "compiled       " : "compiled");
+  if (samples) std::printf("%-16s %s", "samples eager", "samples compiled");
+  std::printf("\n");
+  auto cell = [](const std::map<std::string, std::string>& m, const std::string& op) {
+    auto it = m.find(op);
+    return it == m.end() ? std::string("-") : it->second;
+  };
   for (OpHandle op : Registry::global().ops()) {
     if (!op->has_tag(OpTag::Core)) continue;
     std::string e = eager_path(op), c = compiled_path(op);
     ++total;
     eager += e != "-";
     compiled += c != "-";
-    std::printf("%-45s %-14s %s\n", op->name().c_str(), e.c_str(), c.c_str());
+    std::printf("%-45s %-14s %s", op->name().c_str(), e.c_str(),
+                samples ? fmt::format("{:<15}", c).c_str() : c.c_str());
+    if (samples) {
+      std::printf("%-16s %s", cell(eager_samples, op->name()).c_str(), cell(compiled_samples, op->name()).c_str());
+    }
+    std::printf("\n");
   }
   std::printf("\nCore ATen overloads: %d; eager: %d; compiled: %d\n", total, eager, compiled);
   return 0;

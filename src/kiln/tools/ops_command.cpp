@@ -59,7 +59,8 @@ std::string md_escape(const std::string& s) {
 int usage_error(const std::string& what) {
   std::fprintf(
       stderr,
-      "kiln ops: %s\nusage: kiln ops [--format table|tsv|md] [--tag TAG]... [--kind leaf|compound] | --coverage\n",
+      "kiln ops: %s\nusage: kiln ops [--format table|tsv|md] [--tag TAG]... [--kind leaf|compound] | --coverage "
+      "[--samples DIR]\n",
       what.c_str());
   return 2;
 }
@@ -70,7 +71,11 @@ int ops_command(const std::vector<std::string>& args) {
   std::string format = "table";
   std::vector<OpTag> tags;
   std::string kind;
-  if (args.size() == 1 && args[0] == "--coverage") return coverage_command();
+  if (!args.empty() && args[0] == "--coverage") {
+    if (args.size() == 1) return coverage_command("");
+    if (args.size() == 3 && args[1] == "--samples") return coverage_command(args[2]);
+    return usage_error("--coverage takes only --samples DIR");
+  }
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     if ((a == "--format" || a == "--tag" || a == "--kind") && i + 1 >= args.size()) {
