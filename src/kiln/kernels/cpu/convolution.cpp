@@ -138,25 +138,27 @@ Operands operands(const Tensor& input, const Tensor& weight, const meta::ConvGeo
   return {compute, x, w};
 }
 
-// [N, out_channels, outputs] of a convolution; `x` [N, in_channels, in...] contiguous.
-Tensor forward(const Tensor& x, const Tensor& w, const meta::ConvGeometry& g) {
-  Conv3 c = picture(g, g.in, g.out);
-  Tensor result = empty_tensor({g.batch, g.out_channels, c.positions()}, x.dtype(), kCPU);
-  for (int64_t n = 0; n < g.batch; ++n) {
-    Tensor cols = cols_of(x.select(0, n), g.in_channels, c).view({g.groups, -1, c.positions()});
-    copy_into(result.select(0, n), bmm(w, cols).view({g.out_channels, c.positions()}));
+// Per batch element, W (as [groups, rows, cols]) times the im2col matrix of src [N, channels,
+// c.image...]: [N, groups * rows, positions]. A convolution of x; a transposed one's input gradient.
+Tensor gather_then_multiply(const Tensor& src, int64_t channels, const Tensor& w, const Conv3& c) {
+  int64_t groups = w.sizes()[0], rows = w.sizes()[0] * w.sizes()[1];
+  Tensor result = empty_tensor({src.sizes()[0], rows, c.positions()}, src.dtype(), kCPU);
+  for (int64_t n = 0; n < src.sizes()[0]; ++n) {
+    Tensor cols = cols_of(src.select(0, n), channels, c).view({groups, -1, c.positions()});
+    copy_into(result.select(0, n), bmm(w, cols).view({rows, c.positions()}));
   }
   return result;
 }
 
-// [N, out_channels, outputs] of a transposed convolution: per group, W^T x scattered by col2im.
-Tensor transposed_forward(const Tensor& x, const Tensor& w, const meta::ConvGeometry& g) {
-  Conv3 c = picture(g, g.out, g.in);
-  Tensor result = empty_tensor({g.batch, g.out_channels, c.plane()}, x.dtype(), kCPU);
-  for (int64_t n = 0; n < g.batch; ++n) {
-    Tensor xn = x.select(0, n).view({g.groups, g.in_channels / g.groups, c.positions()});
-    Tensor cols = bmm(w.transpose(1, 2), xn).view({g.out_channels * c.kernel_size(), c.positions()});
-    copy_into(result.select(0, n), image_of(cols, g.out_channels, c));
+// Per batch element, W^T times src [N, groups * rows, positions], added into an image of `channels`
+// by col2im: [N, channels, c.plane()]. A transposed convolution of x; a convolution's input gradient.
+Tensor multiply_then_scatter(const Tensor& src, const Tensor& w, int64_t channels, const Conv3& c) {
+  int64_t groups = w.sizes()[0];
+  Tensor result = empty_tensor({src.sizes()[0], channels, c.plane()}, src.dtype(), kCPU);
+  for (int64_t n = 0; n < src.sizes()[0]; ++n) {
+    Tensor part = src.select(0, n).view({groups, w.sizes()[1], c.positions()});
+    Tensor cols = bmm(w.transpose(1, 2), part).view({channels * c.kernel_size(), c.positions()});
+    copy_into(result.select(0, n), image_of(cols, channels, c));
   }
   return result;
 }
@@ -168,31 +170,16 @@ void convolution_impl(const Tensor& input, const Tensor& weight, const std::opti
       meta::conv_geometry(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups);
   if (out.numel() == 0) return;
   Operands o = operands(input, weight, g);
-  Tensor result = transposed ? transposed_forward(o.x, o.w, g) : forward(o.x, o.w, g);
+  Tensor result = transposed ? multiply_then_scatter(o.x, o.w, g.out_channels, picture(g, g.out, g.in))
+                             : gather_then_multiply(o.x, g.in_channels, o.w, picture(g, g.in, g.out));
   if (bias) result = add(result, to_dtype(*bias, o.compute).view({1, g.out_channels, 1}));
   copy_into(out, result.view(out.sizes()));
 }
 
-// The input gradient: x's spatial sizes from a convolution of grad_y (transposed) or W^T grad_y
-// scattered by col2im.
+// The input gradient: the adjoint of the forward's picture (see the top of the file).
 Tensor grad_input_of(const Tensor& gy, const Tensor& w, const meta::ConvGeometry& g) {
-  if (g.transposed) {
-    Conv3 c = picture(g, g.out, g.in);
-    Tensor result = empty_tensor({g.batch, g.in_channels, c.positions()}, gy.dtype(), kCPU);
-    for (int64_t n = 0; n < g.batch; ++n) {
-      Tensor cols = cols_of(gy.select(0, n), g.out_channels, c).view({g.groups, -1, c.positions()});
-      copy_into(result.select(0, n), bmm(w, cols).view({g.in_channels, c.positions()}));
-    }
-    return result;
-  }
-  Conv3 c = picture(g, g.in, g.out);
-  Tensor result = empty_tensor({g.batch, g.in_channels, c.plane()}, gy.dtype(), kCPU);
-  for (int64_t n = 0; n < g.batch; ++n) {
-    Tensor gyn = gy.select(0, n).view({g.groups, g.out_channels / g.groups, c.positions()});
-    Tensor cols = bmm(w.transpose(1, 2), gyn).view({g.in_channels * c.kernel_size(), c.positions()});
-    copy_into(result.select(0, n), image_of(cols, g.in_channels, c));
-  }
-  return result;
+  return g.transposed ? gather_then_multiply(gy, g.out_channels, w, picture(g, g.out, g.in))
+                      : multiply_then_scatter(gy, w, g.in_channels, picture(g, g.in, g.out));
 }
 
 // The weight gradient as [groups, rows, cols] (the layout of `w`), summed over the batch: the

@@ -34,6 +34,20 @@ Tensor conv(const Tensor& x, const Tensor& w, const Case& c) {
 
 double dot(const Tensor& a, const Tensor& b) { return sum(mul(a, b)).item<double>(); }
 
+Stack backward_args(const Tensor& gy, const Tensor& x, const Tensor& w, const Case& c, std::vector<bool> mask) {
+  return {Value(gy),
+          Value(x),
+          Value(w),
+          Value(),
+          Value(c.stride),
+          Value(c.padding),
+          Value(c.dilation),
+          Value(c.transposed),
+          Value(c.output_padding),
+          Value(c.groups),
+          Value(std::move(mask))};
+}
+
 // y[n, g*O+o, i*s - p + k*d] += x[n, g*I+c, i] * w[g*I+c, o, k], in one spatial dim.
 Tensor transposed_1d_by_definition(const Tensor& x, const Tensor& w, int64_t s, int64_t p, int64_t d, int64_t extra,
                                    int64_t groups) {
@@ -76,17 +90,7 @@ TEST(Convolution, BackwardIsTheAdjointOfTheForward) {
     Tensor x = randn(c.x, DType::Float64), w = randn(c.w, DType::Float64);
     Tensor y = conv(x, w, c);
     Tensor gy = randn(y.sizes().vec(), DType::Float64);
-    Stack s{Value(gy),
-            Value(x),
-            Value(w),
-            Value(std::vector<int64_t>{y.sizes()[1]}),
-            Value(c.stride),
-            Value(c.padding),
-            Value(c.dilation),
-            Value(c.transposed),
-            Value(c.output_padding),
-            Value(c.groups),
-            Value(std::vector<bool>{true, true, true})};
+    Stack s = backward_args(gy, x, w, c, {true, true, true});
     call_op_boxed(Registry::global().get("aten::convolution_backward"), s);
     Tensor gx = s[0].to_tensor(), gw = s[1].to_tensor(), gb = s[2].to_tensor();
     Tensor v = randn(c.x, DType::Float64), u = randn(c.w, DType::Float64);
@@ -96,18 +100,7 @@ TEST(Convolution, BackwardIsTheAdjointOfTheForward) {
     EXPECT_LT(sub(gb, sum(gy.view({gy.sizes()[0], gy.sizes()[1], -1}), IntArrayRef{0, 2})).abs().amax().item<double>(),
               1e-12);
     // A mask turns results off: undefined tensors.
-    Stack masked = s;
-    masked = {Value(gy),
-              Value(x),
-              Value(w),
-              Value(),
-              Value(c.stride),
-              Value(c.padding),
-              Value(c.dilation),
-              Value(c.transposed),
-              Value(c.output_padding),
-              Value(c.groups),
-              Value(std::vector<bool>{false, true, false})};
+    Stack masked = backward_args(gy, x, w, c, {false, true, false});
     call_op_boxed(Registry::global().get("aten::convolution_backward"), masked);
     EXPECT_FALSE(masked[0].to_tensor().defined());
     EXPECT_LT(sub(masked[1].to_tensor(), gw).abs().amax().item<double>(), 1e-12);
