@@ -8,6 +8,7 @@
 #include "guard_page.h"
 #include "harness.h"
 #include "kiln/api/compile.h"
+#include "kiln/ops/dispatcher.h"
 
 namespace kiln::testing {
 namespace {
@@ -192,6 +193,48 @@ TEST(CompiledRegression, LayerNormOfNegativeZerosIsSignedAsPyTorch) {
           EXPECT_EQ(std::signbit(v), negative[k]) << dtype_name(t) << " output " << k;
         }
       }
+    }
+  }
+}
+
+// Index values are data: an out-of-range one (either sign) is a kiln::Error when the call runs,
+// eagerly and compiled alike, never a read or write out of bounds (the inputs end at guard pages in
+// the differential tier; here ASan watches in `make test-asan`).
+TEST(CompiledRegression, OutOfRangeIndicesRaiseEagerAndCompiled) {
+  auto call = [](const char* op, Stack s) {
+    call_op_boxed(Registry::global().get(op), s);
+    return s.at(0).to_tensor();
+  };
+  using Indices = std::vector<std::optional<Tensor>>;
+  std::vector<std::pair<std::string, Fn>> cases{
+      {"gather", [](const std::vector<Tensor>& in) { return std::vector<Tensor>{gather(exp(in[0]), 1, in[1])}; }},
+      {"index_select",
+       [](const std::vector<Tensor>& in) { return std::vector<Tensor>{index_select(exp(in[0]), 0, in[2])}; }},
+      {"embedding", [](const std::vector<Tensor>& in) { return std::vector<Tensor>{embedding(exp(in[0]), in[2])}; }},
+      {"scatter_add",
+       [](const std::vector<Tensor>& in) { return std::vector<Tensor>{scatter_add(in[0], 1, in[1], exp(in[0]))}; }},
+      {"index",
+       [&](const std::vector<Tensor>& in) {
+         return std::vector<Tensor>{call("aten::index.Tensor", {Value(exp(in[0])), Value(Indices{in[2]})})};
+       }},
+      {"index_put",
+       [&](const std::vector<Tensor>& in) {
+         return std::vector<Tensor>{
+             call("aten::index_put", {Value(exp(in[0])), Value(Indices{in[2]}), Value(full({4}, 2.0))})};
+       }},
+  };
+  Tensor x = full({3, 4}, 0.5);
+  for (int64_t bad : std::vector<int64_t>{3, 4, -4, -5, int64_t{1} << 40}) {
+    Tensor column = from_vector<int64_t>({0, 1, 2, 3, bad, bad, bad, bad, 3, 2, 1, 0}, {3, 4});
+    Tensor rows = from_vector<int64_t>({0, bad, 2});
+    for (const auto& [op, fn] : cases) {
+      SCOPED_TRACE(op + " with index " + std::to_string(bad));
+      // gather and scatter_add index dim 1 (size 4) and take no negative index; index_select and
+      // embedding dim 0 (size 3), no negative index either; index and index_put wrap one.
+      bool along_columns = op == "gather" || op == "scatter_add";
+      if (along_columns && bad == 3) continue;  // in range
+      EXPECT_THROW(fn({x, column, rows}), Error);
+      EXPECT_THROW(run_compiled(fn, {x, column, rows}), Error);
     }
   }
 }
