@@ -94,6 +94,9 @@ class Comparer {
         }
         return why;
       }
+      case Token::Kind::None:  // an undefined tensor (a backward's output masked off)
+        return got.is_none() ? ""
+                             : fmt::format("{}: expected None (an undefined tensor), got {}", where, got.type_name());
       case Token::Kind::List: {
         if (got.tag() != Value::Tag::TensorList)
           return fmt::format("{}: expected a list, got {}", where, got.type_name());
@@ -331,10 +334,14 @@ Stack substitute(const Prepared& p, const std::vector<Tensor>& in, size_t& next)
   return s;
 }
 
-// The results of one call, flattened: a Tensor[] result is its tensors, counted in `shape`.
+// The results of one call, flattened: a Tensor[] result is its tensors, counted in `shape`; a
+// None result (an undefined tensor) has no tensor, and -2 in `shape`.
+constexpr int kNoTensor = -2;
 void flatten(const Stack& s, std::vector<Tensor>& out, std::vector<int>& shape) {
   for (const Value& v : s) {
-    if (v.is_tensor()) {
+    if (v.is_none()) {
+      shape.push_back(kNoTensor);
+    } else if (v.is_tensor()) {
       out.push_back(v.to_tensor());
       shape.push_back(-1);
     } else {
@@ -348,6 +355,10 @@ void flatten(const Stack& s, std::vector<Tensor>& out, std::vector<int>& shape) 
 Stack unflatten(const std::vector<Tensor>& flat, size_t& next, const std::vector<int>& shape) {
   Stack s;
   for (int n : shape) {
+    if (n == kNoTensor) {
+      s.emplace_back();
+      continue;
+    }
     if (n < 0) {
       s.emplace_back(flat.at(next++));
       continue;
