@@ -145,8 +145,8 @@ OptionalTensors3 native_group_norm_backward(const Tensor& grad_out, const Tensor
   OptionalTensors3 grads;
   if (output_mask[0]) {
     Tensor g = weight ? mul(dy, reshape(as_dtype(*weight, ct), {1, group, per_group, 1})) : dy;
-    Tensor dx = as_dtype(reshape(normalized_input_grad(g, xhat, r, {2, 3}, per_group * hxw), input.sizes()),
-                         input.dtype());
+    Tensor dx =
+        as_dtype(reshape(normalized_input_grad(g, xhat, r, {2, 3}, per_group * hxw), input.sizes()), input.dtype());
     std::get<0>(grads) = in_suggested_format(dense(dx), input);
   }
   if (output_mask[1]) std::get<1>(grads) = as_dtype(reshape(sum(mul(dy, xhat), {0, 3}), {c}), weight->dtype());

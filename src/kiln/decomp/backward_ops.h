@@ -26,7 +26,8 @@ OptionalTensors3 native_layer_norm_backward(const Tensor& grad_out, const Tensor
 // (grad_input, grad_weight, grad_bias) of native_group_norm, from its saved [N, group] statistics.
 OptionalTensors3 native_group_norm_backward(const Tensor& grad_out, const Tensor& input, const Tensor& mean,
                                             const Tensor& rstd, const std::optional<Tensor>& weight, int64_t n,
-                                            int64_t c, int64_t hxw, int64_t group, const std::vector<bool>& output_mask);
+                                            int64_t c, int64_t hxw, int64_t group,
+                                            const std::vector<bool>& output_mask);
 // The gradient of embedding's [num_weights, D] table: each gradient row added to its index's row.
 Tensor embedding_dense_backward(const Tensor& grad_output, const Tensor& indices, int64_t num_weights,
                                 int64_t padding_idx, bool scale_grad_by_freq);
