@@ -80,8 +80,10 @@ Tensor meta_only(const Tensor& a) { return empty_like(a); }
 TEST(Errors, UnknownOpAndMissingKernel) {
   EXPECT_STREQ(caught([] { Registry::global().get("aten::frobnicate"); }).what(), "unknown op 'aten::frobnicate'");
   // An op with a meta kernel only (shape inference) has no CPU kernel to run.
-  OpHandle op =
-      register_custom_op({.schema = "errors_test::meta_only(Tensor a) -> Tensor", .meta = boxed_kernel<&meta_only>()});
+  OpHandle op = register_custom_op({.schema = "errors_test::meta_only(Tensor a) -> Tensor",
+                                    .tags = "",
+                                    .meta = boxed_kernel<&meta_only>(),
+                                    .cpu = {}});
   Stack s{Value(zeros({4, 3}))};
   EXPECT_EQ(caught([&] { call_op_boxed(op, s); }).kind(), ErrorKind::NotImplemented);
 }

@@ -95,6 +95,9 @@ class Comparer {
         }
         return why;
       }
+      case Token::Kind::None:  // an undefined tensor (a backward's output masked off)
+        return got.is_none() ? ""
+                             : fmt::format("{}: expected None (an undefined tensor), got {}", where, got.type_name());
       case Token::Kind::List: {
         if (got.tag() != Value::Tag::TensorList)
           return fmt::format("{}: expected a list, got {}", where, got.type_name());
@@ -117,11 +120,6 @@ class Comparer {
         double g = got.tag() == Value::Tag::Bool ? got.to_bool() : got.to_double();
         bool same = (std::isnan(w) && std::isnan(g)) || w == g || std::abs(w - g) <= 1e-6 * std::abs(w);
         return same ? "" : fmt::format("{}: {}, PyTorch {}", where, g, w);
-      }
-      case Token::Kind::None: {
-        // A result PyTorch did not compute (an output_mask turned it off): kiln's is undefined too.
-        bool none = got.is_none() || (got.is_tensor() && !got.to_tensor().defined());
-        return none ? "" : fmt::format("{}: a {}, PyTorch none", where, got.type_name());
       }
       default: return fmt::format("{}: unexpected result token", where);
     }
@@ -337,11 +335,13 @@ Stack substitute(const Prepared& p, const std::vector<Tensor>& in, size_t& next)
   return s;
 }
 
-// The results of one call, flattened: a Tensor[] result is its tensors, counted in `shape`.
+// The results of one call, flattened: a Tensor[] result is its tensors, counted in `shape`; a
+// None result (an undefined tensor) has no tensor, and -2 in `shape`.
+constexpr int kNoTensor = -2;
 void flatten(const Stack& s, std::vector<Tensor>& out, std::vector<int>& shape) {
   for (const Value& v : s) {
-    if (v.is_tensor() && !v.to_tensor().defined()) {
-      shape.push_back(-2);  // a result an output_mask turned off
+    if (v.is_none()) {
+      shape.push_back(kNoTensor);
     } else if (v.is_tensor()) {
       out.push_back(v.to_tensor());
       shape.push_back(-1);
@@ -356,8 +356,8 @@ void flatten(const Stack& s, std::vector<Tensor>& out, std::vector<int>& shape) 
 Stack unflatten(const std::vector<Tensor>& flat, size_t& next, const std::vector<int>& shape) {
   Stack s;
   for (int n : shape) {
-    if (n == -2) {
-      s.emplace_back(Tensor());
+    if (n == kNoTensor) {
+      s.emplace_back();
       continue;
     }
     if (n < 0) {

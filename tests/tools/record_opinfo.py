@@ -35,7 +35,9 @@ SAMPLE_DTYPES = [torch.float32, torch.float64, torch.int64, torch.int32, torch.b
 # Overloads allowed more calls than --per-overload: their targeted samples (kernel_samples) come
 # after the OpInfo ones and would otherwise find the cap reached.
 EXTRA_CALLS = {"aten::grid_sampler_2d": 80, "aten::col2im": 10, "aten::_embedding_bag": 60, "aten::convolution": 60,
-               "aten::convolution_backward": 60}
+               "aten::convolution_backward": 60, "aten::native_layer_norm_backward": 40,
+               "aten::native_group_norm_backward": 40, "aten::embedding_dense_backward": 20,
+               "aten::avg_pool2d_backward": 30, "aten::_adaptive_avg_pool2d_backward": 20}
 RANDOM = {"aten::native_dropout", "aten::rand", "aten::randn", "aten::randperm", "aten::bernoulli.p",
           "aten::bernoulli", "aten::normal.Tensor_float", "aten::uniform"}
 
@@ -162,7 +164,9 @@ def float64_reference(func, name, args, kwargs, out):
             return None
         rounded = []
         for g, r in zip(got, ref_flat):
-            if isinstance(g, torch.Tensor) and isinstance(r, torch.Tensor) and g.shape == r.shape:
+            if g is None and r is None:  # an undefined result (a backward's masked-off output)
+                rounded.append(None)
+            elif isinstance(g, torch.Tensor) and isinstance(r, torch.Tensor) and g.shape == r.shape:
                 rounded.append(r.to(g.dtype) if g.dtype.is_floating_point else g)
             else:
                 return None
@@ -391,6 +395,168 @@ def kernel_samples():
     return out
 
 
+def backward_samples():
+    """Calls of the backward ops no OpInfo sample reaches (they run only in a backward pass), with
+    the saved statistics of a real forward: every output_mask, float32/float64/bfloat16,
+    non-contiguous and channels-last inputs, and the errors PyTorch raises (name, thunk)."""
+    aten = torch.ops.aten
+    g = torch.Generator().manual_seed(4)
+    out = []
+    masks = [[a, b, c] for a in (False, True) for b in (False, True) for c in (False, True)]
+
+    def rn(*shape, dtype=torch.float32):
+        return torch.randn(*shape, generator=g).to(dtype)
+
+    for dt in (torch.float32, torch.float64, torch.bfloat16):
+        # native_layer_norm_backward over the last two dims, then variants.
+        x, w, b = rn(2, 3, 4, 5, dtype=dt), rn(4, 5, dtype=dt), rn(4, 5, dtype=dt)
+        _, mean, rstd = aten.native_layer_norm(x, [4, 5], w, b, 1e-5)
+        dy = rn(2, 3, 4, 5, dtype=dt)
+        out += [("native_layer_norm_backward", lambda x=x, w=w, b=b, m=mean, r=rstd, dy=dy, mk=mk:
+                 aten.native_layer_norm_backward(dy, x, [4, 5], m, r, w, b, mk)) for mk in masks]
+        for xv, shape in ((x.transpose(0, 1), [5]), (x.to(memory_format=torch.channels_last), [3, 4, 5]),
+                          (x[:, :, ::2], [5]), (x[:0], [4, 5])):
+            wv, bv = rn(*shape, dtype=dt), rn(*shape, dtype=dt)
+            _, m, r = aten.native_layer_norm(xv, shape, wv, bv, 1e-5)
+            dyv = rn(*xv.shape, dtype=dt)
+            out.append(("native_layer_norm_backward", lambda xv=xv, s=shape, wv=wv, bv=bv, m=m, r=r, dyv=dyv:
+                        aten.native_layer_norm_backward(dyv, xv, s, m, r, wv, bv, [True, True, True])))
+        _, m1, r1 = aten.native_layer_norm(x, [5], None, None, 1e-5)
+        out += [
+            ("native_layer_norm_backward", lambda x=x, m=m1, r=r1, dy=dy:
+             aten.native_layer_norm_backward(dy.transpose(2, 3).contiguous().transpose(2, 3), x, [5], m, r, None,
+                                             None, [True, False, False])),
+            ("native_layer_norm_backward", lambda x=x, w=w, m=mean, r=rstd, dy=dy:
+             aten.native_layer_norm_backward(dy, x, [4, 5], m, r, w, None, [True, True, False])),
+        ]
+        # native_group_norm_backward: 6 channels in 3 groups.
+        x, w, b = rn(2, 6, 3, 4, dtype=dt), rn(6, dtype=dt), rn(6, dtype=dt)
+        _, mean, rstd = aten.native_group_norm(x, w, b, 2, 6, 12, 3, 1e-5)
+        dy = rn(2, 6, 3, 4, dtype=dt)
+        out += [("native_group_norm_backward", lambda x=x, w=w, m=mean, r=rstd, dy=dy, mk=mk:
+                 aten.native_group_norm_backward(dy, x, m, r, w, 2, 6, 12, 3, mk)) for mk in masks]
+        # Channels-last input and gradient (PyTorch's CPU kernel reads both in the input's memory
+        # format: it is right only where their layouts agree, as autograd's do).
+        xc, dyc = x.to(memory_format=torch.channels_last), dy.to(memory_format=torch.channels_last)
+        x5 = rn(2, 4, 2, 3, 2, dtype=dt).to(memory_format=torch.channels_last_3d)
+        dy5 = rn(2, 4, 2, 3, 2, dtype=dt).to(memory_format=torch.channels_last_3d)
+        _, m5, r5 = aten.native_group_norm(x5, None, None, 2, 4, 12, 2, 1e-5)
+        x3, dy3 = rn(3, 4, 5, dtype=dt), rn(3, 4, 5, dtype=dt)
+        _, m3, r3 = aten.native_group_norm(x3, None, None, 3, 4, 5, 2, 1e-5)
+        out += [
+            ("native_group_norm_backward", lambda xc=xc, w=w, m=mean, r=rstd, dyc=dyc:
+             aten.native_group_norm_backward(dyc, xc, m, r, w, 2, 6, 12, 3, [True, True, True])),
+            ("native_group_norm_backward", lambda x5=x5, m=m5, r=r5, dy5=dy5:
+             aten.native_group_norm_backward(dy5, x5, m, r, None, 2, 4, 12, 2, [True, False, False])),
+            ("native_group_norm_backward", lambda x3=x3, m=m3, r=r3, dy3=dy3:
+             aten.native_group_norm_backward(dy3, x3, m, r, None, 3, 4, 5, 2,
+                                             [True, False, False])),
+            ("native_group_norm_backward", lambda x=x, w=w, m=mean, r=rstd, dy=dy:
+             aten.native_group_norm_backward(dy, x[:0], m[:0], r[:0], w, 0, 6, 12, 3, [True, True, True])),
+        ]
+        # embedding_dense_backward: repeated indices, padding_idx, scale_grad_by_freq.
+        idx = torch.tensor([[0, 2, 2], [5, 0, 2]])
+        gy = rn(2, 3, 4, dtype=dt)
+        out += [("embedding_dense_backward", lambda gy=gy, p=p, sc=sc: aten.embedding_dense_backward(gy, idx, 7, p, sc))
+                for p in (-1, 2) for sc in (False, True)]
+        out += [
+            ("embedding_dense_backward", lambda gy=gy: aten.embedding_dense_backward(gy, idx.int(), 6, 0, True)),
+            ("embedding_dense_backward", lambda gy=gy: aten.embedding_dense_backward(
+                gy.transpose(0, 1).contiguous().transpose(0, 1), idx, 7, -1, False)),
+        ]
+        # avg_pool2d_backward: the forward's argument combinations, layouts, batched or not.
+        x = rn(2, 3, 7, 8, dtype=dt)
+        for xv, args in ((x, ([3, 3], [2, 2], [1, 1], False, True, None)),
+                         (x, ([3, 2], [2, 3], [1, 1], True, False, None)),
+                         (x, ([2, 3], [1, 2], [1, 1], True, True, 3)),
+                         (x, ([2, 2], [], [0, 0], False, True, None)),
+                         (x.to(memory_format=torch.channels_last), ([3, 3], [2, 2], [1, 0], True, False, None)),
+                         (x.transpose(2, 3), ([3, 2], [2, 1], [1, 0], True, False, None)),
+                         (x[0], ([2, 2], [3, 3], [1, 1], True, True, -2))):
+            gy = rn(*aten.avg_pool2d(xv, *args).shape, dtype=dt)
+            out.append(("avg_pool2d_backward", lambda xv=xv, a=args, gy=gy: aten.avg_pool2d_backward(gy, xv, *a)))
+        # _adaptive_avg_pool2d_backward: shrinking, growing, overlapping windows, layouts.
+        for xv, size in ((x, [3, 5]), (x, [10, 11]), (x, [7, 8]), (x.to(memory_format=torch.channels_last), [4, 3]),
+                         (x.transpose(2, 3), [4, 4]), (x[1], [2, 3])):
+            gy = rn(*aten._adaptive_avg_pool2d(xv, size).shape, dtype=dt)
+            out.append(("_adaptive_avg_pool2d_backward", lambda xv=xv, gy=gy: aten._adaptive_avg_pool2d_backward(gy, xv)))
+
+    # Mixed types: a bfloat16 input with float32 parameters (and statistics).
+    x, w, b, dy = rn(2, 3, 5, dtype=torch.bfloat16), rn(5), rn(5), rn(2, 3, 5, dtype=torch.bfloat16)
+    _, mean, rstd = aten.native_layer_norm(x, [5], w, b, 1e-5)
+    out.append(("native_layer_norm_backward", lambda x=x, w=w, b=b, dy=dy, m=mean, r=rstd:
+                aten.native_layer_norm_backward(dy, x, [5], m, r, w, b, [True, True, True])))
+    xg, wg, dg = rn(2, 4, 3, dtype=torch.bfloat16), rn(4), rn(2, 4, 3, dtype=torch.bfloat16)
+    _, gmean, grstd = aten.native_group_norm(xg, wg, None, 2, 4, 3, 2, 1e-5)
+    out.append(("native_group_norm_backward", lambda xg=xg, wg=wg, dg=dg, m=gmean, r=grstd:
+                aten.native_group_norm_backward(dg, xg, m, r, wg, 2, 4, 3, 2, [True, True, True])))
+    # Integer gradients (PyTorch scales them by 1 / count in int64: rows seen more than once vanish)
+    # and average pooling of int64 (integer division).
+    gi = torch.randint(-20, 20, (2, 3, 4), generator=g)
+    idx = torch.tensor([[0, 2, 2], [5, 0, 2]])
+    g2, g1, g0, flat, one, none = rn(6, 4), rn(4), rn(0, 4), idx.flatten(), torch.tensor(3), idx[:0, 0].clone()
+    out += [
+        ("embedding_dense_backward", lambda: aten.embedding_dense_backward(gi, idx, 7, -1, False)),
+        ("embedding_dense_backward", lambda: aten.embedding_dense_backward(gi, idx, 7, 5, True)),
+        ("embedding_dense_backward", lambda: aten.embedding_dense_backward(g2, flat, 7, -1, False)),
+        ("embedding_dense_backward", lambda: aten.embedding_dense_backward(g1, one, 7, -1, False)),
+        ("embedding_dense_backward", lambda: aten.embedding_dense_backward(g0, none, 7, -1, True)),
+    ]
+    xl = torch.randint(-50, 50, (1, 2, 5, 6), generator=g)
+    for a in (([2, 2], [2, 2], [1, 1], True, True, None), ([3, 2], [1, 2], [1, 0], False, False, -3)):
+        gl = torch.randint(-50, 50, aten.avg_pool2d(xl, *a).shape, generator=g)
+        out.append(("avg_pool2d_backward", lambda a=a, gl=gl: aten.avg_pool2d_backward(gl, xl, *a)))
+    # Errors PyTorch raises.
+    x, w, b = rn(2, 3, 4, 5), rn(4, 5), rn(4, 5)
+    _, mean, rstd = aten.native_layer_norm(x, [4, 5], w, b, 1e-5)
+    dy = rn(2, 3, 4, 5)
+    xg, wg, dg = rn(2, 6, 3, 4), rn(6), rn(2, 6, 3, 4)
+    _, gmean, grstd = aten.native_group_norm(xg, wg, None, 2, 6, 12, 3, 1e-5)
+    xp, ge = rn(2, 3, 7, 8), rn(2, 3, 4)
+    pool = ([3, 3], [2, 2], [1, 1], False, True, None)
+    gp = aten.avg_pool2d(xp, *pool)
+    ga = aten._adaptive_avg_pool2d(xp, [3, 5])
+    out += [
+        ("native_layer_norm_backward", lambda: aten.native_layer_norm_backward(
+            dy.double(), x, [4, 5], mean, rstd, w, b, [True, True, True])),
+        ("native_layer_norm_backward", lambda: aten.native_layer_norm_backward(
+            dy, x, [3, 5], mean, rstd, w, b, [True, True, True])),
+        ("native_layer_norm_backward", lambda: aten.native_layer_norm_backward(
+            dy, x, [4, 5], mean, rstd, w[0], b, [True, True, True])),
+        ("native_layer_norm_backward", lambda: aten.native_layer_norm_backward(
+            dy, x, [4, 5], mean, rstd, None, b, [True, True, True])),
+        ("native_layer_norm_backward", lambda: aten.native_layer_norm_backward(
+            dy, x, [4, 5], mean, rstd, w.double(), None, [True, True, False])),
+        ("native_layer_norm_backward", lambda: aten.native_layer_norm_backward(
+            dy.long(), x.long(), [4, 5], mean, rstd, None, None, [True, False, False])),
+        ("native_group_norm_backward", lambda: aten.native_group_norm_backward(
+            dg, xg, gmean, grstd, wg, 2, 6, 12, 4, [True, True, True])),
+        ("native_group_norm_backward", lambda: aten.native_group_norm_backward(
+            dg, xg, gmean, grstd, wg, 2, 6, 11, 3, [True, True, True])),
+        ("native_group_norm_backward", lambda: aten.native_group_norm_backward(
+            dg.double(), xg, gmean, grstd, wg, 2, 6, 12, 3, [True, True, True])),
+        ("native_group_norm_backward", lambda: aten.native_group_norm_backward(
+            dg, xg, gmean, grstd, wg[:5], 2, 6, 12, 3, [True, True, True])),
+        ("native_group_norm_backward", lambda: aten.native_group_norm_backward(
+            dg, xg, gmean, grstd, None, 2, 6, 12, 3, [True, False, True])),
+        ("embedding_dense_backward", lambda: aten.embedding_dense_backward(ge, idx.float(), 7, -1, False)),
+        ("embedding_dense_backward", lambda: aten.embedding_dense_backward(ge[:, :2], idx, 7, -1, False)),
+        ("avg_pool2d_backward", lambda: aten.avg_pool2d_backward(gp[:, :, :2], xp, *pool)),
+        ("avg_pool2d_backward", lambda: aten.avg_pool2d_backward(gp[:, :2], xp, *pool)),
+        ("avg_pool2d_backward", lambda: aten.avg_pool2d_backward(gp.double(), xp, *pool)),
+        ("avg_pool2d_backward", lambda: aten.avg_pool2d_backward(gp, xp, [3, 3], [2, 2], [1, 1], False, True, 0)),
+        ("avg_pool2d_backward", lambda: aten.avg_pool2d_backward(gp, xp, [3, 3], [2, 2], [2, 2], False, True, None)),
+        ("avg_pool2d_backward", lambda: aten.avg_pool2d_backward(gp.int(), xp.int(), *pool)),
+        ("avg_pool2d_backward", lambda: aten.avg_pool2d_backward(gp[0, 0], xp[0, 0], *pool)),
+        ("_adaptive_avg_pool2d_backward", lambda: aten._adaptive_avg_pool2d_backward(ga.double(), xp)),
+        ("_adaptive_avg_pool2d_backward", lambda: aten._adaptive_avg_pool2d_backward(ga.long(), xp.long())),
+        ("_adaptive_avg_pool2d_backward", lambda: aten._adaptive_avg_pool2d_backward(ga[0], xp)),
+        ("_adaptive_avg_pool2d_backward", lambda: aten._adaptive_avg_pool2d_backward(ga[0, 0], xp[0, 0])),
+        ("_adaptive_avg_pool2d_backward", lambda: aten._adaptive_avg_pool2d_backward(ga[:, :, :0], xp)),
+    ]
+    return out
+
+
 def direct_samples():
     """Core ATen overloads that PyTorch decomposes before any dispatch mode sees them (composite
     implicit ones): (overload name, args, function), recorded from a direct call."""
@@ -526,7 +692,8 @@ def main():
                         info.op(s.input, *s.args, **s.kwargs)
                 except Exception:
                     pass  # recorded where a Core ATen call raised; the rest is PyTorch's own checking
-    for k, (name, thunk) in enumerate(targeted_samples() + kernel_samples() + convolution_samples()):
+    for k, (name, thunk) in enumerate(targeted_samples() + kernel_samples() + convolution_samples()
+                                      + backward_samples()):
         recorder.source = "targeted.%s/%d" % (name, k)
         try:
             with recorder:

@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include "kiln/core/type_promotion.h"
+#include "kiln/decomp/backward_ops.h"
 #include "kiln/decomp/batch_norm.h"
 #include "kiln/decomp/nn_ops.h"
 #include "kiln/decomp/opmath.h"
@@ -122,6 +123,9 @@ const std::map<OpHandle, BoxedKernel>& leaf_decompositions() {
         {r.get("aten::adaptive_avg_pool1d"), detail::boxed<&decomp::adaptive_avg_pool1d>()},
         {r.get("aten::upsample_nearest2d.vec"), detail::boxed<&decomp::upsample_nearest2d>()},
         {r.get("aten::upsample_bilinear2d.vec"), detail::boxed<&decomp::upsample_bilinear2d>()},
+        {r.get("aten::native_layer_norm_backward"), detail::boxed<&decomp::native_layer_norm_backward>()},
+        {r.get("aten::native_group_norm_backward"), detail::boxed<&decomp::native_group_norm_backward>()},
+        {r.get("aten::embedding_dense_backward"), detail::boxed<&decomp::embedding_dense_backward>()},
     };
   }();
   return table;

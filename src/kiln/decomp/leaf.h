@@ -9,8 +9,9 @@
 
 namespace kiln {
 
-// gelu (both approximations), sigmoid, _softmax, _log_softmax, native_layer_norm, and batch
-// normalization's _native_batch_norm_legit_no_training and .no_stats.
+// gelu (both approximations), sigmoid, _softmax, _log_softmax, native_layer_norm, batch
+// normalization's _native_batch_norm_legit_no_training and .no_stats, the ops of nn_ops.h and
+// the backwards of backward_ops.h.
 const std::map<OpHandle, BoxedKernel>& leaf_decompositions();
 
 }  // namespace kiln

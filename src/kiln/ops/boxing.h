@@ -123,6 +123,12 @@ struct Unbox<std::optional<T>> {
 
 // ---- results -> stack
 inline void push_result(Stack& s, Tensor t) { s.emplace_back(std::move(t)); }
+// An absent result (a backward's output masked off by output_mask): None, as PyTorch's undefined
+// tensor reads in Python.
+inline void push_result(Stack& s, std::optional<Tensor> t) {
+  if (t) s.emplace_back(std::move(*t));
+  else s.emplace_back();
+}
 inline void push_result(Stack& s, std::vector<Tensor> ts) { s.emplace_back(std::move(ts)); }
 inline void push_result(Stack& s, const Scalar& v) { s.emplace_back(v); }
 inline void push_result(Stack& s, int64_t v) { s.emplace_back(v); }

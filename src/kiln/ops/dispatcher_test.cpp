@@ -89,8 +89,10 @@ TEST(Dispatcher, BackendFollowsTheTensorsAndFactoriesFollowTheirDevice) {
 Tensor meta_only(const Tensor& a) { return empty_like(a); }
 
 TEST(Dispatcher, MissingBackendKernelIsAnError) {
-  OpHandle op = register_custom_op(
-      {.schema = "dispatcher_test::meta_only(Tensor a) -> Tensor", .meta = boxed_kernel<&meta_only>()});
+  OpHandle op = register_custom_op({.schema = "dispatcher_test::meta_only(Tensor a) -> Tensor",
+                                    .tags = "",
+                                    .meta = boxed_kernel<&meta_only>(),
+                                    .cpu = {}});
   Stack s{Value(zeros({2}))};
   try {
     call_op_boxed(op, s);

@@ -413,8 +413,8 @@ void record(Tracer& t, OpHandle op, Stack& stack, DispatchKeySet rest) {
     if (is_single_view(op, stack)) note_view(t, op, original, stack[0].to_tensor());
     return;
   }
-  // An output_mask (the backward ops) turns results into undefined tensors, which graphs do not
-  // carry: the node computes every result, and the caller gets undefined ones where it asked for none.
+  // An output_mask (the backward ops) turns results into None, which graphs do not carry: the node
+  // computes every result, and the caller gets None where it asked for none.
   std::vector<bool> mask = full_output_mask(op, stack);
   Stack original = stack;
   std::vector<graph::Arg> args;
@@ -446,7 +446,7 @@ void record(Tracer& t, OpHandle op, Stack& stack, DispatchKeySet rest) {
   for (size_t i = 0; i < results.size(); ++i) t.bind(results[i], node->result(static_cast<int>(i)));
   if (functionalizing && is_single_view(op, stack)) note_view(t, op, original, results[0]);
   for (size_t i = 0; i < mask.size() && i < stack.size(); ++i) {
-    if (!mask[i]) stack[i] = Value(Tensor());
+    if (!mask[i]) stack[i] = Value();
   }
 }
 

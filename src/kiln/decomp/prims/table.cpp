@@ -84,6 +84,8 @@ bool stays_at_prims_level(OpHandle op) {
       "aten::avg_pool3d",
       "aten::_adaptive_avg_pool2d",
       "aten::_adaptive_avg_pool3d",
+      "aten::avg_pool2d_backward",
+      "aten::_adaptive_avg_pool2d_backward",
       "aten::sort",
       "aten::topk",
       "aten::index.Tensor",

@@ -201,11 +201,13 @@ Tensor grad_weight_of(const Tensor& x, const Tensor& gy, const meta::ConvGeometr
   return total;
 }
 
-std::tuple<Tensor, Tensor, Tensor> convolution_backward(const Tensor& grad_output, const Tensor& input,
-                                                        const Tensor& weight, std::optional<IntArrayRef> /*bias_sizes*/,
-                                                        IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
-                                                        bool transposed, IntArrayRef output_padding, int64_t groups,
-                                                        const std::vector<bool>& output_mask) {
+// Results an output_mask turns off are None (PyTorch's undefined tensors).
+using Grads = std::tuple<std::optional<Tensor>, std::optional<Tensor>, std::optional<Tensor>>;
+
+Grads convolution_backward(const Tensor& grad_output, const Tensor& input, const Tensor& weight,
+                           std::optional<IntArrayRef> /*bias_sizes*/, IntArrayRef stride, IntArrayRef padding,
+                           IntArrayRef dilation, bool transposed, IntArrayRef output_padding, int64_t groups,
+                           const std::vector<bool>& output_mask) {
   constexpr std::string_view op = "convolution_backward";
   KILN_CHECK(output_mask.size() == 3, "{}: output_mask must have 3 entries, got {}", op, output_mask.size());
   KILN_CHECK_TYPE(is_floating(input.dtype()), "{}: {} is not supported (floating point only, as PyTorch's CPU kernel)",
@@ -223,7 +225,11 @@ std::tuple<Tensor, Tensor, Tensor> convolution_backward(const Tensor& grad_outpu
   Tensor gi = output_mask[0] ? make(input.sizes()) : Tensor();
   Tensor gw = output_mask[1] ? make(weight.sizes()) : Tensor();
   Tensor gb = output_mask[2] ? make(IntArrayRef{g.out_channels}) : Tensor();
-  if (device.is_meta()) return {gi, gw, gb};
+  auto result = [&]() -> Grads {
+    auto some = [](const Tensor& t) { return t.defined() ? std::optional<Tensor>(t) : std::nullopt; };
+    return {some(gi), some(gw), some(gb)};
+  };
+  if (device.is_meta()) return result();
   Operands o = operands(input, weight, g);
   Tensor gy = contiguous(to_dtype(grad_output, o.compute));
   bool empty = grad_output.numel() == 0 || input.numel() == 0;
@@ -236,7 +242,7 @@ std::tuple<Tensor, Tensor, Tensor> convolution_backward(const Tensor& grad_outpu
   if (gb.defined() && gb.numel() > 0) {
     copy_into(gb, sum(gy.view({g.batch, g.out_channels, -1}), IntArrayRef{0, 2}));
   }
-  return {gi, gw, gb};
+  return result();
 }
 
 const KernelRegistrar kRegister([](Registry& r) {

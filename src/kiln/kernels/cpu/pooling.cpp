@@ -1,7 +1,9 @@
 // CPU pooling over 2 or 3 spatial dims, one (batch, channel) plane at a time, planes in parallel:
 // max pooling with the flat index of each maximum (NaN wins, as in PyTorch), average pooling with
-// PyTorch's divisor rules, adaptive average pooling, and max pooling's backward (gradients added
-// at the recorded indices). Windows follow meta::PoolGeometry; unused spatial dims have size 1.
+// PyTorch's divisor rules, adaptive average pooling, and the 2-d backwards: max pooling's
+// (gradients added at the recorded indices), average and adaptive average pooling's (each output
+// gradient, divided as the forward divided, added over its window). Windows follow
+// meta::PoolGeometry; unused spatial dims have size 1.
 #include <limits>
 
 #include "kiln/kernels/cpu/convert.h"
@@ -173,6 +175,90 @@ void max_pool2d_backward_impl(const Tensor& grad_output, const Tensor& self, Int
   });
 }
 
+// Spreads each output gradient of plane p over its input window [lo, hi), divided by the window's
+// two divisors in turn, as `window(oc, lo, hi, divisors)` gives them (false: the window adds nothing). The sums are
+// kept in opmath per plane and rounded once; the quotient is opmath too (for int64 an integer
+// division, as PyTorch's kernel divides). grad_input may have any dense layout.
+template <class T, class Window>
+void spread_windows(const Tensor& grad_output, const PoolGeometry& g, const Tensor& grad_input, const Window& window) {
+  using M = opmath_t<T>;
+  Tensor go = grad_output.contiguous();
+  Tensor out = grad_input.is_contiguous() ? grad_input : grad_input.contiguous();
+  const T* gop = go.data_ptr<T>();
+  T* gi = out.data_ptr<T>();
+  int64_t per_in = plane_size(g.in), per_out = plane_size(g.out);
+  parallel_for(0, g.batch * g.channels, 1, [&](int64_t first, int64_t last) {
+    std::vector<M> acc(static_cast<size_t>(per_in));
+    for (int64_t p = first; p < last; ++p) {
+      std::fill(acc.begin(), acc.end(), M(0));
+      for (int64_t o0 = 0; o0 < g.out[0]; ++o0)
+        for (int64_t o1 = 0; o1 < g.out[1]; ++o1)
+          for (int64_t o2 = 0; o2 < g.out[2]; ++o2) {
+            std::array<int64_t, 3> lo{}, hi{};
+            std::array<M, 2> divisors{M(1), M(1)};
+            if (!window(std::array<int64_t, 3>{o0, o1, o2}, lo, hi, divisors)) continue;
+            M delta = M(gop[p * per_out + (o0 * g.out[1] + o1) * g.out[2] + o2]) / divisors[0];
+            if (divisors[1] != M(1)) delta = delta / divisors[1];
+            for (int64_t i0 = lo[0]; i0 < hi[0]; ++i0)
+              for (int64_t i1 = lo[1]; i1 < hi[1]; ++i1)
+                for (int64_t i2 = lo[2]; i2 < hi[2]; ++i2) {
+                  auto& a = acc[static_cast<size_t>((i0 * g.in[1] + i1) * g.in[2] + i2)];
+                  a = wrapping_add(a, delta);
+                }
+          }
+      for (int64_t k = 0; k < per_in; ++k) gi[p * per_in + k] = T(acc[static_cast<size_t>(k)]);
+    }
+  });
+  if (!out.is_same(grad_input)) Tensor(grad_input).copy_(out);
+}
+
+void avg_pool2d_backward_impl(const Tensor& grad_output, const Tensor& self, IntArrayRef kernel_size,
+                              IntArrayRef stride, IntArrayRef padding, bool ceil_mode, bool count_include_pad,
+                              std::optional<int64_t> divisor_override, const Tensor& grad_input) {
+  PoolGeometry g = meta::pool_geometry("avg_pool2d_backward", 2, self, kernel_size, stride, padding, {}, ceil_mode);
+  if (grad_input.numel() == 0) return;
+  visit_pool_dtype(self.dtype(), [&]<class T>() {
+    using M = opmath_t<T>;
+    // The forward's windows and divisors (avg_pool above).
+    spread_windows<T>(grad_output, g, grad_input,
+                      [&](const std::array<int64_t, 3>& oc, std::array<int64_t, 3>& lo, std::array<int64_t, 3>& hi,
+                          std::array<M, 2>& divisors) {
+                        int64_t pool = 1, count = 1;
+                        for (size_t d = 0; d < 3; ++d) {
+                          lo[d] = oc[d] * g.stride[d] - g.pad[d];
+                          hi[d] = std::min(lo[d] + g.kernel[d], g.in[d] + g.pad[d]);
+                          pool *= hi[d] - lo[d];
+                          lo[d] = std::max<int64_t>(lo[d], 0);
+                          hi[d] = std::min(hi[d], g.in[d]);
+                          count *= std::max<int64_t>(hi[d] - lo[d], 0);
+                        }
+                        if (count == 0) return false;
+                        divisors[0] = M(divisor_override ? *divisor_override : count_include_pad ? pool : count);
+                        return true;
+                      });
+  });
+}
+
+void adaptive2d_backward_impl(const Tensor& grad_output, const Tensor& self, const Tensor& grad_input) {
+  IntArrayRef out_size = grad_output.sizes().slice(static_cast<size_t>(grad_output.dim() - 2));
+  PoolGeometry g = meta::adaptive_geometry("adaptive_avg_pool2d_backward", 2, self, out_size);
+  if (grad_input.numel() == 0) return;
+  visit_pool_dtype(self.dtype(), [&]<class T>() {
+    using M = opmath_t<T>;
+    spread_windows<T>(grad_output, g, grad_input,
+                      [&](const std::array<int64_t, 3>& oc, std::array<int64_t, 3>& lo, std::array<int64_t, 3>& hi,
+                          std::array<M, 2>& divisors) {
+                        for (size_t d = 0; d < 3; ++d) {
+                          lo[d] = oc[d] * g.in[d] / g.out[d];
+                          hi[d] = ((oc[d] + 1) * g.in[d] + g.out[d] - 1) / g.out[d];
+                        }
+                        // PyTorch's kernel divides by the window's height, then by its width.
+                        divisors = {M(hi[0] - lo[0]), M(hi[1] - lo[1])};
+                        return true;
+                      });
+  });
+}
+
 void avg_pool_impl(int spatial, const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding,
                    bool ceil_mode, bool count_include_pad, std::optional<int64_t> divisor_override, const Tensor& out) {
   PoolGeometry g = meta::pool_geometry(spatial == 2 ? "avg_pool2d" : "avg_pool3d", spatial, self, kernel_size, stride,
@@ -213,6 +299,9 @@ const KernelRegistrar kRegister([](Registry& r) {
   kernels::def_structured<&meta::avg_pool3d, &avg_pool3d_impl>(r, "aten::avg_pool3d");
   kernels::def_structured<&meta::adaptive_avg_pool2d, &adaptive2d_impl>(r, "aten::_adaptive_avg_pool2d");
   kernels::def_structured<&meta::adaptive_avg_pool3d, &adaptive3d_impl>(r, "aten::_adaptive_avg_pool3d");
+  kernels::def_structured<&meta::avg_pool2d_backward, &avg_pool2d_backward_impl>(r, "aten::avg_pool2d_backward");
+  kernels::def_structured<&meta::adaptive_avg_pool2d_backward, &adaptive2d_backward_impl>(
+      r, "aten::_adaptive_avg_pool2d_backward");
 });
 
 }  // namespace

@@ -148,4 +148,51 @@ TensorSpec adaptive_avg_pool3d(const Tensor& self, IntArrayRef output_size) {
   return contiguous_spec(adaptive_geometry("adaptive_avg_pool3d", 3, self, output_size).out_sizes, self.dtype());
 }
 
+namespace {
+
+// A pooling backward's grad_input: self's geometry in PyTorch's suggest_memory_format of self
+// (channels-last when self's strides are ordered so, else contiguous).
+TensorSpec grad_input_spec(const Tensor& self) {
+  TensorSpec spec = contiguous_spec(self.sizes(), self.dtype());
+  if (strides_like_channels_last(self)) spec.strides = channels_last_strides(self.sizes());
+  return spec;
+}
+
+}  // namespace
+
+TensorSpec avg_pool2d_backward(const Tensor& grad_output, const Tensor& self, IntArrayRef kernel_size,
+                               IntArrayRef stride, IntArrayRef padding, bool ceil_mode, bool count_include_pad,
+                               std::optional<int64_t> divisor_override) {
+  constexpr std::string_view op = "avg_pool2d_backward";
+  TensorSpec pooled = avg_pool(op, 2, self, kernel_size, stride, padding, ceil_mode, divisor_override);
+  (void)count_include_pad;
+  KILN_CHECK(Shape(grad_output.sizes()) == pooled.sizes, "{}: expected grad_output of the pooled size {}, got {}", op,
+             pooled.sizes, grad_output.describe());
+  KILN_CHECK_TYPE(grad_output.dtype() == self.dtype(), "{}: expected grad_output of dtype {}, got {}", op,
+                  dtype_name(self.dtype()), grad_output.describe());
+  return grad_input_spec(self);
+}
+
+TensorSpec adaptive_avg_pool2d_backward(const Tensor& grad_output, const Tensor& self) {
+  constexpr std::string_view op = "adaptive_avg_pool2d_backward";
+  check_floating(op, self);
+  KILN_CHECK(grad_output.dim() == self.dim(), "{}: expected grad_output of {} dims (as self {}), got {}", op,
+             self.dim(), self.describe(), grad_output.describe());
+  KILN_CHECK(self.dim() == 3 || self.dim() == 4, "{}: expected a 3-D or 4-D self, got {}", op, self.describe());
+  for (int64_t d = self.dim() == 4 ? 1 : 0; d < self.dim(); ++d) {
+    KILN_CHECK(grad_output.sizes()[d] > 0, "{}: expected grad_output of non-zero sizes but the batch dim, got {}", op,
+               grad_output.describe());
+  }
+  // PyTorch reads grad_output with self's batch and channel counts (past its end where they
+  // differ); kiln refuses.
+  KILN_CHECK(Shape(grad_output.sizes().begin(), grad_output.sizes().end() - 2) ==
+                 Shape(self.sizes().begin(), self.sizes().end() - 2),
+             "{}: grad_output {} and self {} must have the same batch and channel sizes", op, grad_output.describe(),
+             self.describe());
+  KILN_CHECK_TYPE(grad_output.dtype() == self.dtype(), "{}: expected grad_output of dtype {}, got {}", op,
+                  dtype_name(self.dtype()), grad_output.describe());
+  adaptive_geometry(op, 2, self, grad_output.sizes().slice(static_cast<size_t>(grad_output.dim() - 2)));
+  return grad_input_spec(self);
+}
+
 }  // namespace kiln::meta

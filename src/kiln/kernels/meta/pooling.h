@@ -1,6 +1,6 @@
 // Meta functions of pooling over 2 or 3 spatial dims (max with indices, average, adaptive
-// average, and max pooling's backward): PyTorch's argument checks and output sizes, and the
-// window geometry the CPU kernels share.
+// average, and the 2-d backwards of max, average and adaptive average pooling): PyTorch's argument
+// checks and output sizes, and the window geometry the CPU kernels share.
 #pragma once
 
 #include <array>
@@ -37,6 +37,12 @@ TensorSpec avg_pool2d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef s
 TensorSpec avg_pool3d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding,
                       bool ceil_mode, bool count_include_pad, std::optional<int64_t> divisor_override);
 TensorSpec adaptive_avg_pool2d(const Tensor& self, IntArrayRef output_size);
+// grad_input of avg_pool2d: self's sizes and dtype, laid out as self's suggested memory format.
+TensorSpec avg_pool2d_backward(const Tensor& grad_output, const Tensor& self, IntArrayRef kernel_size,
+                               IntArrayRef stride, IntArrayRef padding, bool ceil_mode, bool count_include_pad,
+                               std::optional<int64_t> divisor_override);
+// grad_input of _adaptive_avg_pool2d (its output size is grad_output's), laid out as avg_pool2d_backward's.
+TensorSpec adaptive_avg_pool2d_backward(const Tensor& grad_output, const Tensor& self);
 TensorSpec adaptive_avg_pool3d(const Tensor& self, IntArrayRef output_size);
 
 }  // namespace kiln::meta
