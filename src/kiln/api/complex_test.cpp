@@ -8,7 +8,9 @@
 #include <string>
 
 #include "kiln/api/compile.h"
+#include "kiln/compiler/pipeline.h"
 #include "kiln/core/type_promotion.h"
+#include "kiln/graph/parser.h"
 #include "kiln/ops/api.h"
 #include "kiln/ops/dispatcher.h"
 #include "kiln/ops/registry.h"
@@ -122,11 +124,37 @@ TEST(Complex, OrdinaryOpsRaiseAKilnErrorCompiled) {
            [](const std::vector<Tensor>& in) { return std::vector<Tensor>{sum(in[0])}; },
            [](const std::vector<Tensor>& in) { return std::vector<Tensor>{exp(in[0])}; },
            [](const std::vector<Tensor>& in) { return std::vector<Tensor>{matmul(in[0], in[0])}; },
+           // Even a copy: compiled code has no complex loops (eagerly, clone works).
+           [](const std::vector<Tensor>& in) { return std::vector<Tensor>{in[0].clone()}; },
            // A complex intermediate from an FFT, then arithmetic on it.
            [](const std::vector<Tensor>& in) { return std::vector<Tensor>{mul(r2c(in[1], {1}, 0, true), 2.0)}; },
        }) {
     EXPECT_THROW(compile(fn)({c, ones({2, 4})}), Error);
   }
+}
+
+// A prims-level graph that did not come from tracing (text) can hold complex values the
+// dispatcher never saw: the compiler raises a kiln::Error rather than generate a loop over them.
+// (A Core ATen op left in such a graph is an extern call, which the dispatcher checks when it runs.)
+TEST(Complex, CompilerRefusesComplexLoopsInGraphsFromText) {
+  for (const char* text : {
+           "graph(%x: c64[4]):\n  %y: c64[4] = prims::add(%x, %x)\n  return (%y)\n",
+           "graph(%x: c128[2, 3]):\n  %y: c128[2, 3] = prims::clone(%x)\n  return (%y)\n",
+           "graph(%x: c64[4]):\n  %y: f32[4] = prims::convert_element_type(%x, float32)\n  return (%y)\n",
+       }) {
+    graph::Graph g = graph::parse(text);
+    try {
+      compiler::run_pipeline(g, /*build=*/false);
+      ADD_FAILURE() << "no error compiling " << text;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("complex"), std::string::npos) << e.what();
+    }
+  }
+  // The FFTs only: extern calls, no generated loop over a complex buffer.
+  graph::Graph g = graph::parse(
+      "graph(%x: f32[4, 6]):\n  %s: c64[4, 4] = aten::_fft_r2c(%x, [1], 0, True)\n"
+      "  %y: f32[4, 6] = aten::_fft_c2r(%s, [1], 2, 6)\n  return (%y)\n");
+  EXPECT_NO_THROW(compiler::run_pipeline(g, /*build=*/false));
 }
 
 TEST(Complex, FftRunsCompiledAsExternCalls) {
