@@ -1,6 +1,7 @@
 #include "replay.h"
 
 #include <cmath>
+#include <complex>
 #include <set>
 
 #include "kiln/api/compile.h"
@@ -138,6 +139,7 @@ class Comparer {
       }
     }
     if (!values_ || want.numel() == 0) return "";
+    if (is_complex(want.dtype())) return compare_complex(want, got, where);
     if (!is_floating(want.dtype())) {
       Tensor a = got.to(DType::Int64).contiguous(), b = want.to(DType::Int64).contiguous();
       const int64_t *pa = a.data_ptr<int64_t>(), *pb = b.data_ptr<int64_t>();
@@ -158,6 +160,26 @@ class Comparer {
     if (bad == 0) return "";
     return fmt::format("{}: {} of {} elements differ; element {} is {}, PyTorch {}", where, bad, a.numel(), first,
                        pa[first], pb[first]);
+  }
+
+  // As torch.testing.assert_close compares complex tensors (torch.isclose): |got - want| <= atol +
+  // rtol * |want| with the real dtype's tolerances; NaN (in either part) where PyTorch has NaN.
+  std::string compare_complex(const Tensor& want, const Tensor& got, const std::string& where) {
+    using C = std::complex<double>;
+    auto tol = testing::default_tolerance(want.dtype());
+    Tensor a = got.to(DType::ComplexDouble).contiguous(), b = want.to(DType::ComplexDouble).contiguous();
+    const C *pa = a.data_ptr<C>(), *pb = b.data_ptr<C>();
+    auto has_nan = [](C v) { return std::isnan(v.real()) || std::isnan(v.imag()); };
+    int64_t bad = 0, first = -1;
+    for (int64_t k = 0; k < a.numel(); ++k) {
+      C x = pa[k], y = pb[k];
+      bool ok = has_nan(y) ? has_nan(x) : (x == y || std::abs(x - y) <= tol.atol + tol.rtol * std::abs(y));
+      if (!ok && bad++ == 0) first = k;
+    }
+    if (bad == 0) return "";
+    auto show = [](C v) { return fmt::format("{}{:+}j", v.real(), v.imag()); };
+    return fmt::format("{}: {} of {} elements differ; element {} is {}, PyTorch {}", where, bad, a.numel(), first,
+                       show(pa[first]), show(pb[first]));
   }
 
   const Recording& r_;

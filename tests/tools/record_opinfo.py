@@ -26,8 +26,11 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 DTYPES = {
     torch.bool: "bool", torch.uint8: "uint8", torch.int8: "int8", torch.int16: "int16", torch.int32: "int32",
     torch.int64: "int64", torch.float16: "float16", torch.bfloat16: "bfloat16", torch.float32: "float32",
-    torch.float64: "float64",
+    torch.float64: "float64", torch.complex64: "complex64", torch.complex128: "complex128",
 }
+# kiln's complex tensors are storage only (docs/dtypes.md): calls with a complex tensor or dtype are
+# recorded for these overloads only; for every other overload such a call is skipped, as before.
+COMPLEX_OVERLOADS = {"aten::_fft_r2c", "aten::_fft_c2r"}
 # The dtypes samples are drawn in (others only where an op's outputs or arguments have them).
 SAMPLE_DTYPES = [torch.float32, torch.float64, torch.int64, torch.int32, torch.bool, torch.bfloat16, torch.float16,
                  torch.uint8]
@@ -37,7 +40,8 @@ SAMPLE_DTYPES = [torch.float32, torch.float64, torch.int64, torch.int32, torch.b
 EXTRA_CALLS = {"aten::grid_sampler_2d": 80, "aten::col2im": 10, "aten::_embedding_bag": 60, "aten::convolution": 60,
                "aten::convolution_backward": 60, "aten::native_layer_norm_backward": 40,
                "aten::native_group_norm_backward": 40, "aten::embedding_dense_backward": 20,
-               "aten::avg_pool2d_backward": 30, "aten::_adaptive_avg_pool2d_backward": 20}
+               "aten::avg_pool2d_backward": 30, "aten::_adaptive_avg_pool2d_backward": 20,
+               "aten::_fft_r2c": 30, "aten::_fft_c2r": 30}
 RANDOM = {"aten::native_dropout", "aten::rand", "aten::randn", "aten::randperm", "aten::bernoulli.p",
           "aten::bernoulli", "aten::normal.Tensor_float", "aten::uniform"}
 
@@ -60,13 +64,14 @@ class Writer:
         self.index = open(os.path.join(out_dir, "calls.txt"), "w")
         self.data = open(os.path.join(out_dir, "data.bin"), "wb")
         self.offset = 0
+        self.allow_complex = False  # set per call: may its tensors and dtypes be complex?
         self.index.write("kiln-opinfo-recording 1\n")
 
     def tensor(self, t, lines):
         """Appends t's whole storage (as_strided may reach past its elements); returns the token naming it."""
         if not isinstance(t, torch.Tensor) or t.layout != torch.strided or t.device.type != "cpu":
             raise Unsupported(f"tensor {type(t).__name__}")
-        if t.dtype not in DTYPES or t.is_neg() or t.is_conj():
+        if t.dtype not in DTYPES or t.is_neg() or t.is_conj() or (t.dtype.is_complex and not self.allow_complex):
             raise Unsupported(f"dtype {t.dtype}")
         if any(s < 0 for s in t.stride()):
             raise Unsupported("negative stride")
@@ -94,7 +99,7 @@ class Writer:
         if isinstance(v, (list, tuple)):
             return "[" + ",".join(self.value(x, lines) for x in v) + "]"
         if isinstance(v, torch.dtype):
-            if v not in DTYPES:
+            if v not in DTYPES or (v.is_complex and not self.allow_complex):
                 raise Unsupported(f"dtype {v}")
             return "dtype:" + DTYPES[v]
         if isinstance(v, torch.device):
@@ -110,6 +115,7 @@ class Writer:
         raise Unsupported(type(v).__name__)
 
     def call(self, name, source, args, kwargs, out, error, ref=None):
+        self.allow_complex = name in COMPLEX_OVERLOADS
         lines = []
         tokens = [self.value(a, lines) for a in args]
         tokens += ["%s=%s" % (k, self.value(v, lines)) for k, v in kwargs.items()]
@@ -149,12 +155,13 @@ def float64_reference(func, name, args, kwargs, out):
     PyTorch's output dtypes: what the replay accepts where PyTorch's own low-precision kernel is less
     accurate. None where there is no 16- or 32-bit floating tensor, or the float64 call fails."""
     flat, _ = torch.utils._pytree.tree_flatten((args, kwargs))
-    narrow = (torch.float16, torch.bfloat16, torch.float32)
+    narrow = {torch.float16: torch.float64, torch.bfloat16: torch.float64, torch.float32: torch.float64,
+              torch.complex64: torch.complex128}
     if not any(isinstance(t, torch.Tensor) and t.dtype in narrow for t in flat):
         return None
     if name.startswith("aten::empty") or name == "aten::resize_":
         return None
-    wide = lambda v: v.double() if isinstance(v, torch.Tensor) and v.dtype in narrow else v
+    wide = lambda v: v.to(narrow[v.dtype]) if isinstance(v, torch.Tensor) and v.dtype in narrow else v
     try:
         a, k = torch.utils._pytree.tree_map(wide, (args, kwargs))
         ref = func(*a, **k)
@@ -167,7 +174,7 @@ def float64_reference(func, name, args, kwargs, out):
             if g is None and r is None:  # an undefined result (a backward's masked-off output)
                 rounded.append(None)
             elif isinstance(g, torch.Tensor) and isinstance(r, torch.Tensor) and g.shape == r.shape:
-                rounded.append(r.to(g.dtype) if g.dtype.is_floating_point else g)
+                rounded.append(r.to(g.dtype) if g.dtype.is_floating_point or g.dtype.is_complex else g)
             else:
                 return None
         return tuple(rounded) if isinstance(out, tuple) else (rounded if isinstance(out, list) else rounded[0])
@@ -582,6 +589,17 @@ def direct_samples():
             ("aten::upsample_bilinear2d.vec", (img.transpose(2, 3), None, True, [0.6, 3.0]),
              aten.upsample_bilinear2d.vec),
         ]
+    # var.dim reaches a dispatch mode as var.correction; atan2.out is an out= overload, given its out.
+    x3 = torch.randn(3, 4, 5, generator=g)
+    out += [
+        ("aten::var.dim", (x3, [1], True, True), aten.var.dim),
+        ("aten::var.dim", (x3.transpose(0, 2), [0, 2], False, False), aten.var.dim),
+        ("aten::var.dim", (x3.to(torch.float64), None, True, False), aten.var.dim),
+        ("aten::var.dim", (x3, [3], True, False), aten.var.dim),  # dim out of range
+        ("aten::atan2.out", (x3, x3.flip(0)), aten.atan2.out, {"out": torch.empty(3, 4, 5)}),
+        ("aten::atan2.out", (x3[0], x3[1].t().contiguous().t()), aten.atan2.out, {"out": torch.empty(4, 5)}),
+        ("aten::atan2.out", (x3, x3), aten.atan2.out, {"out": torch.empty(3, 4, 5, dtype=torch.int64)}),
+    ]
     # The sym_* ops read metadata in Python: no dispatch mode sees them.
     x = torch.randn(4, 5, generator=g)
     img = torch.randn(2, 3, 4, 5, generator=g)
@@ -659,6 +677,45 @@ def convolution_samples():
     return out
 
 
+def fft_samples():
+    """Targeted calls of _fft_r2c and _fft_c2r beyond the OpInfos' (whose lengths are mostly even
+    and inputs contiguous): prime and composite lengths, non-contiguous inputs, dims in any order,
+    every normalization, the two-sided r2c, and the errors PyTorch raises (name, thunk)."""
+    aten = torch.ops.aten
+    g = torch.Generator().manual_seed(5)
+    out = []
+
+    def rn(*shape, dtype=torch.float32):
+        return torch.randn(*shape, generator=g).to(dtype)
+
+    for dt in (torch.float32, torch.float64):
+        cdt = torch.complex64 if dt == torch.float32 else torch.complex128
+        x = rn(3, 17, 6, dtype=dt)
+        out += [
+            ("_fft_r2c", lambda x=x: aten._fft_r2c(x, [1], 1, True)),
+            ("_fft_r2c", lambda x=x: aten._fft_r2c(x.transpose(0, 2), [2, 0], 2, True)),
+            ("_fft_r2c", lambda x=x: aten._fft_r2c(x[:, ::2], [0, 1, 2], 0, False)),
+            ("_fft_r2c", lambda x=x: aten._fft_r2c(x.permute(1, 2, 0), [1], 0, False)),
+            ("_fft_r2c", lambda dt=dt: aten._fft_r2c(rn(2, 100, dtype=dt), [1], 2, True)),
+            ("_fft_r2c", lambda dt=dt: aten._fft_r2c(rn(4, 1, dtype=dt), [1, 0], 1, True)),
+            ("_fft_r2c", lambda dt=dt: aten._fft_r2c(rn(127, dtype=dt), [0], 0, True)),
+        ]
+        h = aten._fft_r2c(rn(3, 7, 10, dtype=dt), [0, 2], 0, True)  # [3, 7, 6]
+        out += [
+            ("_fft_c2r", lambda h=h: aten._fft_c2r(h, [0, 2], 2, 10)),
+            ("_fft_c2r", lambda h=h: aten._fft_c2r(h, [2], 1, 11)),
+            ("_fft_c2r", lambda h=h: aten._fft_c2r(h.transpose(0, 1), [1, 0, 2], 0, 10)),
+            ("_fft_c2r", lambda h=h: aten._fft_c2r(h[:, 1:6], [1], 2, 9)),
+            ("_fft_c2r", lambda h=h: aten._fft_c2r(h.permute(2, 1, 0), [1, 2, 0], 1, 11)),
+            ("_fft_c2r", lambda cdt=cdt: aten._fft_c2r(torch.randn(2, 51, dtype=cdt, generator=g), [1], 2, 100)),
+            ("_fft_c2r", lambda cdt=cdt: aten._fft_c2r(torch.randn(5, 1, dtype=cdt, generator=g), [0, 1], 0, 1)),
+            ("_fft_c2r", lambda x=x: aten._fft_c2r(x, [1], 0, 32)),  # a real input: PyTorch raises
+        ]
+        out += [("_fft_r2c", lambda x=x, d=d: aten._fft_r2c(x.to(d), [1], 0, True))
+                for d in (torch.int64, torch.float16)]  # PyTorch raises
+    return out
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--out", required=True)
@@ -693,20 +750,23 @@ def main():
                 except Exception:
                     pass  # recorded where a Core ATen call raised; the rest is PyTorch's own checking
     for k, (name, thunk) in enumerate(targeted_samples() + kernel_samples() + convolution_samples()
-                                      + backward_samples()):
+                                      + backward_samples() + fft_samples()):
         recorder.source = "targeted.%s/%d" % (name, k)
         try:
             with recorder:
                 thunk()
         except Exception:
             pass
-    for k, (name, args, fn) in enumerate(direct_samples()):
+    for k, (name, args, fn, *rest) in enumerate(direct_samples()):
+        kwargs = rest[0] if rest else {}
         try:
-            result = fn(*args)
+            result = fn(*args, **kwargs)
         except Exception as e:
-            writer.call(name, "direct/%d" % k, args, {}, None, "%s: %s" % (type(e).__name__, e))
+            writer.call(name, "direct/%d" % k, args, kwargs, None, "%s: %s" % (type(e).__name__, e))
             continue
-        writer.call(name, "direct/%d" % k, args, {}, result, None, float64_reference(fn, name, args, {}, result))
+        # An out= call's result is its out tensor: the float64 reference would need a float64 out.
+        ref = None if "out" in kwargs else float64_reference(fn, name, args, kwargs, result)
+        writer.call(name, "direct/%d" % k, args, kwargs, result, None, ref)
         recorder.count[name] = recorder.count.get(name, 0) + 1
     writer.index.close()
     writer.data.close()

@@ -16,11 +16,16 @@ TEST(DType, NamesSizesAndAliases) {
   EXPECT_EQ(dtype_name(DType::Float16), "float16");
   EXPECT_EQ(parse_dtype("long"), DType::Int64);
   EXPECT_EQ(parse_dtype("half"), DType::Float16);
-  EXPECT_EQ(parse_dtype("complex64"), std::nullopt);
+  EXPECT_EQ(parse_dtype("complex64"), DType::ComplexFloat);
+  EXPECT_EQ(parse_dtype("cdouble"), DType::ComplexDouble);
+  EXPECT_EQ(parse_dtype("complex32"), std::nullopt);  // PyTorch's chalf: not a kiln dtype
+  EXPECT_EQ(element_size(DType::ComplexDouble), 16u);
   for (DType t : kAllDTypes) EXPECT_EQ(parse_dtype(dtype_name(t)), t);
   EXPECT_TRUE(is_integral(DType::Bool, true));
   EXPECT_FALSE(is_integral(DType::Bool, false));
   EXPECT_TRUE(is_floating(DType::BFloat16));
+  EXPECT_FALSE(is_integral(DType::ComplexFloat, true));
+  EXPECT_FALSE(is_floating(DType::ComplexFloat));
 }
 
 TEST(Half, EveryBitPatternRoundTrips) {

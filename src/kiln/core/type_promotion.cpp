@@ -10,13 +10,15 @@ namespace {
 
 std::atomic<DType> default_float{DType::Float32};
 
-int category(DType t) { return t == DType::Bool ? 0 : is_floating(t) ? 2 : 1; }
+// bool < integers < floats < complex, as PyTorch ranks the categories.
+int category(DType t) { return t == DType::Bool ? 0 : is_complex(t) ? 3 : is_floating(t) ? 2 : 1; }
 
 int float_rank(DType t) {
   switch (t) {
     case DType::Float16:
     case DType::BFloat16: return 0;
-    case DType::Float32: return 1;
+    case DType::Float32:
+    case DType::ComplexFloat: return 1;
     default: return 2;
   }
 }
@@ -27,6 +29,9 @@ std::optional<DType> promote_optional(std::optional<DType> a, DType b) { return 
 std::optional<DType> combine_categories(std::optional<DType> higher, std::optional<DType> lower) {
   if (!higher) return lower;
   if (!lower) return higher;
+  if (is_complex(*higher)) return higher;
+  // A complex operand of lower priority keeps the precision of a floating higher one.
+  if (is_complex(*lower)) return is_floating(*higher) ? promote_types(*higher, *lower) : lower;
   if (is_floating(*higher)) return higher;
   if (*higher == DType::Bool || is_floating(*lower)) return promote_types(*higher, *lower);
   return higher;
@@ -39,6 +44,11 @@ DType promote_types(DType a, DType b) {
   if (a == DType::Bool) return b;
   if (b == DType::Bool) return a;
   int ca = category(a), cb = category(b);
+  if (ca == 3 || cb == 3) {
+    // Complex with anything: complex of the wider precision (complex64 + float64 = complex128).
+    int rank = std::max(ca >= 2 ? float_rank(a) : 0, cb >= 2 ? float_rank(b) : 0);
+    return rank >= 2 ? DType::ComplexDouble : DType::ComplexFloat;
+  }
   if (ca != cb) return ca > cb ? a : b;
   if (ca == 2) {
     if (is_reduced_float(a) && is_reduced_float(b)) return DType::Float32;  // float16 + bfloat16

@@ -14,6 +14,8 @@ std::string_view short_dtype_name(DType t) {
     case DType::BFloat16: return "bf16";
     case DType::Float32: return "f32";
     case DType::Float64: return "f64";
+    case DType::ComplexFloat: return "c64";  // torch.fx's abbreviations
+    case DType::ComplexDouble: return "c128";
   }
   return "?";
 }

@@ -15,7 +15,8 @@ constexpr std::string_view kTagNames[kNumOpTags] = {"core",
                                                     "nondeterministic_seeded",
                                                     "dynamic_output_shape",
                                                     "data_dependent_output",
-                                                    "metadata"};
+                                                    "metadata",
+                                                    "complex"};
 }
 
 std::string_view op_tag_name(OpTag t) { return kTagNames[static_cast<int>(t)]; }

@@ -21,8 +21,9 @@ enum class OpTag : uint8_t {
   DynamicOutputShape,      // output size depends on input values
   DataDependentOutput,     // result read from tensor data (a host scalar)
   Metadata,                // result read from tensor metadata only (sym_size, ...): a constant in a trace
+  Complex,                 // accepts complex tensors (views, copies, FFT); the dispatcher refuses them elsewhere
 };
-inline constexpr int kNumOpTags = 10;
+inline constexpr int kNumOpTags = 11;
 
 std::string_view op_tag_name(OpTag t);
 std::optional<OpTag> parse_op_tag(std::string_view name);

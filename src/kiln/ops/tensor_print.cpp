@@ -1,6 +1,8 @@
 // Tensor::to_string: PyTorch's repr — tensor([[1.0000, 2.0000], ...]) with summarization of large
-// tensors and a dtype suffix when the dtype is not the default for its kind.
+// tensors and a dtype suffix when the dtype is not the default for its kind. Complex elements print
+// as PyTorch writes them, real and imaginary part with the imaginary sign: 1.0000-0.5000j.
 #include <cmath>
+#include <complex>
 #include <string>
 
 #include "kiln/ops/api.h"
@@ -16,20 +18,29 @@ struct Printer {
   bool summarize;
   std::string out;
 
+  static std::string real(double d) {
+    if (std::isnan(d)) return "nan";
+    if (std::isinf(d)) return d > 0 ? "inf" : "-inf";
+    return fmt::format("{:.4f}", d);
+  }
+
   std::string element(const char* p) const {
-    return visit_dtype(t.dtype(), [&]<class T>() -> std::string {
+    return visit_dtype_with_complex(t.dtype(), [&]<class T>() -> std::string {
       T v;
       std::memcpy(&v, p, sizeof(T));
       if constexpr (std::is_same_v<T, bool>) {
         return v ? "True" : "False";
       } else if constexpr (std::is_integral_v<T>) {
         return std::to_string(static_cast<int64_t>(v));
+      } else if constexpr (std::is_same_v<T, std::complex<float>> || std::is_same_v<T, std::complex<double>>) {
+        double im = static_cast<double>(v.imag());
+        // The sign belongs to the imaginary part: "-0.5000j", "+nanj" (as Python prints complex).
+        std::string imag = real(std::fabs(im));
+        return fmt::format("{}{}{}j", real(static_cast<double>(v.real())), std::signbit(im) ? '-' : '+', imag);
       } else {
         double d = static_cast<double>(static_cast<float>(v));
         if constexpr (std::is_same_v<T, double>) d = static_cast<double>(v);
-        if (std::isnan(d)) return "nan";
-        if (std::isinf(d)) return d > 0 ? "inf" : "-inf";
-        return fmt::format("{:.4f}", d);
+        return real(d);
       }
     });
   }
@@ -54,7 +65,9 @@ struct Printer {
   }
 };
 
-bool default_dtype_for_kind(DType d) { return d == DType::Float32 || d == DType::Int64 || d == DType::Bool; }
+bool default_dtype_for_kind(DType d) {
+  return d == DType::Float32 || d == DType::Int64 || d == DType::Bool || d == DType::ComplexFloat;
+}
 
 }  // namespace
 

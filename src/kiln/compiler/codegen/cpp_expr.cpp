@@ -136,8 +136,12 @@ std::string storage_type(DType d) {
     case DType::BFloat16: return "uint16_t";  // the bits; see load_expr() and store_expr()
     case DType::Float32: return "float";
     case DType::Float64: return "double";
+    case DType::ComplexFloat:
+    case DType::ComplexDouble: break;
   }
-  return "?";
+  // Complex tensors reach generated code only through extern calls (the FFT ops); a loop kernel
+  // over complex elements would need complex arithmetic the code generator does not have.
+  KILN_FAIL(ErrorKind::NotImplemented, "C++ codegen: no generated kernels for {} tensors", dtype_name(d));
 }
 
 std::string compute_type(DType d) { return is_reduced_float(d) ? "float" : storage_type(d); }

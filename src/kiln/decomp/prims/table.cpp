@@ -99,6 +99,8 @@ bool stays_at_prims_level(OpHandle op) {
       "aten::col2im",
       "aten::grid_sampler_2d",
       "aten::_embedding_bag",
+      "aten::_fft_r2c",  // FFTs: complex tensors, which generated code does not handle
+      "aten::_fft_c2r",
   };
   return kExterns.contains(op->name());
 }

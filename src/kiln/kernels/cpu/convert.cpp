@@ -1,11 +1,45 @@
 #include "kiln/kernels/cpu/convert.h"
 
 #include <atomic>
+#include <complex>
 #include <cstring>
+#include <type_traits>
 
 #include "kiln/kernels/cpu/pointwise_iter.h"
 
 namespace kiln::cpu {
+namespace {
+
+template <class T>
+inline constexpr bool kIsComplex = std::is_same_v<T, std::complex<float>> || std::is_same_v<T, std::complex<double>>;
+
+// Copies where either side is complex, with PyTorch's conversions: complex to complex rounds each
+// part; real to complex sets the imaginary part to 0; complex to real keeps the real part (PyTorch
+// warns that the imaginary part is dropped); complex to bool is "not 0 + 0j".
+void copy_complex(const Tensor& dst, const Tensor& src) {
+  PointwiseIter it(dst, std::span(&src, 1));
+  visit_dtype_with_complex(dst.dtype(), [&]<class Out>() {
+    visit_dtype_with_complex(src.dtype(), [&]<class In>() {
+      pointwise_kernel<Out, In>(it, [](opmath_t<In> x) {
+        if constexpr (kIsComplex<Out> && kIsComplex<In>) {
+          return Out(x);
+        } else if constexpr (kIsComplex<Out>) {
+          return Out(static_cast<typename Out::value_type>(x), 0);
+        } else if constexpr (kIsComplex<In>) {
+          if constexpr (std::is_same_v<Out, bool>) {
+            return x != In(0);
+          } else {
+            return static_cast<opmath_t<Out>>(x.real());
+          }
+        } else {  // both real: copy_into handles these; instantiated only because the visitors are generic
+          return static_cast<opmath_t<Out>>(x);
+        }
+      });
+    });
+  });
+}
+
+}  // namespace
 
 void copy_into(const Tensor& dst, const Tensor& src) {
   if (dst.numel() == 0) return;
@@ -19,6 +53,7 @@ void copy_into(const Tensor& dst, const Tensor& src) {
     }
     return;
   }
+  if (is_complex(dst.dtype()) || is_complex(src.dtype())) return copy_complex(dst, src);
   PointwiseIter it(dst, std::span(&src, 1));
   visit_dtype(dst.dtype(), [&]<class Out>() {
     visit_dtype(src.dtype(), [&]<class In>() {

@@ -1,6 +1,8 @@
 // CPU kernels of copies, fills, cat and the factories that fill their output.
 #include <cmath>
+#include <complex>
 #include <cstring>
+#include <type_traits>
 
 #include "kiln/kernels/cpu/convert.h"
 #include "kiln/kernels/cpu/pointwise_iter.h"
@@ -12,10 +14,20 @@
 namespace kiln::cpu {
 namespace {
 
+// A complex element from a real Scalar: the value with imaginary part 0.
+template <class T>
+T scalar_as(const Scalar& value) {
+  if constexpr (std::is_same_v<T, std::complex<float>> || std::is_same_v<T, std::complex<double>>) {
+    return T(static_cast<typename T::value_type>(value.to<double>()), 0);
+  } else {
+    return value.to<T>();
+  }
+}
+
 void fill_with(const Tensor& out, const Scalar& value) {
   PointwiseIter it(out, {});
-  visit_dtype(out.dtype(), [&]<class T>() {
-    T v = value.to<T>();
+  visit_dtype_with_complex(out.dtype(), [&]<class T>() {
+    T v = scalar_as<T>(value);
     it.for_each([&](char* const* data, const int64_t* strides, int64_t n) {
       if (strides[0] == static_cast<int64_t>(sizeof(T))) {
         T* p = reinterpret_cast<T*>(data[0]);

@@ -29,7 +29,8 @@ double float_max(DType dtype) {
   switch (dtype) {
     case DType::Float16: return 65504.0;
     case DType::BFloat16: return 3.3895313892515355e38;
-    case DType::Float32: return static_cast<double>(std::numeric_limits<float>::max());
+    case DType::Float32:
+    case DType::ComplexFloat: return static_cast<double>(std::numeric_limits<float>::max());
     default: return std::numeric_limits<double>::max();
   }
 }
@@ -55,7 +56,7 @@ bool double_fits_int(double v, DType dtype) {
 
 bool scalar_fits(const Scalar& value, DType dtype) {
   if (dtype == DType::Bool || value.is_bool()) return true;
-  if (is_floating(dtype)) {
+  if (is_floating(dtype) || is_complex(dtype)) {  // a complex dtype: the real part's range
     double v = value.to_double();
     return !std::isfinite(v) || std::abs(v) <= float_max(dtype);
   }
