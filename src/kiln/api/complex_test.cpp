@@ -20,18 +20,6 @@ namespace {
 
 using C = std::complex<double>;
 
-Tensor r2c(const Tensor& x, std::vector<int64_t> dim, int64_t norm, bool onesided) {
-  Stack st{Value(x), Value(dim), Value(norm), Value(onesided)};
-  call_op_boxed(Registry::global().get("aten::_fft_r2c"), st);
-  return st[0].to_tensor();
-}
-
-Tensor c2r(const Tensor& x, std::vector<int64_t> dim, int64_t norm, int64_t last_dim_size) {
-  Stack st{Value(x), Value(dim), Value(norm), Value(last_dim_size)};
-  call_op_boxed(Registry::global().get("aten::_fft_c2r"), st);
-  return st[0].to_tensor();
-}
-
 // A complex128 tensor [rows, cols] with element (i, j) = i + 10 j + (j - i) i.
 Tensor sample(int64_t rows, int64_t cols) {
   Tensor t = empty({rows, cols}, DType::ComplexDouble);
@@ -131,7 +119,7 @@ TEST(Complex, OrdinaryOpsRaiseAKilnErrorCompiled) {
            // Even a copy: compiled code has no complex loops (eagerly, clone works).
            [](const std::vector<Tensor>& in) { return std::vector<Tensor>{in[0].clone()}; },
            // A complex intermediate from an FFT, then arithmetic on it.
-           [](const std::vector<Tensor>& in) { return std::vector<Tensor>{mul(r2c(in[1], {1}, 0, true), 2.0)}; },
+           [](const std::vector<Tensor>& in) { return std::vector<Tensor>{mul(_fft_r2c(in[1], {1}, 0, true), 2.0)}; },
        }) {
     EXPECT_THROW(compile(fn)({c, ones({2, 4})}), Error);
   }
@@ -165,8 +153,8 @@ TEST(Complex, FftRunsCompiledAsExternCalls) {
   manual_seed(7);
   Tensor x = randn({3, 12, 5});
   auto fn = [](const std::vector<Tensor>& in) {
-    Tensor spec = r2c(in[0], {0, 1}, 1, true);
-    return std::vector<Tensor>{spec, c2r(spec, {0, 1}, 1, 12)};
+    Tensor spec = _fft_r2c(in[0], {0, 1}, 1, true);
+    return std::vector<Tensor>{spec, _fft_c2r(spec, {0, 1}, 1, 12)};
   };
   std::vector<Tensor> want = fn({x});
   std::vector<Tensor> got = compile(fn)({x});

@@ -190,16 +190,10 @@ Tensor embedding_dense_backward(const Tensor& grad_output, const Tensor& indices
 
 namespace {
 
-template <auto Fn>
-void def_meta_and_cpu(Registry& r, std::string_view op) {
-  kernels::def_kernel<Fn>(r, op, DispatchKey::Meta);
-  kernels::def_kernel<Fn>(r, op, DispatchKey::CPU);
-}
-
 const KernelRegistrar kRegister([](Registry& r) {
-  def_meta_and_cpu<&native_layer_norm_backward>(r, "aten::native_layer_norm_backward");
-  def_meta_and_cpu<&native_group_norm_backward>(r, "aten::native_group_norm_backward");
-  def_meta_and_cpu<&embedding_dense_backward>(r, "aten::embedding_dense_backward");
+  kernels::def_meta_and_cpu<&native_layer_norm_backward>(r, "aten::native_layer_norm_backward");
+  kernels::def_meta_and_cpu<&native_group_norm_backward>(r, "aten::native_group_norm_backward");
+  kernels::def_meta_and_cpu<&embedding_dense_backward>(r, "aten::embedding_dense_backward");
 });
 
 }  // namespace

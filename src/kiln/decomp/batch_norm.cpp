@@ -153,16 +153,10 @@ Tensor batch_norm(const Tensor& input, const std::optional<Tensor>& weight, cons
                                                                             *running_var, training, momentum, eps));
 }
 
-template <auto Fn>
-void def_meta_and_cpu(Registry& r, std::string_view op) {
-  kernels::def_kernel<Fn>(r, op, DispatchKey::Meta);
-  kernels::def_kernel<Fn>(r, op, DispatchKey::CPU);
-}
-
 const KernelRegistrar kRegister([](Registry& r) {
-  def_meta_and_cpu<&batch_norm_no_training>(r, "aten::_native_batch_norm_legit_no_training");
-  def_meta_and_cpu<&batch_norm_no_stats>(r, "aten::_native_batch_norm_legit.no_stats");
-  def_meta_and_cpu<&legit>(r, "aten::_native_batch_norm_legit");
+  kernels::def_meta_and_cpu<&batch_norm_no_training>(r, "aten::_native_batch_norm_legit_no_training");
+  kernels::def_meta_and_cpu<&batch_norm_no_stats>(r, "aten::_native_batch_norm_legit.no_stats");
+  kernels::def_meta_and_cpu<&legit>(r, "aten::_native_batch_norm_legit");
   r.set_compound_kernel("aten::_native_batch_norm_legit_functional", kiln::detail::boxed<&legit_functional>());
   r.set_compound_kernel("aten::batch_norm", kiln::detail::boxed<&batch_norm>());
 });

@@ -304,29 +304,23 @@ std::tuple<Tensor, Tensor, Tensor> native_group_norm(const Tensor& input, const 
 
 namespace {
 
-template <auto Fn>
-void def_meta_and_cpu(Registry& r, std::string_view op) {
-  kernels::def_kernel<Fn>(r, op, DispatchKey::Meta);
-  kernels::def_kernel<Fn>(r, op, DispatchKey::CPU);
-}
-
 const KernelRegistrar kRegister([](Registry& r) {
-  def_meta_and_cpu<&hardtanh>(r, "aten::hardtanh");
-  def_meta_and_cpu<&leaky_relu>(r, "aten::leaky_relu");
-  def_meta_and_cpu<&elu>(r, "aten::elu");
-  def_meta_and_cpu<&embedding>(r, "aten::embedding");
-  def_meta_and_cpu<&repeat>(r, "aten::repeat");
-  def_meta_and_cpu<&constant_pad_nd>(r, "aten::constant_pad_nd");
-  def_meta_and_cpu<&reflection_pad1d>(r, "aten::reflection_pad1d");
-  def_meta_and_cpu<&reflection_pad2d>(r, "aten::reflection_pad2d");
-  def_meta_and_cpu<&reflection_pad3d>(r, "aten::reflection_pad3d");
-  def_meta_and_cpu<&replication_pad2d>(r, "aten::replication_pad2d");
-  def_meta_and_cpu<&replication_pad3d>(r, "aten::replication_pad3d");
-  def_meta_and_cpu<&native_group_norm>(r, "aten::native_group_norm");
-  def_meta_and_cpu<&avg_pool1d>(r, "aten::avg_pool1d");
-  def_meta_and_cpu<&adaptive_avg_pool1d>(r, "aten::adaptive_avg_pool1d");
-  def_meta_and_cpu<&upsample_nearest2d>(r, "aten::upsample_nearest2d.vec");
-  def_meta_and_cpu<&upsample_bilinear2d>(r, "aten::upsample_bilinear2d.vec");
+  kernels::def_meta_and_cpu<&hardtanh>(r, "aten::hardtanh");
+  kernels::def_meta_and_cpu<&leaky_relu>(r, "aten::leaky_relu");
+  kernels::def_meta_and_cpu<&elu>(r, "aten::elu");
+  kernels::def_meta_and_cpu<&embedding>(r, "aten::embedding");
+  kernels::def_meta_and_cpu<&repeat>(r, "aten::repeat");
+  kernels::def_meta_and_cpu<&constant_pad_nd>(r, "aten::constant_pad_nd");
+  kernels::def_meta_and_cpu<&reflection_pad1d>(r, "aten::reflection_pad1d");
+  kernels::def_meta_and_cpu<&reflection_pad2d>(r, "aten::reflection_pad2d");
+  kernels::def_meta_and_cpu<&reflection_pad3d>(r, "aten::reflection_pad3d");
+  kernels::def_meta_and_cpu<&replication_pad2d>(r, "aten::replication_pad2d");
+  kernels::def_meta_and_cpu<&replication_pad3d>(r, "aten::replication_pad3d");
+  kernels::def_meta_and_cpu<&native_group_norm>(r, "aten::native_group_norm");
+  kernels::def_meta_and_cpu<&avg_pool1d>(r, "aten::avg_pool1d");
+  kernels::def_meta_and_cpu<&adaptive_avg_pool1d>(r, "aten::adaptive_avg_pool1d");
+  kernels::def_meta_and_cpu<&upsample_nearest2d>(r, "aten::upsample_nearest2d.vec");
+  kernels::def_meta_and_cpu<&upsample_bilinear2d>(r, "aten::upsample_bilinear2d.vec");
 });
 
 }  // namespace

@@ -67,6 +67,15 @@ void def_kernel(Registry& r, std::string_view op, DispatchKey key) {
   r.set_kernel(op, key, kiln::detail::boxed<Fn>());
 }
 
+// Registers one kernel for CPU and meta tensors: a function that checks, allocates with
+// meta::allocate on its input's device and computes only when that device is not meta (or a
+// decomposition written against the public API, which runs on meta tensors as it is).
+template <auto Fn>
+void def_meta_and_cpu(Registry& r, std::string_view op) {
+  r.set_kernel(op, DispatchKey::Meta, kiln::detail::boxed<Fn>());
+  r.set_kernel(op, DispatchKey::CPU, kiln::detail::boxed<Fn>());
+}
+
 // Registers a device-independent kernel (views: only metadata changes) at every backend key.
 template <auto Fn>
 void def_every_backend(Registry& r, std::string_view op) {

@@ -402,6 +402,12 @@ Tensor to(const Tensor& self, DType dtype) {
 }
 Tensor fill(const Tensor& self, const Scalar& value) { return call<Tensor>(KILN_OP("aten::fill.Scalar"), self, value); }
 Scalar _local_scalar_dense(const Tensor& self) { return call<Scalar>(KILN_OP("aten::_local_scalar_dense"), self); }
+Tensor _fft_r2c(const Tensor& self, IntArrayRef dim, int64_t normalization, bool onesided) {
+  return call<Tensor>(KILN_OP("aten::_fft_r2c"), self, dim, normalization, onesided);
+}
+Tensor _fft_c2r(const Tensor& self, IntArrayRef dim, int64_t normalization, int64_t last_dim_size) {
+  return call<Tensor>(KILN_OP("aten::_fft_c2r"), self, dim, normalization, last_dim_size);
+}
 int64_t sym_size(const Tensor& self, int64_t dim) { return call<int64_t>(KILN_OP("aten::sym_size.int"), self, dim); }
 int64_t sym_stride(const Tensor& self, int64_t dim) {
   return call<int64_t>(KILN_OP("aten::sym_stride.int"), self, dim);

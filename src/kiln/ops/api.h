@@ -287,6 +287,10 @@ Tensor _to_copy(const Tensor& self, TensorOptions options = {},
 Tensor to(const Tensor& self, DType dtype);
 Tensor fill(const Tensor& self, const Scalar& value);
 Scalar _local_scalar_dense(const Tensor& self);
+// Real FFTs over `dim` (normalization 0: none, 1: 1/sqrt(n), 2: 1/n): float32/float64 to
+// complex64/complex128 (the last dim halved + 1 when onesided), and back to `last_dim_size` reals.
+Tensor _fft_r2c(const Tensor& self, IntArrayRef dim, int64_t normalization, bool onesided);
+Tensor _fft_c2r(const Tensor& self, IntArrayRef dim, int64_t normalization, int64_t last_dim_size);
 // Metadata reads (the sym_* ops): constants in a trace, as shapes are static.
 int64_t sym_size(const Tensor& self, int64_t dim);
 int64_t sym_stride(const Tensor& self, int64_t dim);

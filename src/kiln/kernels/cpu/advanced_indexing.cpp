@@ -186,11 +186,9 @@ Tensor index_put(const Tensor& self, const std::vector<std::optional<Tensor>>& i
 }
 
 const KernelRegistrar kRegister([](Registry& r) {
-  for (DispatchKey key : {DispatchKey::CPU, DispatchKey::Meta}) {
-    kernels::def_kernel<&nonzero>(r, "aten::nonzero", key);
-    kernels::def_kernel<&index>(r, "aten::index.Tensor", key);
-    kernels::def_kernel<&index_put>(r, "aten::index_put", key);
-  }
+  kernels::def_meta_and_cpu<&nonzero>(r, "aten::nonzero");
+  kernels::def_meta_and_cpu<&index>(r, "aten::index.Tensor");
+  kernels::def_meta_and_cpu<&index_put>(r, "aten::index_put");
 });
 
 }  // namespace

@@ -101,9 +101,7 @@ Tensor col2im(const Tensor& self, IntArrayRef output_size, IntArrayRef kernel_si
   return out;
 }
 
-const KernelRegistrar kRegister([](Registry& r) {
-  for (DispatchKey key : {DispatchKey::CPU, DispatchKey::Meta}) kernels::def_kernel<&col2im>(r, "aten::col2im", key);
-});
+const KernelRegistrar kRegister([](Registry& r) { kernels::def_meta_and_cpu<&col2im>(r, "aten::col2im"); });
 
 }  // namespace
 }  // namespace kiln::cpu

@@ -247,9 +247,7 @@ Grads convolution_backward(const Tensor& grad_output, const Tensor& input, const
 
 const KernelRegistrar kRegister([](Registry& r) {
   kernels::def_structured<&meta::convolution, &convolution_impl>(r, "aten::convolution");
-  for (DispatchKey key : {DispatchKey::CPU, DispatchKey::Meta}) {
-    kernels::def_kernel<&convolution_backward>(r, "aten::convolution_backward", key);
-  }
+  kernels::def_meta_and_cpu<&convolution_backward>(r, "aten::convolution_backward");
 });
 
 }  // namespace

@@ -94,10 +94,8 @@ Tensor pdist(const Tensor& self, double p) {
 }
 
 const KernelRegistrar kRegister([](Registry& r) {
-  for (DispatchKey key : {DispatchKey::CPU, DispatchKey::Meta}) {
-    kernels::def_kernel<&cdist>(r, "aten::_cdist_forward", key);
-    kernels::def_kernel<&pdist>(r, "aten::_pdist_forward", key);
-  }
+  kernels::def_meta_and_cpu<&cdist>(r, "aten::_cdist_forward");
+  kernels::def_meta_and_cpu<&pdist>(r, "aten::_pdist_forward");
 });
 
 }  // namespace

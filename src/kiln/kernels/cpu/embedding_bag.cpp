@@ -210,9 +210,7 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> embedding_bag(const Tensor& weight, c
 }
 
 const KernelRegistrar kRegister([](Registry& r) {
-  for (DispatchKey key : {DispatchKey::CPU, DispatchKey::Meta}) {
-    kernels::def_kernel<&embedding_bag>(r, "aten::_embedding_bag", key);
-  }
+  kernels::def_meta_and_cpu<&embedding_bag>(r, "aten::_embedding_bag");
 });
 
 }  // namespace

@@ -19,18 +19,6 @@ namespace {
 
 using LC = std::complex<long double>;
 
-Tensor r2c(const Tensor& x, std::vector<int64_t> dim, int64_t norm, bool onesided) {
-  Stack st{Value(x), Value(dim), Value(norm), Value(onesided)};
-  call_op_boxed(Registry::global().get("aten::_fft_r2c"), st);
-  return st[0].to_tensor();
-}
-
-Tensor c2r(const Tensor& x, std::vector<int64_t> dim, int64_t norm, int64_t last_dim_size) {
-  Stack st{Value(x), Value(dim), Value(norm), Value(last_dim_size)};
-  call_op_boxed(Registry::global().get("aten::_fft_c2r"), st);
-  return st[0].to_tensor();
-}
-
 // A contiguous long double copy of any tensor's values (complex or real).
 std::vector<LC> values(const Tensor& t) {
   Tensor c = t.to(DType::ComplexDouble).contiguous();
@@ -156,14 +144,14 @@ TEST(Fft, R2cOneDimAllLengthsAndNormalizations) {
     Tensor x = randn({3, n}, DType::Float64);
     for (int64_t norm : {0, 1, 2}) {
       for (bool onesided : {true, false}) {
-        Tensor y = r2c(x, {1}, norm, onesided);
+        Tensor y = _fft_r2c(x, {1}, norm, onesided);
         EXPECT_EQ(y.dtype(), DType::ComplexDouble);
         EXPECT_EQ(y.size(1), onesided ? n / 2 + 1 : n);
         expect_close(y, ref_r2c(x, {1}, norm, onesided), 1e-12,
                      fmt::format("n={} norm={} onesided={}", n, norm, onesided));
       }
     }
-    Tensor y32 = r2c(x.to(DType::Float32), {1}, 0, true);
+    Tensor y32 = _fft_r2c(x.to(DType::Float32), {1}, 0, true);
     EXPECT_EQ(y32.dtype(), DType::ComplexFloat);
     expect_close(y32, ref_r2c(x.to(DType::Float32), {1}, 0, true), 2e-6, fmt::format("float32 n={}", n));
   }
@@ -177,12 +165,12 @@ TEST(Fft, C2rOneDimAllLengthsAndNormalizations) {
     auto* p = s.data_ptr<std::complex<double>>();
     for (int64_t i = 0; i < s.numel(); ++i) p[i] = {std::cos(0.9 * i * i + 0.2), std::sin(1.7 * i + 0.3)};
     for (int64_t norm : {0, 1, 2}) {
-      Tensor y = c2r(s, {1}, norm, n);
+      Tensor y = _fft_c2r(s, {1}, norm, n);
       EXPECT_EQ(y.dtype(), DType::Float64);
       EXPECT_EQ(sizes_of(y), (std::vector<int64_t>{2, n}));
       expect_close(y, ref_c2r(s, {1}, norm, n), 1e-12, fmt::format("n={} norm={}", n, norm));
     }
-    Tensor y32 = c2r(s.to(DType::ComplexFloat), {1}, 2, n);
+    Tensor y32 = _fft_c2r(s.to(DType::ComplexFloat), {1}, 2, n);
     EXPECT_EQ(y32.dtype(), DType::Float32);
     expect_close(y32, ref_c2r(s.to(DType::ComplexFloat), {1}, 2, n), 2e-6, fmt::format("complex64 n={}", n));
   }
@@ -196,12 +184,12 @@ TEST(Fft, MultiDimAnyDimsAnyOrderNonContiguous) {
       for (int64_t norm : {0, 1, 2}) {
         for (bool onesided : {true, false}) {
           std::string what = fmt::format("sizes {} dims {} norm {} onesided {}", x.sizes(), dims, norm, onesided);
-          Tensor y = r2c(x, dims, norm, onesided);
+          Tensor y = _fft_r2c(x, dims, norm, onesided);
           expect_close(y, ref_r2c(x, dims, norm, onesided), 1e-12, what);
         }
-        Tensor half = r2c(x, dims, 0, true);
+        Tensor half = _fft_r2c(x, dims, 0, true);
         int64_t n_last = x.size(dims.back());
-        Tensor z = c2r(half, dims, norm, n_last);
+        Tensor z = _fft_c2r(half, dims, norm, n_last);
         expect_close(z, ref_c2r(half, dims, norm, n_last), 1e-12, "c2r " + fmt::format("{} {}", dims, norm));
       }
     }
@@ -214,32 +202,32 @@ TEST(Fft, RoundTripRecoversTheInput) {
     Tensor x = randn({2, 3, n}, DType::Float64);
     for (std::vector<int64_t> dims : std::vector<std::vector<int64_t>>{{2}, {0, 2}, {1, 0, 2}}) {
       // Forward unnormalized and backward by 1/n, or both by 1/sqrt(n): the input again.
-      expect_close(c2r(r2c(x, dims, 0, true), dims, 2, n), values(x), 1e-12, fmt::format("n={} {}", n, dims));
-      expect_close(c2r(r2c(x, dims, 1, true), dims, 1, n), values(x), 1e-12, fmt::format("ortho n={}", n));
+      expect_close(_fft_c2r(_fft_r2c(x, dims, 0, true), dims, 2, n), values(x), 1e-12, fmt::format("n={} {}", n, dims));
+      expect_close(_fft_c2r(_fft_r2c(x, dims, 1, true), dims, 1, n), values(x), 1e-12, fmt::format("ortho n={}", n));
     }
     Tensor x32 = x.to(DType::Float32);
-    expect_close(c2r(r2c(x32, {2}, 2, true), {2}, 0, n), values(x32), 1e-5, fmt::format("float32 n={}", n));
+    expect_close(_fft_c2r(_fft_r2c(x32, {2}, 2, true), {2}, 0, n), values(x32), 1e-5, fmt::format("float32 n={}", n));
   }
 }
 
 // Strides PyTorch 2.13 gives on the CPU (recorded from torch.ops.aten._fft_r2c/_fft_c2r).
 TEST(Fft, ResultStridesArePyTorchs) {
   Tensor x = zeros({3, 4, 5});
-  EXPECT_EQ(r2c(x, {2}, 0, true).strides().vec(), (std::vector<int64_t>{12, 3, 1}));
-  EXPECT_EQ(r2c(x, {0}, 0, true).strides().vec(), (std::vector<int64_t>{1, 10, 2}));
-  EXPECT_EQ(r2c(x, {1}, 0, true).strides().vec(), (std::vector<int64_t>{15, 1, 3}));
-  EXPECT_EQ(r2c(x, {0, 1}, 0, true).strides().vec(), (std::vector<int64_t>{3, 1, 9}));
-  EXPECT_EQ(r2c(x, {0, 2}, 0, true).strides().vec(), (std::vector<int64_t>{3, 9, 1}));
-  EXPECT_EQ(r2c(x, {0}, 0, false).strides().vec(), (std::vector<int64_t>{1, 15, 3}));
+  EXPECT_EQ(_fft_r2c(x, {2}, 0, true).strides().vec(), (std::vector<int64_t>{12, 3, 1}));
+  EXPECT_EQ(_fft_r2c(x, {0}, 0, true).strides().vec(), (std::vector<int64_t>{1, 10, 2}));
+  EXPECT_EQ(_fft_r2c(x, {1}, 0, true).strides().vec(), (std::vector<int64_t>{15, 1, 3}));
+  EXPECT_EQ(_fft_r2c(x, {0, 1}, 0, true).strides().vec(), (std::vector<int64_t>{3, 1, 9}));
+  EXPECT_EQ(_fft_r2c(x, {0, 2}, 0, true).strides().vec(), (std::vector<int64_t>{3, 9, 1}));
+  EXPECT_EQ(_fft_r2c(x, {0}, 0, false).strides().vec(), (std::vector<int64_t>{1, 15, 3}));
   Tensor xt = x.permute({2, 0, 1});  // sizes [5, 3, 4]
-  Tensor y0 = r2c(xt, {0}, 0, true), y1 = r2c(xt, {1}, 0, true);
+  Tensor y0 = _fft_r2c(xt, {0}, 0, true), y1 = _fft_r2c(xt, {1}, 0, true);
   EXPECT_EQ(y0.strides().vec(), (std::vector<int64_t>{1, 12, 3}));
   EXPECT_EQ(y1.strides().vec(), (std::vector<int64_t>{2, 1, 10}));
-  EXPECT_EQ(c2r(y0, {0}, 0, 5).strides().vec(), (std::vector<int64_t>{1, 20, 5}));
-  EXPECT_EQ(c2r(y1, {1}, 0, 3).strides().vec(), (std::vector<int64_t>{3, 1, 15}));
+  EXPECT_EQ(_fft_c2r(y0, {0}, 0, 5).strides().vec(), (std::vector<int64_t>{1, 20, 5}));
+  EXPECT_EQ(_fft_c2r(y1, {1}, 0, 3).strides().vec(), (std::vector<int64_t>{3, 1, 15}));
   // On the meta device too (tracing sees the same layout).
   Tensor m = empty({3, 4, 5}, TensorOptions().device(kMeta));
-  EXPECT_EQ(r2c(m, {0, 1}, 0, true).strides().vec(), (std::vector<int64_t>{3, 1, 9}));
+  EXPECT_EQ(_fft_r2c(m, {0, 1}, 0, true).strides().vec(), (std::vector<int64_t>{3, 1, 9}));
 }
 
 void expect_error(const std::function<void()>& f, std::vector<std::string> parts) {
@@ -253,22 +241,22 @@ void expect_error(const std::function<void()>& f, std::vector<std::string> parts
 
 TEST(Fft, ArgumentErrorsNameOpArgumentAndSizes) {
   Tensor x = zeros({4, 6});
-  Tensor c = r2c(x, {1}, 0, true);  // [4, 4]
-  expect_error([&] { r2c(x, {2}, 0, true); }, {"_fft_r2c", "dim"});
-  expect_error([&] { r2c(x, {1, 1}, 0, true); }, {"_fft_r2c", "more than once", "[4, 6]"});
-  expect_error([&] { r2c(x, {}, 0, true); }, {"_fft_r2c", "at least one dim"});
-  expect_error([&] { r2c(x, {1}, 3, true); }, {"_fft_r2c", "normalization"});
-  expect_error([&] { r2c(x.to(DType::Float16), {1}, 0, true); }, {"_fft_r2c", "float16"});
-  expect_error([&] { r2c(x.to(DType::Int64), {1}, 0, true); }, {"_fft_r2c", "floating point", "int64"});
-  expect_error([&] { r2c(zeros({4, 0}), {1}, 0, true); }, {"_fft_r2c", "data points (0)", "[4, 0]"});
-  expect_error([&] { c2r(x, {1}, 0, 6); }, {"_fft_c2r", "complex", "float32"});
-  expect_error([&] { c2r(c, {1}, 0, 0); }, {"_fft_c2r", "last_dim_size", "0"});
-  expect_error([&] { c2r(c, {1}, 0, 20); }, {"_fft_c2r", "last_dim_size 20", "[4, 4]"});
-  expect_error([&] { c2r(c, {0, 0}, 0, 6); }, {"_fft_c2r", "more than once"});
+  Tensor c = _fft_r2c(x, {1}, 0, true);  // [4, 4]
+  expect_error([&] { _fft_r2c(x, {2}, 0, true); }, {"_fft_r2c", "dim"});
+  expect_error([&] { _fft_r2c(x, {1, 1}, 0, true); }, {"_fft_r2c", "more than once", "[4, 6]"});
+  expect_error([&] { _fft_r2c(x, {}, 0, true); }, {"_fft_r2c", "at least one dim"});
+  expect_error([&] { _fft_r2c(x, {1}, 3, true); }, {"_fft_r2c", "normalization"});
+  expect_error([&] { _fft_r2c(x.to(DType::Float16), {1}, 0, true); }, {"_fft_r2c", "float16"});
+  expect_error([&] { _fft_r2c(x.to(DType::Int64), {1}, 0, true); }, {"_fft_r2c", "floating point", "int64"});
+  expect_error([&] { _fft_r2c(zeros({4, 0}), {1}, 0, true); }, {"_fft_r2c", "data points (0)", "[4, 0]"});
+  expect_error([&] { _fft_c2r(x, {1}, 0, 6); }, {"_fft_c2r", "complex", "float32"});
+  expect_error([&] { _fft_c2r(c, {1}, 0, 0); }, {"_fft_c2r", "last_dim_size", "0"});
+  expect_error([&] { _fft_c2r(c, {1}, 0, 20); }, {"_fft_c2r", "last_dim_size 20", "[4, 4]"});
+  expect_error([&] { _fft_c2r(c, {0, 0}, 0, 6); }, {"_fft_c2r", "more than once"});
   // Negative dims wrap, as elsewhere in kiln.
-  EXPECT_EQ(sizes_of(r2c(x, {-1}, 0, true)), (std::vector<int64_t>{4, 4}));
+  EXPECT_EQ(sizes_of(_fft_r2c(x, {-1}, 0, true)), (std::vector<int64_t>{4, 4}));
   // An empty batch gives an empty result (PyTorch's MKL kernel raises instead).
-  EXPECT_EQ(sizes_of(r2c(zeros({0, 6}), {1}, 0, true)), (std::vector<int64_t>{0, 4}));
+  EXPECT_EQ(sizes_of(_fft_r2c(zeros({0, 6}), {1}, 0, true)), (std::vector<int64_t>{0, 4}));
 }
 
 }  // namespace

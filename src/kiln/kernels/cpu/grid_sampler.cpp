@@ -193,9 +193,7 @@ Tensor grid_sampler_2d(const Tensor& input, const Tensor& grid, int64_t interpol
 }
 
 const KernelRegistrar kRegister([](Registry& r) {
-  for (DispatchKey key : {DispatchKey::CPU, DispatchKey::Meta}) {
-    kernels::def_kernel<&grid_sampler_2d>(r, "aten::grid_sampler_2d", key);
-  }
+  kernels::def_meta_and_cpu<&grid_sampler_2d>(r, "aten::grid_sampler_2d");
 });
 
 }  // namespace

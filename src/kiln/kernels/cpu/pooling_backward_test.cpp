@@ -22,27 +22,24 @@ struct Pool {
   std::optional<int64_t> divisor;
 };
 
+// The pooling arguments after the tensors, as both ops take them.
+Stack pool_call(std::vector<Tensor> tensors, const Pool& p) {
+  Stack s(tensors.begin(), tensors.end());
+  for (const auto& ints : {p.kernel, p.stride, p.padding}) s.emplace_back(ints);
+  s.emplace_back(p.ceil_mode);
+  s.emplace_back(p.count_include_pad);
+  s.push_back(p.divisor ? Value(*p.divisor) : Value());
+  return s;
+}
+
 Tensor pool_forward(const Tensor& x, const Pool& p) {
-  Stack s{Value(x),
-          Value(p.kernel),
-          Value(p.stride),
-          Value(p.padding),
-          Value(p.ceil_mode),
-          Value(p.count_include_pad),
-          p.divisor ? Value(*p.divisor) : Value()};
+  Stack s = pool_call({x}, p);
   call_op_boxed(Registry::global().get("aten::avg_pool2d"), s);
   return s[0].to_tensor();
 }
 
 Tensor pool_backward(const Tensor& dy, const Tensor& x, const Pool& p) {
-  Stack s{Value(dy),
-          Value(x),
-          Value(p.kernel),
-          Value(p.stride),
-          Value(p.padding),
-          Value(p.ceil_mode),
-          Value(p.count_include_pad),
-          p.divisor ? Value(*p.divisor) : Value()};
+  Stack s = pool_call({dy, x}, p);
   call_op_boxed(Registry::global().get("aten::avg_pool2d_backward"), s);
   return s[0].to_tensor();
 }

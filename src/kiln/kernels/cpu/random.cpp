@@ -144,10 +144,8 @@ using namespace kiln::kernels;
 const KernelRegistrar kRegister([](Registry& r) {
   def_structured<&meta::random, &rand_impl>(r, "aten::rand");
   def_structured<&meta::random, &randn_impl>(r, "aten::randn");
-  for (DispatchKey key : {DispatchKey::CPU, DispatchKey::Meta}) {
-    def_kernel<&native_dropout>(r, "aten::native_dropout", key);
-    def_kernel<&randperm>(r, "aten::randperm", key);
-  }
+  kernels::def_meta_and_cpu<&native_dropout>(r, "aten::native_dropout");
+  kernels::def_meta_and_cpu<&randperm>(r, "aten::randperm");
 });
 
 }  // namespace

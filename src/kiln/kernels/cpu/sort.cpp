@@ -76,10 +76,8 @@ std::tuple<Tensor, Tensor> topk(const Tensor& self, int64_t k, int64_t dim, bool
 }
 
 const KernelRegistrar kRegister([](Registry& r) {
-  for (DispatchKey key : {DispatchKey::CPU, DispatchKey::Meta}) {
-    kernels::def_kernel<&sort>(r, "aten::sort", key);
-    kernels::def_kernel<&topk>(r, "aten::topk", key);
-  }
+  kernels::def_meta_and_cpu<&sort>(r, "aten::sort");
+  kernels::def_meta_and_cpu<&topk>(r, "aten::topk");
 });
 
 }  // namespace
