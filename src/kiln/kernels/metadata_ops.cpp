@@ -21,9 +21,19 @@ int64_t sym_numel(const Tensor& self) { return self.numel(); }
 
 int64_t sym_storage_offset(const Tensor& self) { return self.storage_offset(); }
 
-// channels_last asks for NHWC packing (false below 4 dims); other formats, plain contiguity.
+// channels_last asks for NHWC packing, from the strides alone (an empty tensor too, unlike plain
+// contiguity, which holds for every empty tensor: PyTorch's two rules); false below 4 dims.
 bool sym_is_contiguous(const Tensor& self, MemoryFormat format) {
-  return format == MemoryFormat::ChannelsLast ? self.is_channels_last() : self.is_contiguous();
+  if (format != MemoryFormat::ChannelsLast) return self.is_contiguous();
+  if (self.dim() != 4) return false;
+  int64_t expected = 1;
+  for (int64_t d : {1, 3, 2, 0}) {  // C fastest, then W, H, N
+    int64_t size = self.sizes()[d];
+    if (size == 1) continue;
+    if (self.strides()[d] != expected) return false;
+    expected *= size;
+  }
+  return true;
 }
 
 const KernelRegistrar kRegister([](Registry& r) {

@@ -4,6 +4,7 @@
 #include <numeric>
 #include <unordered_map>
 
+#include "kiln/decomp/leaf.h"
 #include "kiln/decomp/prims/table.h"
 #include "kiln/ops/api.h"
 #include "kiln/ops/dispatcher.h"
@@ -375,16 +376,28 @@ void restride_results(Stack& results, const std::vector<Shape>& eager_strides) {
   }
 }
 
-// The op's output_mask argument as given, set to all true in `stack`; empty when it has none.
-std::vector<bool> full_output_mask(OpHandle op, Stack& stack) {
+// Where an op's output_mask argument is in its stack, and the mask given; nullopt without one.
+struct OutputMask {
+  size_t at;
+  std::vector<bool> given;
+};
+std::optional<OutputMask> output_mask_of(OpHandle op, const Stack& stack) {
   const auto& arguments = op->schema().arguments;
   for (size_t i = 0; i < arguments.size() && i < stack.size(); ++i) {
-    if (arguments[i].name != "output_mask" || stack[i].is_none()) continue;
-    std::vector<bool> mask = stack[i].to_bool_list();
-    stack[i] = Value(std::vector<bool>(mask.size(), true));
-    return mask;
+    if (arguments[i].name == "output_mask" && !stack[i].is_none()) return OutputMask{i, stack[i].to_bool_list()};
   }
-  return {};
+  return std::nullopt;
+}
+
+// Whether `op` runs on `stack` (meta tensors) without a kiln::Error, recording nothing.
+bool runs_on_meta(OpHandle op, Stack stack) {
+  ExcludeDispatchKeys exclude{DispatchKeySet(DispatchKey::Trace)};
+  try {
+    redispatch(op, stack, DispatchKeySet(DispatchKey::Meta));
+    return true;
+  } catch (const Error&) {
+    return false;
+  }
 }
 
 bool is_single_view(OpHandle op, const Stack& results) {
@@ -414,8 +427,19 @@ void record(Tracer& t, OpHandle op, Stack& stack, DispatchKeySet rest) {
     return;
   }
   // An output_mask (the backward ops) turns results into None, which graphs do not carry: the node
-  // computes every result, and the caller gets None where it asked for none.
-  std::vector<bool> mask = full_output_mask(op, stack);
+  // computes every result, and the caller gets None where it asked for none. Where the op cannot
+  // give every result (a weight gradient without a weight), its decomposition records the ones
+  // asked for instead.
+  std::optional<OutputMask> mask = output_mask_of(op, stack);
+  if (mask) {
+    Stack full = stack;
+    full[mask->at] = Value(std::vector<bool>(mask->given.size(), true));
+    if (runs_on_meta(op, full)) {
+      stack = std::move(full);
+    } else if (auto it = leaf_decompositions().find(op); it != leaf_decompositions().end()) {
+      return run_decomposition(t, op, it->second, stack);
+    }
+  }
   Stack original = stack;
   std::vector<graph::Arg> args;
   bool takes_tensors = false;
@@ -445,8 +469,8 @@ void record(Tracer& t, OpHandle op, Stack& stack, DispatchKeySet rest) {
   t.note_recorded(op);
   for (size_t i = 0; i < results.size(); ++i) t.bind(results[i], node->result(static_cast<int>(i)));
   if (functionalizing && is_single_view(op, stack)) note_view(t, op, original, results[0]);
-  for (size_t i = 0; i < mask.size() && i < stack.size(); ++i) {
-    if (!mask[i]) stack[i] = Value();
+  for (size_t i = 0; mask && i < mask->given.size() && i < stack.size(); ++i) {
+    if (!mask->given[i]) stack[i] = Value();
   }
 }
 

@@ -111,6 +111,44 @@ TEST(Trace, MetadataReadsAreConstants) {
   EXPECT_TRUE(
       sym_is_contiguous(contiguous(randn({2, 3, 4, 5}), MemoryFormat::ChannelsLast), MemoryFormat::ChannelsLast));
   EXPECT_FALSE(sym_is_contiguous(randn({2, 3}), MemoryFormat::ChannelsLast));
+  // channels_last reads the strides even of an empty tensor (PyTorch: False, then True).
+  EXPECT_FALSE(sym_is_contiguous(zeros({0, 3, 2, 2}), MemoryFormat::ChannelsLast));
+  EXPECT_TRUE(sym_is_contiguous(empty_strided({0, 3, 2, 2}, {12, 1, 6, 3}), MemoryFormat::ChannelsLast));
+}
+
+// Backward ops with an output_mask, as autograd calls them (a layer norm without affine parameters
+// asks for grad_input only): traced at every level, their None results stay None and the others
+// equal eager's.
+TEST(Trace, OutputMaskOpsTraceAtEveryLevel) {
+  auto call = [](const char* op, Stack s) {
+    call_op_boxed(Registry::global().get(op), s);
+    return s;
+  };
+  auto fn = [&](const std::vector<Tensor>& in) {
+    auto [y, mean, rstd] = native_layer_norm(in[0], IntArrayRef{5}, std::nullopt, std::nullopt, 1e-5);
+    Stack ln = call("aten::native_layer_norm_backward",
+                    {Value(in[1]), Value(in[0]), Value(std::vector<int64_t>{5}), Value(mean), Value(rstd), Value(),
+                     Value(), Value(std::vector<bool>{true, false, false})});
+    EXPECT_TRUE(ln[1].is_none() && ln[2].is_none());
+    Stack conv =
+        call("aten::convolution_backward",
+             {Value(in[3]), Value(in[2]), Value(in[4]), Value(), Value(std::vector<int64_t>{1}),
+              Value(std::vector<int64_t>{0}), Value(std::vector<int64_t>{1}), Value(false),
+              Value(std::vector<int64_t>{0}), Value(int64_t{1}), Value(std::vector<bool>{false, true, false})});
+    EXPECT_TRUE(conv[0].is_none() && conv[2].is_none());
+    return std::vector<Tensor>{ln[0].to_tensor(), conv[1].to_tensor()};
+  };
+  manual_seed(8);
+  std::vector<Tensor> in{randn({3, 5}, DType::Float64), randn({3, 5}, DType::Float64), randn({2, 3, 6}, DType::Float64),
+                         randn({2, 4, 4}, DType::Float64), randn({4, 3, 3}, DType::Float64)};
+  auto want = fn(in);
+  for (Level level : {Level::ATen, Level::Core, Level::Prims}) {
+    graph::Graph g = trace(fn, in, level);
+    auto got = graph::interpret(g, in);
+    for (size_t i = 0; i < want.size(); ++i) {
+      EXPECT_LT(sub(got[i], want[i]).abs().amax().item<double>(), 1e-12) << level_name(level) << " output " << i;
+    }
+  }
 }
 
 TEST(Trace, TensorsFromOutsideAreRejected) {

@@ -45,9 +45,11 @@ Geometry geometry(const Tensor& self, IntArrayRef output_size, IntArrayRef kerne
   int64_t cols = self.size(self.dim() - 2), blocks = self.size(self.dim() - 1);
   KILN_CHECK(cols % (g.kh * g.kw) == 0, "{}: input dim {} (size {}) must be divisible by the product of kernel_size {}",
              kOp, self.dim() - 2, cols, kernel_size);
-  // C's truncating division, as PyTorch computes it.
-  g.blocks_h = (g.out_h + 2 * g.ph - (g.dh * (g.kh - 1) + 1)) / g.sh + 1;
-  g.blocks_w = (g.out_w + 2 * g.pw - (g.dw * (g.kw - 1) + 1)) / g.sw + 1;
+  // Division rounding toward -inf, as PyTorch's div_rtn: a kernel reaching past the padded output
+  // gives 0 blocks (an error below), where C's truncation would give 1.
+  auto div_floor = [](int64_t a, int64_t b) { return a / b - (a % b != 0 && (a < 0) != (b < 0) ? 1 : 0); };
+  g.blocks_h = div_floor(g.out_h + 2 * g.ph - (g.dh * (g.kh - 1) + 1), g.sh) + 1;
+  g.blocks_w = div_floor(g.out_w + 2 * g.pw - (g.dw * (g.kw - 1) + 1), g.sw) + 1;
   KILN_CHECK(g.blocks_h >= 1 && g.blocks_w >= 1 && g.blocks_h * g.blocks_w == blocks,
              "{}: output_size {}, kernel_size {}, dilation {}, padding {}, stride {} give {} x {} sliding blocks, but "
              "input dim {} has size {}",

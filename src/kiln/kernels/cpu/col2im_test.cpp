@@ -76,6 +76,10 @@ TEST(Col2im, BadArgumentsRaise) {
   EXPECT_THROW(fold(randn({2, 12, 6}), {3, 4}, {2, 2}, {1, 1}, {-1, 0}, {1, 1}), Error);
   EXPECT_THROW(fold(randn({2, 12, 6}), {3, 4}, {2, 2}, {1, 1}, {0, 0}, {0, 1}), Error);
   EXPECT_THROW(fold(randn({2, 12, 0}), {3, 4}, {2, 2}, {1, 1}, {0, 0}, {1, 1}), Error);
+  // A kernel taller than the output: PyTorch rounds the block count toward -inf (0 blocks: an
+  // error), where truncation would count 1.
+  EXPECT_THROW(fold(randn({1, 3, 5}), {2, 5}, {3, 1}, {1, 1}, {0, 0}, {2, 1}), Error);
+  EXPECT_THROW(fold(randn({1, 3, 5}), {1, 5}, {3, 1}, {1, 1}, {0, 0}, {5, 1}), Error);
   EXPECT_THROW(fold(randn({2, 4, 1}), {1, 1}, {2, 2}, {1, 1}, {0, 0}, {1, 1}), Error);  // no block fits
   EXPECT_THROW(fold(randn({2, 12, 6}), {3, 4, 5}, {2, 2}, {1, 1}, {0, 0}, {1, 1}), Error);
   EXPECT_THROW(fold(randn({2, 12, 6}).to(DType::Int64), {3, 4}, {2, 2}, {1, 1}, {0, 0}, {1, 1}), Error);

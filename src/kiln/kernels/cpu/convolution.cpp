@@ -240,7 +240,8 @@ Grads convolution_backward(const Tensor& grad_output, const Tensor& input, const
     copy_into(gw, empty ? zeros(gw.sizes(), TensorOptions(o.compute)) : grad_weight_of(o.x, gy, g).view(gw.sizes()));
   }
   if (gb.defined() && gb.numel() > 0) {
-    copy_into(gb, sum(gy.view({g.batch, g.out_channels, -1}), IntArrayRef{0, 2}));
+    copy_into(gb, empty ? zeros(gb.sizes(), TensorOptions(o.compute))
+                        : sum(gy.view({g.batch, g.out_channels, -1}), IntArrayRef{0, 2}));
   }
   return result();
 }

@@ -130,6 +130,16 @@ TEST(Convolution, BadArgumentsAreErrors) {
           Value(int64_t{1}),
           Value(std::vector<bool>{true, true, true})};
   EXPECT_THROW(call_op_boxed(Registry::global().get("aten::convolution_backward"), s), Error);  // grad_output size
+  EXPECT_THROW(convolution(zeros({2, 3, 5}), zeros({0, 3, 2}), std::nullopt, {1}, {0}, {1}, false, {0}, 1),
+               Error);  // no output channel: PyTorch raises
+  // An empty batch: zero gradients for the weight and bias (PyTorch's), an empty one for the input.
+  Case c{{0, 3, 5}, {4, 3, 2}, {1}, {0}, {1}, false, {0}, 1};
+  Stack empty = backward_args(zeros({0, 4, 4}), zeros({0, 3, 5}), ones({4, 3, 2}), c, {true, true, true});
+  call_op_boxed(Registry::global().get("aten::convolution_backward"), empty);
+  EXPECT_EQ(empty[0].to_tensor().numel(), 0);
+  EXPECT_EQ(sum(empty[1].to_tensor().abs()).item<double>(), 0.0);
+  EXPECT_EQ(empty[2].to_tensor().sizes().vec(), (std::vector<int64_t>{4}));
+  EXPECT_EQ(sum(empty[2].to_tensor().abs()).item<double>(), 0.0);
 }
 
 }  // namespace

@@ -40,6 +40,8 @@ ConvGeometry conv_geometry(const Tensor& input, const Tensor& weight, const std:
   g.groups = groups;
   // A convolution's weight is [out, in / groups, kernel...]; a transposed one's [in, out / groups, kernel...].
   int64_t weight_in = transposed ? weight.sizes()[0] : weight.sizes()[1] * groups;
+  KILN_CHECK(weight.sizes()[0] > 0,
+             "convolution: expected weight to be at least 1 at dimension 0, but got weight of size {}", weight.sizes());
   KILN_CHECK(weight.sizes()[0] % groups == 0,
              "convolution: given groups={}, expected weight to be divisible by {} at dimension 0, but got weight of "
              "size {}",
