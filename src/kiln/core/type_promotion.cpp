@@ -30,8 +30,16 @@ std::optional<DType> combine_categories(std::optional<DType> higher, std::option
   if (!higher) return lower;
   if (!lower) return higher;
   if (is_complex(*higher)) return higher;
-  // A complex operand of lower priority keeps the precision of a floating higher one.
-  if (is_complex(*lower)) return is_floating(*higher) ? promote_types(*higher, *lower) : lower;
+  // A complex operand of lower priority takes the precision of a floating higher one (float32 with a
+  // complex128 0-d tensor is complex64); kiln has no complex32 for the 16-bit floats.
+  if (is_complex(*lower)) {
+    if (!is_floating(*higher)) return lower;
+    std::optional<DType> c = complex_of(*higher);
+    KILN_CHECK_TYPE(c.has_value(),
+                    "type promotion: no complex dtype with {} parts (PyTorch's complex32 is not supported)",
+                    dtype_name(*higher));
+    return c;
+  }
   if (is_floating(*higher)) return higher;
   if (*higher == DType::Bool || is_floating(*lower)) return promote_types(*higher, *lower);
   return higher;

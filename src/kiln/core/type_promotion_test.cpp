@@ -98,5 +98,17 @@ TEST(Broadcast, ShapesAndErrors) {
   EXPECT_FALSE(broadcasts_to({2, 3}, {3}));
 }
 
+TEST(TypePromotion, ComplexOfLowerPriorityTakesTheFloatPrecision) {
+  // PyTorch 2.13: result_type(float32 [2], complex128 0-d) is complex64; float64 [2] with a
+  // complex64 0-d tensor is complex128; an integer tensor takes the complex operand's dtype.
+  auto t = [](IntArrayRef sizes, DType d) { return empty_tensor(sizes, d, kCPU); };
+  TensorBase f32 = t({2}, DType::Float32), f64 = t({2}, DType::Float64), i64 = t({2}, DType::Int64);
+  TensorBase c128 = t({}, DType::ComplexDouble), c64 = t({}, DType::ComplexFloat);
+  EXPECT_EQ(result_type(f32, c128), DType::ComplexFloat);
+  EXPECT_EQ(result_type(f64, c64), DType::ComplexDouble);
+  EXPECT_EQ(result_type(i64, c128), DType::ComplexDouble);
+  EXPECT_THROW(result_type(t({2}, DType::Float16), c64), Error);
+}
+
 }  // namespace
 }  // namespace kiln
