@@ -221,7 +221,12 @@ Grads convolution_backward(const Tensor& grad_output, const Tensor& input, const
   KILN_CHECK_TYPE(grad_output.dtype() == input.dtype(), "{}: grad_output dtype {} differs from input dtype {}", op,
                   dtype_name(grad_output.dtype()), dtype_name(input.dtype()));
   Device device = input.device();
-  auto make = [&](IntArrayRef sizes) { return meta::allocate(meta::contiguous_spec(sizes, input.dtype()), device); };
+  bool channels_last = meta::conv_channels_last(input, weight);
+  auto make = [&](IntArrayRef sizes) {
+    meta::TensorSpec spec = meta::contiguous_spec(sizes, input.dtype());
+    if (channels_last && sizes.size() > 1) spec.strides = channels_last_strides(sizes);
+    return meta::allocate(spec, device);
+  };
   Tensor gi = output_mask[0] ? make(input.sizes()) : Tensor();
   Tensor gw = output_mask[1] ? make(weight.sizes()) : Tensor();
   Tensor gb = output_mask[2] ? make(IntArrayRef{g.out_channels}) : Tensor();

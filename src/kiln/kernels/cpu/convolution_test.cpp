@@ -108,6 +108,28 @@ TEST(Convolution, BackwardIsTheAdjointOfTheForward) {
   }
 }
 
+// Layouts as PyTorch 2.13's CPU kernels give them: channels-last results when the input or the
+// weight is channels-last (forward, transposed, and the backward's grad_input and grad_weight).
+TEST(Convolution, ChannelsLastInputsGiveChannelsLastResults) {
+  auto nhwc = [](std::vector<int64_t> sizes) {
+    return empty_strided(sizes, channels_last_strides(sizes)).fill_(Scalar(1.0));
+  };
+  Tensor x = nhwc({2, 3, 6, 6}), w = zeros({4, 3, 3, 3}), wt = zeros({3, 4, 3, 3});
+  Case c{{2, 3, 6, 6}, {4, 3, 3, 3}, {1, 1}, {0, 0}, {1, 1}, false, {0, 0}, 1};
+  EXPECT_EQ(conv(x, w, c).strides().vec(), (std::vector<int64_t>{64, 1, 16, 4}));
+  EXPECT_EQ(conv(zeros({2, 3, 6, 6}), nhwc({4, 3, 3, 3}), c).strides().vec(), (std::vector<int64_t>{64, 1, 16, 4}));
+  EXPECT_EQ(conv(zeros({2, 3, 6, 6}), w, c).strides().vec(), (std::vector<int64_t>{64, 16, 4, 1}));
+  Case t{{2, 3, 6, 6}, {3, 4, 3, 3}, {1, 1}, {0, 0}, {1, 1}, true, {0, 0}, 1};
+  EXPECT_EQ(conv(x, wt, t).strides().vec(), (std::vector<int64_t>{256, 1, 32, 4}));
+  Stack s = backward_args(zeros({2, 4, 4, 4}), x, w, c, {true, true, true});
+  call_op_boxed(Registry::global().get("aten::convolution_backward"), s);
+  EXPECT_EQ(s[0].to_tensor().strides().vec(), (std::vector<int64_t>{108, 1, 18, 3}));
+  EXPECT_EQ(s[1].to_tensor().strides().vec(), (std::vector<int64_t>{27, 1, 9, 3}));
+  Tensor x5 = nhwc({2, 3, 4, 5, 6});
+  Case c5{{2, 3, 4, 5, 6}, {4, 3, 2, 2, 2}, {1, 1, 1}, {0, 0, 0}, {1, 1, 1}, false, {0, 0, 0}, 1};
+  EXPECT_EQ(conv(x5, zeros({4, 3, 2, 2, 2}), c5).strides().vec(), (std::vector<int64_t>{240, 1, 80, 20, 4}));
+}
+
 TEST(Convolution, BadArgumentsAreErrors) {
   Tensor x = zeros({1, 2, 5}), w = zeros({2, 3, 3});
   auto conv_t = [&](const Tensor& xx, const Tensor& ww, std::vector<int64_t> pad, std::vector<int64_t> extra) {

@@ -94,13 +94,20 @@ ConvGeometry conv_geometry(const Tensor& input, const Tensor& weight, const std:
   return g;
 }
 
+bool conv_channels_last(const Tensor& input, const Tensor& weight) {
+  return (input.dim() == 4 || input.dim() == 5) &&
+         (strides_like_channels_last(input) || strides_like_channels_last(weight));
+}
+
 TensorSpec convolution(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias, IntArrayRef stride,
                        IntArrayRef padding, IntArrayRef dilation, bool transposed, IntArrayRef output_padding,
                        int64_t groups) {
   ConvGeometry g = conv_geometry(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups);
   Shape sizes{g.batch, g.out_channels};
   for (int64_t o : g.out) sizes.push_back(o);
-  return contiguous_spec(sizes, input.dtype());
+  TensorSpec spec = contiguous_spec(sizes, input.dtype());
+  if (conv_channels_last(input, weight)) spec.strides = channels_last_strides(sizes);
+  return spec;
 }
 
 TensorSpec gather(const Tensor& self, int64_t dim, const Tensor& index, bool /*sparse_grad*/) {

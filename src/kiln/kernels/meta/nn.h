@@ -21,6 +21,10 @@ ConvGeometry conv_geometry(const Tensor& input, const Tensor& weight, const std:
                            IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, bool transposed,
                            IntArrayRef output_padding, int64_t groups);
 
+// Whether a convolution's results (output; grad_input and grad_weight of its backward) are laid out
+// channels-last (NHWC, NDHWC): PyTorch's CPU kernels do so when the input or the weight suggests it.
+bool conv_channels_last(const Tensor& input, const Tensor& weight);
+// The output: contiguous, or channels-last as conv_channels_last says.
 TensorSpec convolution(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias, IntArrayRef stride,
                        IntArrayRef padding, IntArrayRef dilation, bool transposed, IntArrayRef output_padding,
                        int64_t groups);
