@@ -122,6 +122,15 @@ void adaptive_avg_pool(const Tensor& self, const PoolGeometry& g, const Tensor& 
   });
 }
 
+// The kernels above write NCHW-contiguous outputs; an output laid out otherwise (channels-last, as
+// PyTorch's for a channels-last input) gets a contiguous scratch, copied into it afterwards.
+Tensor dense_for(const Tensor& out) {
+  return out.is_contiguous() ? out : Tensor(empty_tensor(out.sizes(), out.dtype(), out.device()));
+}
+void finish(const Tensor& out, const Tensor& dense) {
+  if (!dense.is_same(out)) copy_into(out, dense);
+}
+
 template <class F>
 void visit_pool_dtype(DType dt, const F& f) {
   visit_dtype(dt, [&]<class T>() {
@@ -137,7 +146,10 @@ std::tuple<Tensor, Tensor> max_pool_nd(int spatial, const Tensor& self, IntArray
                             : meta::max_pool3d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode);
   Tensor out = meta::allocate(specs[0], self.device()), indices = meta::allocate(specs[1], self.device());
   if (!self.device().is_meta() && out.numel() > 0) {
-    visit_pool_dtype(self.dtype(), [&]<class T>() { max_pool<T>(self, g, out, indices); });
+    Tensor o = dense_for(out), i = dense_for(indices);
+    visit_pool_dtype(self.dtype(), [&]<class T>() { max_pool<T>(self, g, o, i); });
+    finish(out, o);
+    finish(indices, i);
   }
   return {out, indices};
 }
@@ -158,9 +170,10 @@ void max_pool2d_backward_impl(const Tensor& grad_output, const Tensor& self, Int
                                        dilation, ceil_mode);
   Tensor go = grad_output.contiguous(), idx = indices.contiguous();
   int64_t per_in = plane_size(g.in), per_out = plane_size(g.out);
+  Tensor dense = dense_for(grad_input);
   visit_pool_dtype(self.dtype(), [&]<class T>() {
-    T* gi = grad_input.data_ptr<T>();
-    std::fill(gi, gi + grad_input.numel(), T(0));
+    T* gi = dense.data_ptr<T>();
+    std::fill(gi, gi + dense.numel(), T(0));
     const T* gop = go.data_ptr<T>();
     const int64_t* ip = idx.data_ptr<int64_t>();
     for (int64_t p = 0; p < g.batch * g.channels; ++p) {
@@ -173,6 +186,7 @@ void max_pool2d_backward_impl(const Tensor& grad_output, const Tensor& self, Int
       }
     }
   });
+  finish(grad_input, dense);
 }
 
 // Spreads each output gradient of plane p over its input window [lo, hi), divided by the window's
@@ -264,7 +278,9 @@ void avg_pool_impl(int spatial, const Tensor& self, IntArrayRef kernel_size, Int
   PoolGeometry g = meta::pool_geometry(spatial == 2 ? "avg_pool2d" : "avg_pool3d", spatial, self, kernel_size, stride,
                                        padding, {}, ceil_mode);
   if (out.numel() == 0) return;
-  visit_pool_dtype(self.dtype(), [&]<class T>() { avg_pool<T>(self, g, count_include_pad, divisor_override, out); });
+  Tensor o = dense_for(out);
+  visit_pool_dtype(self.dtype(), [&]<class T>() { avg_pool<T>(self, g, count_include_pad, divisor_override, o); });
+  finish(out, o);
 }
 void avg_pool2d_impl(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding,
                      bool ceil_mode, bool count_include_pad, std::optional<int64_t> divisor, const Tensor& out) {
@@ -279,7 +295,9 @@ void adaptive_impl(int spatial, const Tensor& self, IntArrayRef output_size, con
   PoolGeometry g =
       meta::adaptive_geometry(spatial == 2 ? "adaptive_avg_pool2d" : "adaptive_avg_pool3d", spatial, self, output_size);
   if (out.numel() == 0) return;
-  visit_pool_dtype(self.dtype(), [&]<class T>() { adaptive_avg_pool<T>(self, g, out); });
+  Tensor o = dense_for(out);
+  visit_pool_dtype(self.dtype(), [&]<class T>() { adaptive_avg_pool<T>(self, g, o); });
+  finish(out, o);
 }
 void adaptive2d_impl(const Tensor& self, IntArrayRef output_size, const Tensor& out) {
   adaptive_impl(2, self, output_size, out);

@@ -151,5 +151,50 @@ TEST(PoolingBackward, AdaptiveAvgPoolLayoutAndErrors) {
   EXPECT_THROW(adaptive_backward(slice(dy, 1, 0, 2), x), Error);
 }
 
+// Pooling outputs follow the input's suggested memory format, as PyTorch 2.13's CPU kernels
+// (strides from torch for a channels-last [2, 3, 6, 6] and a channels-last-3d [2, 3, 4, 4, 4]
+// input), with the same values as from a contiguous input.
+TEST(PoolingLayouts, ChannelsLastInputsGiveChannelsLastOutputs) {
+  auto run = [](const char* op, Stack s) {
+    call_op_boxed(Registry::global().get(op), s);
+    return s;
+  };
+  auto strides = [](const Value& v) { return v.to_tensor().strides().vec(); };
+  auto nhwc = [](const Tensor& t) { return copy(empty_strided(t.sizes(), channels_last_strides(t.sizes())), t); };
+  manual_seed(9);
+  Tensor x = randn({2, 3, 6, 6}), xl = nhwc(x);
+  Ints two{2, 2}, zero{0, 0}, one{1, 1};
+  Stack mp =
+      run("aten::max_pool2d_with_indices", {Value(xl), Value(two), Value(two), Value(zero), Value(one), Value(false)});
+  EXPECT_EQ(strides(mp[0]), (Ints{27, 1, 9, 3}));
+  EXPECT_EQ(strides(mp[1]), (Ints{27, 1, 9, 3}));
+  Stack plain =
+      run("aten::max_pool2d_with_indices", {Value(x), Value(two), Value(two), Value(zero), Value(one), Value(false)});
+  EXPECT_EQ(sub(mp[0].to_tensor(), plain[0].to_tensor()).abs().amax().item<double>(), 0.0);
+  EXPECT_EQ(sub(mp[1].to_tensor(), plain[1].to_tensor()).abs().amax().item<double>(), 0.0);
+  Stack back =
+      run("aten::max_pool2d_with_indices_backward", {Value(ones({2, 3, 3, 3})), Value(xl), Value(two), Value(two),
+                                                     Value(zero), Value(one), Value(false), Value(mp[1])});
+  EXPECT_EQ(strides(back[0]), (Ints{108, 1, 18, 3}));
+  EXPECT_EQ(sum(back[0].to_tensor()).item<double>(), 54.0);
+  Stack avg =
+      run("aten::avg_pool2d", {Value(xl), Value(two), Value(two), Value(zero), Value(false), Value(true), Value()});
+  EXPECT_EQ(strides(avg[0]), (Ints{27, 1, 9, 3}));
+  Stack avg_plain =
+      run("aten::avg_pool2d", {Value(x), Value(two), Value(two), Value(zero), Value(false), Value(true), Value()});
+  EXPECT_LT(sub(avg[0].to_tensor(), avg_plain[0].to_tensor()).abs().amax().item<double>(), 1e-6);
+  EXPECT_EQ(strides(run("aten::_adaptive_avg_pool2d", {Value(xl), Value(Ints{2, 3})})[0]), (Ints{18, 1, 9, 3}));
+  Tensor x5 = randn({2, 3, 4, 4, 4});
+  Tensor x5l = copy(empty_strided(x5.sizes(), channels_last_strides(x5.sizes())), x5);
+  Ints two3{2, 2, 2}, zero3{0, 0, 0}, one3{1, 1, 1};
+  EXPECT_EQ(strides(run("aten::max_pool3d_with_indices",
+                        {Value(x5l), Value(two3), Value(two3), Value(zero3), Value(one3), Value(false)})[0]),
+            (Ints{24, 1, 12, 6, 3}));
+  EXPECT_EQ(strides(run("aten::avg_pool3d",
+                        {Value(x5l), Value(two3), Value(two3), Value(zero3), Value(false), Value(true), Value()})[0]),
+            (Ints{24, 8, 4, 2, 1}));
+  EXPECT_EQ(strides(run("aten::_adaptive_avg_pool3d", {Value(x5l), Value(two3)})[0]), (Ints{24, 8, 4, 2, 1}));
+}
+
 }  // namespace
 }  // namespace kiln::cpu

@@ -81,6 +81,13 @@ PoolGeometry adaptive_geometry(std::string_view op, int spatial, const Tensor& s
 
 namespace {
 
+// `spec` laid out channels-last where the input's strides suggest it (PyTorch's pooling kernels
+// follow the input's suggested memory format; 3-D average pools excepted).
+TensorSpec like_input(TensorSpec spec, const Tensor& self) {
+  if (strides_like_channels_last(self)) spec.strides = channels_last_strides(spec.sizes);
+  return spec;
+}
+
 void check_floating(std::string_view op, const Tensor& self) {
   KILN_CHECK_TYPE(is_floating(self.dtype()), "{}: expected a floating point input, got {}", op, self.describe());
 }
@@ -91,7 +98,8 @@ std::array<TensorSpec, 2> max_pool(std::string_view op, int spatial, const Tenso
   KILN_CHECK(!padding.empty() && !dilation.empty(), "{}: padding {} and dilation {} must be one int or {} ints", op,
              padding, dilation, spatial);
   PoolGeometry g = pool_geometry(op, spatial, self, kernel_size, stride, padding, dilation, ceil_mode);
-  return {contiguous_spec(g.out_sizes, self.dtype()), contiguous_spec(g.out_sizes, DType::Int64)};
+  return {like_input(contiguous_spec(g.out_sizes, self.dtype()), self),
+          like_input(contiguous_spec(g.out_sizes, DType::Int64), self)};
 }
 
 TensorSpec avg_pool(std::string_view op, int spatial, const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride,
@@ -101,7 +109,8 @@ TensorSpec avg_pool(std::string_view op, int spatial, const Tensor& self, IntArr
   KILN_CHECK(!divisor_override || *divisor_override != 0, "{}: divisor must be not zero", op);
   KILN_CHECK(!padding.empty(), "{}: padding must be one int or {} ints, got []", op, spatial);
   PoolGeometry g = pool_geometry(op, spatial, self, kernel_size, stride, padding, {}, ceil_mode);
-  return contiguous_spec(g.out_sizes, self.dtype());
+  TensorSpec spec = contiguous_spec(g.out_sizes, self.dtype());
+  return spatial == 2 ? like_input(spec, self) : spec;  // PyTorch's avg_pool3d output stays contiguous
 }
 
 }  // namespace
@@ -127,7 +136,7 @@ TensorSpec max_pool2d_with_indices_backward(const Tensor& grad_output, const Ten
   KILN_CHECK_TYPE(indices.dtype() == DType::Int64, "{}: indices must be int64, got {}", op, indices.describe());
   KILN_CHECK_TYPE(grad_output.dtype() == self.dtype(), "{}: grad_output {} and self {} must have one dtype", op,
                   grad_output.describe(), self.describe());
-  return contiguous_spec(self.sizes(), self.dtype());
+  return like_input(contiguous_spec(self.sizes(), self.dtype()), self);
 }
 
 TensorSpec avg_pool2d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding,
@@ -141,7 +150,8 @@ TensorSpec avg_pool3d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef s
 
 TensorSpec adaptive_avg_pool2d(const Tensor& self, IntArrayRef output_size) {
   check_floating("adaptive_avg_pool2d", self);
-  return contiguous_spec(adaptive_geometry("adaptive_avg_pool2d", 2, self, output_size).out_sizes, self.dtype());
+  return like_input(
+      contiguous_spec(adaptive_geometry("adaptive_avg_pool2d", 2, self, output_size).out_sizes, self.dtype()), self);
 }
 TensorSpec adaptive_avg_pool3d(const Tensor& self, IntArrayRef output_size) {
   check_floating("adaptive_avg_pool3d", self);
