@@ -8,7 +8,7 @@ namespace kiln::kernels {
 namespace {
 
 Tensor resize_(const Tensor& self, IntArrayRef size, std::optional<MemoryFormat> memory_format) {
-  checked_numel(size, "resize_");
+  int64_t numel = checked_numel(size, "resize_");
   KILN_CHECK(memory_format != MemoryFormat::Preserve, "resize_: unsupported memory format preserve_format");
   KILN_CHECK(memory_format != MemoryFormat::ChannelsLast || size.size() == 4,
              "resize_: required rank 4 tensor to use channels_last format, got size {}", size);
@@ -24,7 +24,7 @@ Tensor resize_(const Tensor& self, IntArrayRef size, std::optional<MemoryFormat>
   }
   t.sizes = Shape(size.begin(), size.end());
   t.strides = std::move(strides);
-  t.numel = checked_numel(size, "resize_");
+  t.numel = numel;
   return self;
 }
 

@@ -34,43 +34,23 @@ std::string kernel_list(OpHandle op) {
 
 // Complex tensors are storage only (core/dtype.h): an op sees one only when its table row is
 // tagged `complex` (copies, factories, the FFTs), or it is a view (it only moves metadata) or a
-// metadata read (sym_size, ...).
-// Everything else is refused here, naming the op and the argument, before any kernel runs — so
-// no kernel is ever handed a dtype it was not written for, eagerly or while tracing.
-void check_complex_arguments(OpHandle op, const Stack& stack) {
+// metadata read (sym_size, ...). Everything else is refused, naming the op and the argument, before
+// any kernel runs — so no kernel is ever handed a dtype it was not written for, eagerly or while
+// tracing. `at` is the argument's index, `what` how it holds the dtype.
+struct ComplexArgument {
+  size_t at;
+  DType dtype;
+  std::string_view what;
+};
+
+void refuse_complex(OpHandle op, const ComplexArgument& c) {
   if (op->has_tag(OpTag::Complex) || op->has_tag(OpTag::View) || op->has_tag(OpTag::Metadata)) return;
   const auto& args = op->schema().arguments;
-  auto refuse = [&](size_t i, DType t, std::string_view what) {
-    std::string_view name = i < args.size() ? std::string_view(args[i].name) : std::string_view("?");
-    KILN_FAIL(ErrorKind::NotImplemented,
-              "{}: argument '{}' is {} {}; kiln's complex tensors support only views, copies, factories and the "
-              "FFT ops (_fft_r2c, _fft_c2r)",
-              op->name(), name, what, t);
-  };
-  for (size_t i = 0; i < stack.size(); ++i) {
-    const Value& v = stack[i];
-    switch (v.tag()) {
-      case Value::Tag::Tensor: {
-        const Tensor& t = v.to_tensor();
-        if (t.defined() && is_complex(t.dtype())) refuse(i, t.dtype(), "a tensor of dtype");
-        break;
-      }
-      case Value::Tag::TensorList:
-        for (const auto& t : v.to_tensor_list()) {
-          if (t.defined() && is_complex(t.dtype())) refuse(i, t.dtype(), "a list holding a tensor of dtype");
-        }
-        break;
-      case Value::Tag::OptionalTensorList:
-        for (const auto& t : v.to_optional_tensor_list()) {
-          if (t && t->defined() && is_complex(t->dtype())) refuse(i, t->dtype(), "a list holding a tensor of dtype");
-        }
-        break;
-      case Value::Tag::DType:
-        if (is_complex(v.to_dtype())) refuse(i, v.to_dtype(), "the dtype");
-        break;
-      default: break;
-    }
-  }
+  std::string_view name = c.at < args.size() ? std::string_view(args[c.at].name) : std::string_view("?");
+  KILN_FAIL(ErrorKind::NotImplemented,
+            "{}: argument '{}' is {} {}; kiln's complex tensors support only views, copies, factories and the FFT "
+            "ops (_fft_r2c, _fft_c2r)",
+            op->name(), name, c.what, c.dtype);
 }
 
 }  // namespace
@@ -79,22 +59,31 @@ DispatchKeySet dispatch_keys_for(OpHandle op, const Stack& stack) {
   std::optional<Device> device;
   bool cpu_scalar = false;
   std::optional<Device> device_arg;
-  for (const Value& v : stack) {
+  std::optional<ComplexArgument> complex;
+  auto add = [&](size_t i, const Tensor& t, std::string_view what) {
+    add_tensor_device(t, op, device, cpu_scalar);
+    if (!complex && t.defined() && is_complex(t.dtype())) complex = ComplexArgument{i, t.dtype(), what};
+  };
+  for (size_t i = 0; i < stack.size(); ++i) {
+    const Value& v = stack[i];
     switch (v.tag()) {
-      case Value::Tag::Tensor: add_tensor_device(v.to_tensor(), op, device, cpu_scalar); break;
+      case Value::Tag::Tensor: add(i, v.to_tensor(), "a tensor of dtype"); break;
       case Value::Tag::TensorList:
-        for (const auto& t : v.to_tensor_list()) add_tensor_device(t, op, device, cpu_scalar);
+        for (const auto& t : v.to_tensor_list()) add(i, t, "a list holding a tensor of dtype");
         break;
       case Value::Tag::OptionalTensorList:
         for (const auto& t : v.to_optional_tensor_list()) {
-          if (t) add_tensor_device(*t, op, device, cpu_scalar);
+          if (t) add(i, *t, "a list holding a tensor of dtype");
         }
         break;
       case Value::Tag::Device: device_arg = v.to_device(); break;
+      case Value::Tag::DType:
+        if (!complex && is_complex(v.to_dtype())) complex = ComplexArgument{i, v.to_dtype(), "the dtype"};
+        break;
       default: break;
     }
   }
-  check_complex_arguments(op, stack);
+  if (complex) refuse_complex(op, *complex);
   // Factories place their result by their device argument; ops on tensors follow the tensors.
   Device backend = device ? *device : device_arg ? *device_arg : kCPU;
   const auto& local = local_dispatch_keys();

@@ -79,6 +79,33 @@ opmath_t<T> window_sum(const T* in, int64_t p, const PoolGeometry& g, const std:
   return sum;
 }
 
+// Average pooling's window of output position oc: [lo, hi) clipped to the input, and its divisor
+// (divisor_override, or the window clipped to the padded input with count_include_pad, or the
+// elements inside); 0 when no element is inside (the output, and its gradient, are 0 there).
+int64_t avg_window(const PoolGeometry& g, const std::array<int64_t, 3>& oc, bool count_include_pad,
+                   std::optional<int64_t> divisor, std::array<int64_t, 3>& lo, std::array<int64_t, 3>& hi) {
+  int64_t pool = 1, count = 1;
+  for (size_t d = 0; d < 3; ++d) {
+    lo[d] = oc[d] * g.stride[d] - g.pad[d];
+    hi[d] = std::min(lo[d] + g.kernel[d], g.in[d] + g.pad[d]);
+    pool *= hi[d] - lo[d];
+    lo[d] = std::max<int64_t>(lo[d], 0);
+    hi[d] = std::min(hi[d], g.in[d]);
+    count *= std::max<int64_t>(hi[d] - lo[d], 0);
+  }
+  if (count == 0) return 0;
+  return divisor ? *divisor : count_include_pad ? pool : count;
+}
+
+// Adaptive pooling's window of output position oc: [floor(o * in / out), ceil((o + 1) * in / out)).
+void adaptive_window(const PoolGeometry& g, const std::array<int64_t, 3>& oc, std::array<int64_t, 3>& lo,
+                     std::array<int64_t, 3>& hi) {
+  for (size_t d = 0; d < 3; ++d) {
+    lo[d] = oc[d] * g.in[d] / g.out[d];
+    hi[d] = ((oc[d] + 1) * g.in[d] + g.out[d] - 1) / g.out[d];
+  }
+}
+
 template <class T>
 void avg_pool(const Tensor& self, const PoolGeometry& g, bool count_include_pad, std::optional<int64_t> divisor,
               const Tensor& out) {
@@ -87,22 +114,9 @@ void avg_pool(const Tensor& self, const PoolGeometry& g, bool count_include_pad,
   const T* in = x.data_ptr<T>();
   T* o = out.data_ptr<T>();
   for_each_output(g, [&](int64_t p, int64_t o0, int64_t o1, int64_t o2, int64_t at) {
-    std::array<int64_t, 3> oc{o0, o1, o2}, lo{}, hi{};
-    int64_t pool = 1, count = 1;
-    for (size_t d = 0; d < 3; ++d) {
-      lo[d] = oc[d] * g.stride[d] - g.pad[d];
-      hi[d] = std::min(lo[d] + g.kernel[d], g.in[d] + g.pad[d]);
-      pool *= hi[d] - lo[d];  // the window clipped to the padded input
-      lo[d] = std::max<int64_t>(lo[d], 0);
-      hi[d] = std::min(hi[d], g.in[d]);
-      count *= std::max<int64_t>(hi[d] - lo[d], 0);
-    }
-    if (count == 0) {
-      o[at] = T(0);
-      return;
-    }
-    int64_t factor = divisor ? *divisor : count_include_pad ? pool : count;
-    o[at] = T(window_sum(in, p, g, lo, hi) / M(factor));
+    std::array<int64_t, 3> lo{}, hi{};
+    int64_t factor = avg_window(g, {o0, o1, o2}, count_include_pad, divisor, lo, hi);
+    o[at] = factor == 0 ? T(0) : T(window_sum(in, p, g, lo, hi) / M(factor));
   });
 }
 
@@ -113,11 +127,8 @@ void adaptive_avg_pool(const Tensor& self, const PoolGeometry& g, const Tensor& 
   const T* in = x.data_ptr<T>();
   T* o = out.data_ptr<T>();
   for_each_output(g, [&](int64_t p, int64_t o0, int64_t o1, int64_t o2, int64_t at) {
-    std::array<int64_t, 3> oc{o0, o1, o2}, lo{}, hi{};
-    for (size_t d = 0; d < 3; ++d) {
-      lo[d] = oc[d] * g.in[d] / g.out[d];
-      hi[d] = ((oc[d] + 1) * g.in[d] + g.out[d] - 1) / g.out[d];
-    }
+    std::array<int64_t, 3> lo{}, hi{};
+    adaptive_window(g, {o0, o1, o2}, lo, hi);
     o[at] = T(window_sum(in, p, g, lo, hi) / M((hi[0] - lo[0]) * (hi[1] - lo[1]) * (hi[2] - lo[2])));
   });
 }
@@ -197,7 +208,7 @@ template <class T, class Window>
 void spread_windows(const Tensor& grad_output, const PoolGeometry& g, const Tensor& grad_input, const Window& window) {
   using M = opmath_t<T>;
   Tensor go = grad_output.contiguous();
-  Tensor out = grad_input.is_contiguous() ? grad_input : grad_input.contiguous();
+  Tensor out = dense_for(grad_input);
   const T* gop = go.data_ptr<T>();
   T* gi = out.data_ptr<T>();
   int64_t per_in = plane_size(g.in), per_out = plane_size(g.out);
@@ -223,7 +234,7 @@ void spread_windows(const Tensor& grad_output, const PoolGeometry& g, const Tens
       for (int64_t k = 0; k < per_in; ++k) gi[p * per_in + k] = T(acc[static_cast<size_t>(k)]);
     }
   });
-  if (!out.is_same(grad_input)) Tensor(grad_input).copy_(out);
+  finish(grad_input, out);
 }
 
 void avg_pool2d_backward_impl(const Tensor& grad_output, const Tensor& self, IntArrayRef kernel_size,
@@ -237,18 +248,9 @@ void avg_pool2d_backward_impl(const Tensor& grad_output, const Tensor& self, Int
     spread_windows<T>(grad_output, g, grad_input,
                       [&](const std::array<int64_t, 3>& oc, std::array<int64_t, 3>& lo, std::array<int64_t, 3>& hi,
                           std::array<M, 2>& divisors) {
-                        int64_t pool = 1, count = 1;
-                        for (size_t d = 0; d < 3; ++d) {
-                          lo[d] = oc[d] * g.stride[d] - g.pad[d];
-                          hi[d] = std::min(lo[d] + g.kernel[d], g.in[d] + g.pad[d]);
-                          pool *= hi[d] - lo[d];
-                          lo[d] = std::max<int64_t>(lo[d], 0);
-                          hi[d] = std::min(hi[d], g.in[d]);
-                          count *= std::max<int64_t>(hi[d] - lo[d], 0);
-                        }
-                        if (count == 0) return false;
-                        divisors[0] = M(divisor_override ? *divisor_override : count_include_pad ? pool : count);
-                        return true;
+                        int64_t factor = avg_window(g, oc, count_include_pad, divisor_override, lo, hi);
+                        divisors[0] = M(factor);
+                        return factor != 0;
                       });
   });
 }
@@ -262,10 +264,7 @@ void adaptive2d_backward_impl(const Tensor& grad_output, const Tensor& self, con
     spread_windows<T>(grad_output, g, grad_input,
                       [&](const std::array<int64_t, 3>& oc, std::array<int64_t, 3>& lo, std::array<int64_t, 3>& hi,
                           std::array<M, 2>& divisors) {
-                        for (size_t d = 0; d < 3; ++d) {
-                          lo[d] = oc[d] * g.in[d] / g.out[d];
-                          hi[d] = ((oc[d] + 1) * g.in[d] + g.out[d] - 1) / g.out[d];
-                        }
+                        adaptive_window(g, oc, lo, hi);
                         // PyTorch's kernel divides by the window's height, then by its width.
                         divisors = {M(hi[0] - lo[0]), M(hi[1] - lo[1])};
                         return true;
