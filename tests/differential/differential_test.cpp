@@ -145,16 +145,17 @@ TEST(DifferentialTier, InputsAreFollowedByAGuardPage) {
 // A backend that is eager except that it adds 1e-3 to every float32 result: the checker must
 // reject it; plain eager it must accept.
 TEST(DifferentialTier, CheckerRejectsAWrongBackend) {
-  register_backend("difftest-wrong", Backend{trace::Level::Core, [](graph::Graph g, const std::vector<Tensor>&) {
-                                               auto shared = std::make_shared<graph::Graph>(std::move(g));
-                                               return CompiledCallable([shared](const std::vector<Tensor>& in) {
-                                                 auto out = graph::interpret(*shared, in);
-                                                 for (auto& t : out) {
-                                                   if (t.dtype() == DType::Float32) t = add(t, Scalar(1e-3));
-                                                 }
-                                                 return out;
-                                               });
-                                             }});
+  register_backend("difftest-wrong",
+                   Backend{trace::Level::Core, [](graph::Graph g, const std::vector<Tensor>&, const CompileOptions&) {
+                             auto shared = std::make_shared<graph::Graph>(std::move(g));
+                             return CompiledCallable([shared](const std::vector<Tensor>& in) {
+                               auto out = graph::interpret(*shared, in);
+                               for (auto& t : out) {
+                                 if (t.dtype() == DType::Float32) t = add(t, Scalar(1e-3));
+                               }
+                               return out;
+                             });
+                           }});
   Program p = parse_program(
       "input a0 float32 [4,6] [6,1] 0 normal 7\n"
       "input a1 int64 [6] [1] 0 nonzero 8\n"

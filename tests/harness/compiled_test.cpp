@@ -2,6 +2,7 @@
 // inductor backend), must equal its eager result within assert_close tolerances — each op alone
 // (many results of one compiled function, so one compile per dtype) and inside fused chains,
 // on random values, extremal values (inf, NaN, -0, subnormals) and non-contiguous inputs.
+#include <algorithm>
 #include <functional>
 
 #include "../unary_ops.h"
@@ -73,26 +74,48 @@ std::vector<Named> reductions_and_chains() {
   };
 }
 
-// Compiles all `ops` as one function of `inputs` and compares every result with eager.
-void expect_compiled_equals_eager(const std::vector<Named>& ops, const std::vector<Tensor>& inputs,
-                                  const std::string& what) {
+// Compiles all `ops` as one function of `inputs` and compares every result with `want`.
+void expect_compiled_equals(const std::vector<Named>& ops, const std::vector<Tensor>& inputs,
+                            const std::vector<Tensor>& want, const CompileOptions& options, const std::string& what) {
   auto fn = [&ops](const std::vector<Tensor>& in) {
     std::vector<Tensor> out;
     for (const auto& op : ops) out.push_back(op.fn(in));
     return out;
   };
-  auto compiled = compile(fn);
-  auto got = compiled(inputs);
-  auto want = fn(inputs);
-  // float16/bfloat16 too: a fused kernel rounds every conversion to them, as eager rounds each op.
+  auto got = compile(fn, options)(inputs);
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < got.size(); ++i) {
     SCOPED_TRACE(std::string(ops[i].name) + " " + what);
     ASSERT_EQ(got[i].sizes().vec(), want[i].sizes().vec());
-    EXPECT_EQ(got[i].dtype(), want[i].dtype());
     std::vector<double> expected = to_doubles(want[i]);
     EXPECT_TRUE(close(got[i], expected, default_tolerance(got[i].dtype())));
   }
+}
+
+// Every result compiled equals eager's. float16/bfloat16 twice: with eager's roundings emulated
+// (each op's result rounded, as eager), within the dtype's tolerance of eager; by default (a chain
+// in one kernel computes in float32 and rounds once, as torch.compile does: loopir/precision.h),
+// within the dtype's tolerance of the same ops computed in float64 on the same inputs.
+void expect_compiled_equals_eager(const std::vector<Named>& ops, const std::vector<Tensor>& inputs,
+                                  const std::string& what) {
+  auto run = [&ops](const std::vector<Tensor>& in) {
+    std::vector<Tensor> out;
+    for (const auto& op : ops) out.push_back(op.fn(in));
+    return out;
+  };
+  auto want = run(inputs);
+  bool reduced = std::any_of(inputs.begin(), inputs.end(), [](const Tensor& t) { return is_reduced_float(t.dtype()); });
+  CompileOptions emulated;
+  emulated.emulate_precision_casts = reduced;
+  expect_compiled_equals(ops, inputs, want, emulated, what);
+  if (!reduced) return;
+  std::vector<Tensor> wide;
+  for (const auto& t : inputs) wide.push_back(is_reduced_float(t.dtype()) ? t.to(DType::Float64) : t);
+  auto exact = run(wide);
+  for (size_t i = 0; i < exact.size(); ++i) {
+    if (exact[i].dtype() == DType::Float64) exact[i] = exact[i].to(want[i].dtype());
+  }
+  expect_compiled_equals(ops, inputs, exact, CompileOptions{}, what + " (float32 chains)");
 }
 
 TEST(CompiledHarness, UnaryOpsMatchEager) {

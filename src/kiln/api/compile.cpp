@@ -1,6 +1,7 @@
 #include "kiln/api/compile.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <mutex>
 
 #include "kiln/core/type_promotion.h"
@@ -17,20 +18,27 @@ struct Backends {
   std::map<std::string, Backend> by_name;
 };
 
+bool env_flag(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr && std::string(v) == "1";
+}
+
 Backends& backends() {
   static Backends* b = [] {
     auto* r = new Backends();
     r->by_name["eager"] = Backend{
-        trace::Level::Core, [](graph::Graph g, const std::vector<Tensor>&) {
+        trace::Level::Core, [](graph::Graph g, const std::vector<Tensor>&, const CompileOptions&) {
           auto shared = std::make_shared<graph::Graph>(std::move(g));
           return CompiledCallable([shared](const std::vector<Tensor>& in) { return graph::interpret(*shared, in); });
         }};
-    r->by_name["inductor"] =
-        Backend{trace::Level::Prims, [](graph::Graph g, const std::vector<Tensor>&) {
-                  auto exe = runtime::compile_graph(std::move(g));
-                  KILN_LOG("memory", "{}", exe->memory_plan().str());
-                  return CompiledCallable([exe](const std::vector<Tensor>& in) { return exe->run(in); });
-                }};
+    r->by_name["inductor"] = Backend{
+        trace::Level::Prims, [](graph::Graph g, const std::vector<Tensor>&, const CompileOptions& o) {
+          compiler::PipelineOptions options;
+          options.emulate_precision_casts = o.emulate_precision_casts || env_flag("KILN_EMULATE_PRECISION_CASTS");
+          auto exe = runtime::compile_graph(std::move(g), options);
+          KILN_LOG("memory", "{}", exe->memory_plan().str());
+          return CompiledCallable([exe](const std::vector<Tensor>& in) { return exe->run(in); });
+        }};
     return r;
   }();
   return *b;
@@ -119,6 +127,7 @@ struct CompiledFunction::State {
   trace::TracedFn fn;
   Backend backend;
   std::string backend_name;
+  CompileOptions options;
   std::mutex mu;
   std::vector<std::pair<TraceKey, CompiledCallable>> compiled;
 };
@@ -137,6 +146,7 @@ CompiledFunction::CompiledFunction(trace::TracedFn fn, CompileOptions options) :
   state_->fn = std::move(fn);
   state_->backend = it->second;
   state_->backend_name = options.backend;
+  state_->options = std::move(options);
 }
 
 std::vector<Tensor> CompiledFunction::operator()(const std::vector<Tensor>& inputs) {
@@ -165,7 +175,7 @@ std::vector<Tensor> CompiledFunction::operator()(const std::vector<Tensor>& inpu
         KILN_LOG("recompiles", "inputs share memory and the function mutates an input: running it eagerly");
         callable = [fn = state_->fn](const std::vector<Tensor>& in) { return fn(in); };
       } else {
-        callable = state_->backend.compile(std::move(g), inputs);
+        callable = state_->backend.compile(std::move(g), inputs, state_->options);
       }
       state_->compiled.emplace_back(key, callable);
     }

@@ -24,18 +24,24 @@ namespace kiln {
 
 using CompiledCallable = std::function<std::vector<Tensor>(const std::vector<Tensor>&)>;
 
+struct CompileOptions {
+  std::string backend = "inductor";
+  // Round the result of every bfloat16/float16 op as eager does (Inductor's option of the same
+  // name). Off by default: a chain of 16-bit ops inside one kernel computes in float32 and rounds
+  // when it is stored, as torch.compile does. KILN_EMULATE_PRECISION_CASTS=1 turns it on too.
+  bool emulate_precision_casts = false;
+};
+
 struct Backend {
   trace::Level level = trace::Level::Prims;  // the IR level the backend takes graphs at
   // Turns a traced graph (example inputs given for shape-specialized backends) into a callable.
-  std::function<CompiledCallable(graph::Graph graph, const std::vector<Tensor>& example_inputs)> compile;
+  std::function<CompiledCallable(graph::Graph graph, const std::vector<Tensor>& example_inputs,
+                                 const CompileOptions& options)>
+      compile;
 };
 
 // Adds (or replaces) a backend under `name`.
 void register_backend(const std::string& name, Backend backend);
-
-struct CompileOptions {
-  std::string backend = "inductor";
-};
 
 // What a guard compares: one entry per input.
 struct InputSignature {

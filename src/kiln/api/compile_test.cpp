@@ -404,13 +404,14 @@ TEST(Compile, InputsSharingMemoryWithAMutationMatchEager) {
 // passes one tensor as query, key and value); with a mutation they run eagerly.
 TEST(Compile, InputsSharingMemoryReachTheBackendWithoutAMutation) {
   int compiles = 0;
-  register_backend("counting_interpreter",
-                   Backend{trace::Level::Core, [&compiles](graph::Graph g, const std::vector<Tensor>&) {
-                             ++compiles;
-                             auto shared = std::make_shared<graph::Graph>(std::move(g));
-                             return CompiledCallable(
-                                 [shared](const std::vector<Tensor>& in) { return graph::interpret(*shared, in); });
-                           }});
+  register_backend(
+      "counting_interpreter",
+      Backend{trace::Level::Core, [&compiles](graph::Graph g, const std::vector<Tensor>&, const CompileOptions&) {
+                ++compiles;
+                auto shared = std::make_shared<graph::Graph>(std::move(g));
+                return CompiledCallable(
+                    [shared](const std::vector<Tensor>& in) { return graph::interpret(*shared, in); });
+              }});
   manual_seed(11);
   Tensor x = randn({8, 8});
   auto f = compile(pointwise_chain, {.backend = "counting_interpreter"});
@@ -435,7 +436,8 @@ TEST(Compile, BackendsAreChosenByName) {
   auto eager = compile(pointwise_chain, {.backend = "eager"});
   EXPECT_LT(max_error(eager(in)[0], pointwise_chain(in)[0]), 1e-6);
   int calls = 0;
-  register_backend("counting", Backend{trace::Level::Core, [&calls](graph::Graph, const std::vector<Tensor>&) {
+  register_backend("counting", Backend{trace::Level::Core,
+                                       [&calls](graph::Graph, const std::vector<Tensor>&, const CompileOptions&) {
                                          ++calls;
                                          return CompiledCallable([](const std::vector<Tensor>& x) { return x; });
                                        }});

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "kiln/compiler/loopir/precision.h"
 #include "kiln/compiler/loopir/verify.h"
 #include "kiln/compiler/lower/lower.h"
 #include "kiln/compiler/patterns/attention.h"
@@ -51,6 +52,7 @@ const std::vector<std::string>& pipeline_passes() {
                                                  "fuse_gemm_epilogues",
                                                  "eliminate_dead_code",
                                                  "lower",
+                                                 "keep_16bit_chains_in_float32",
                                                  "schedule",
                                                  "plan_memory",
                                                  "generate_cpp",
@@ -103,7 +105,7 @@ void verify_schedule(const loopir::Program& p, const Schedule& s) {
   }
 }
 
-CompiledGraph run_pipeline(graph::Graph& g, bool build) {
+CompiledGraph run_pipeline(graph::Graph& g, bool build, PipelineOptions options) {
   CompiledGraph c;
   auto show_graph = [&] { return graph::print(g); };
   auto check_graph = [&] { verify_graph(g); };
@@ -124,6 +126,15 @@ CompiledGraph run_pipeline(graph::Graph& g, bool build) {
   pass(
       "lower", [&] { return c.program = lower(g), std::string(); }, [&] { return c.program.str(); }, [] {});
   loopir::verify(c.program);  // always: the generated code relies on it (loads in bounds, buffers written)
+  if (!options.emulate_precision_casts) {
+    pass(
+        "keep_16bit_chains_in_float32",
+        [&] {
+          int n = loopir::keep_16bit_chains_in_float32(c.program);
+          return n > 0 ? fmt::format(", {} values changed", n) : std::string(", unchanged");
+        },
+        [&] { return c.program.str(); }, [&] { loopir::verify(c.program); });
+  }
   pass(
       "schedule", [&] { return c.schedule = schedule(c.program), std::string(); },
       [&] { return c.schedule.str(c.program); }, [&] { verify_schedule(c.program, c.schedule); });

@@ -25,9 +25,15 @@ struct CompiledGraph {
   std::shared_ptr<Library> library;
 };
 
+struct PipelineOptions {
+  // Round every 16-bit float op's result as eager does, instead of keeping a chain inside a kernel
+  // in float32 (loopir/precision.h; Inductor's option of the same name).
+  bool emulate_precision_casts = false;
+};
+
 // Runs every pass on `g` (a prims-level graph; the graph passes edit it). With `build` false it
 // stops before the system compiler (library stays null): what `kiln explain` shows.
-CompiledGraph run_pipeline(graph::Graph& g, bool build = true);
+CompiledGraph run_pipeline(graph::Graph& g, bool build = true, PipelineOptions options = {});
 
 // The passes' names, in the order run_pipeline runs them.
 const std::vector<std::string>& pipeline_passes();

@@ -25,7 +25,8 @@ size_t loop_nodes(const loopir::Program& p) {
 TEST(Pipeline, ListsItsPassesInOrder) {
   EXPECT_EQ(pipeline_passes(), (std::vector<std::string>{"fold_constants", "eliminate_common_subexpressions",
                                                          "fuse_attention", "fuse_gemm_epilogues", "eliminate_dead_code",
-                                                         "lower", "schedule", "plan_memory", "generate_cpp", "build"}));
+                                                         "lower", "keep_16bit_chains_in_float32", "schedule",
+                                                         "plan_memory", "generate_cpp", "build"}));
 }
 
 TEST(Pipeline, GraphPassesRunBeforeLowering) {

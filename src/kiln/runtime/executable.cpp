@@ -149,10 +149,10 @@ std::vector<Tensor> Executable::run(std::span<const Tensor> inputs) const {
   return outputs;
 }
 
-std::shared_ptr<Executable> compile_graph(graph::Graph g) {
+std::shared_ptr<Executable> compile_graph(graph::Graph g, compiler::PipelineOptions options) {
   std::vector<graph::TensorMeta> inputs;
   for (const graph::Node* n : g.placeholders()) inputs.push_back(n->meta().at(0));
-  return std::make_shared<Executable>(std::move(inputs), compiler::run_pipeline(g));
+  return std::make_shared<Executable>(std::move(inputs), compiler::run_pipeline(g, /*build=*/true, options));
 }
 
 }  // namespace kiln::runtime

@@ -42,6 +42,6 @@ class Executable {
 };
 
 // Runs the compiler's pipeline (compiler/pipeline.h) on a prims-level graph and loads the result.
-std::shared_ptr<Executable> compile_graph(graph::Graph g);
+std::shared_ptr<Executable> compile_graph(graph::Graph g, compiler::PipelineOptions options = {});
 
 }  // namespace kiln::runtime

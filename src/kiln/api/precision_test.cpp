@@ -1,0 +1,97 @@
+// Where compiled code rounds bfloat16/float16 (CompileOptions::emulate_precision_casts): by default
+// a chain of 16-bit ops in one kernel computes in float32 and rounds once when stored, as
+// torch.compile does; with emulation on, every op's result rounds as in eager.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "kiln/api/compile.h"
+#include "kiln/ops/api.h"
+
+namespace kiln {
+namespace {
+
+// Elementwise equality of two tensors of one dtype (NaNs of both equal).
+bool identical(const Tensor& a, const Tensor& b) {
+  if (a.dtype() != b.dtype() || a.sizes().vec() != b.sizes().vec()) return false;
+  Tensor x = a.to(DType::Float64), y = b.to(DType::Float64);
+  return !any(logical_not(logical_or(eq(x, y), logical_and(isnan(x), isnan(y))))).item<bool>();
+}
+
+Tensor bf16_input(int64_t rows, int64_t cols, uint64_t seed) {
+  manual_seed(seed);
+  return randn({rows, cols}).to(DType::BFloat16);
+}
+
+// (x * 3 + 1) * x in x's dtype, three roundings in eager.
+std::vector<Tensor> chain(const std::vector<Tensor>& in) {
+  Tensor y = add(mul(in[0], Scalar(3)), Scalar(1));
+  return {mul(y, in[0])};
+}
+
+// y = x * 3 + 1 read three times (a value the kernel keeps), then y * y + y.
+std::vector<Tensor> reused(const std::vector<Tensor>& in) {
+  Tensor y = add(mul(in[0], Scalar(3)), Scalar(1));
+  Tensor sq = mul(y, y);
+  return {add(sq, y)};
+}
+
+// y = x * 3 + 1 selected by a `where` (which reads its 16-bit operands as they are) and multiplied:
+// a 16-bit value the kernel keeps and reads twice.
+std::vector<Tensor> selected(const std::vector<Tensor>& in) {
+  Tensor y = add(mul(in[0], Scalar(3)), Scalar(1));
+  Tensor pick = where(gt(in[0], Scalar(0)), y, in[0]);
+  return {mul(pick, y)};
+}
+
+TEST(PrecisionPolicy, ChainsRoundOnceByDefault) {
+  for (auto dtype : {DType::BFloat16, DType::Float16}) {
+    Tensor x = bf16_input(64, 257, 5).to(dtype);
+    for (auto [fn, name] :
+         {std::pair{&chain, "chain"}, std::pair{&reused, "reused"}, std::pair{&selected, "selected"}}) {
+      auto compiled = compile(fn);
+      Tensor got = compiled({x})[0];
+      // The same ops in float32, rounded once.
+      Tensor once = fn({x.to(DType::Float32)})[0].to(dtype);
+      Tensor eager = fn({x})[0];
+      EXPECT_TRUE(identical(got, once)) << name << " " << dtype_name(dtype);
+      EXPECT_FALSE(identical(got, eager)) << name << ": eager rounds in between, so some elements differ";
+    }
+  }
+}
+
+TEST(PrecisionPolicy, EmulationRoundsEveryOpAsEager) {
+  Tensor x = bf16_input(64, 257, 6);
+  for (auto fn : {&chain, &reused, &selected}) {
+    CompileOptions options;
+    options.emulate_precision_casts = true;
+    EXPECT_TRUE(identical(compile(fn, options)({x})[0], fn({x})[0]));
+  }
+  // The environment variable turns it on too (a new compile: the option is read when compiling).
+  ::setenv("KILN_EMULATE_PRECISION_CASTS", "1", 1);
+  Tensor got = compile(&chain)({x})[0];
+  ::unsetenv("KILN_EMULATE_PRECISION_CASTS");
+  EXPECT_TRUE(identical(got, chain({x})[0]));
+}
+
+// torch_baseline.py's rmsnorm in bfloat16: without the roundings between ops the compiled result
+// is nearer the float64 computation than eager's, and within bfloat16's tolerance of eager.
+TEST(PrecisionPolicy, RmsNormIsNearerFloat64ThanEager) {
+  auto rms = [](const std::vector<Tensor>& in) {
+    Tensor x = in[0];
+    Tensor ms = mean(mul(x, x), {-1}, /*keepdim=*/true);
+    return std::vector<Tensor>{mul(mul(x, rsqrt(add(ms, Scalar(1e-6)))), in[1])};
+  };
+  Tensor x = bf16_input(32, 1024, 7), w = bf16_input(1, 1024, 8).view({1024});
+  Tensor got = compile(rms)({x, w})[0];
+  Tensor eager = rms({x, w})[0];
+  Tensor exact = rms({x.to(DType::Float64), w.to(DType::Float64)})[0];
+  auto err = [&](const Tensor& t) { return sub(t.to(DType::Float64), exact).abs().sum().item<double>(); };
+  EXPECT_LT(err(got), 0.75 * err(eager)) << err(got) << " " << err(eager);
+  Tensor diff = sub(got.to(DType::Float64), eager.to(DType::Float64)).abs();
+  Tensor bound = add(mul(eager.to(DType::Float64).abs(), Scalar(1.6e-2)), Scalar(1e-5));
+  EXPECT_FALSE(any(gt(diff, bound)).item<bool>());
+}
+
+}  // namespace
+}  // namespace kiln
