@@ -51,7 +51,10 @@ Tensor softmax_decomposed(const Tensor& x, int64_t dim, bool half_to_float) {
   Tensor in = upcast(dense(x));
   Tensor shifted = shifted_by_max(in, dim);
   Tensor e = exp(shifted);
-  return downcast(div(e, sum(e, IntArrayRef(dim), true)), half_to_float ? DType::Float32 : x.dtype());
+  // Scaled by the reciprocal of the sum, as the CPU kernel (kiln's and PyTorch's): one division per
+  // row, not per element.
+  Tensor inverse = reciprocal(sum(e, IntArrayRef(dim), true));
+  return downcast(mul(e, inverse), half_to_float ? DType::Float32 : x.dtype());
 }
 
 Tensor log_softmax_decomposed(const Tensor& x, int64_t dim, bool half_to_float) {

@@ -5,9 +5,7 @@
 namespace kiln::loopir {
 namespace {
 
-bool is_conversion(const ScalarExpr& e) {
-  return e.kind() == ScalarKind::Op && e.name() == "convert_element_type";
-}
+bool is_conversion(const ScalarExpr& e) { return e.kind() == ScalarKind::Op && e.name() == "convert_element_type"; }
 
 bool rounds_float32_to_16bit(const ScalarExpr& e) {
   return is_conversion(e) && is_reduced_float(e.dtype()) && e.operands().at(0).dtype() == DType::Float32;

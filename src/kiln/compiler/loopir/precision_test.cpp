@@ -23,11 +23,10 @@ TEST(Precision, Float16RoundTripsGoToo) {
 
 TEST(Precision, OtherConversionsStay) {
   // A load of bfloat16 is exact in float32; float64 through float32 rounds; float32 through int32 truncates.
-  for (const char* kept : {"to_float32(load(buf0, i0):bfloat16)",
-                           "to_float64(to_float32(load(buf0, i0):float64))",
-                           "to_float32(to_int32(load(buf0, i0):float32))",
-                           "to_float64(to_bfloat16(load(buf0, i0):float32))",
-                           "to_float32(to_bfloat16(load(buf0, i0):float64))"}) {
+  for (const char* kept :
+       {"to_float32(load(buf0, i0):bfloat16)", "to_float64(to_float32(load(buf0, i0):float64))",
+        "to_float32(to_int32(load(buf0, i0):float32))", "to_float64(to_bfloat16(load(buf0, i0):float32))",
+        "to_float32(to_bfloat16(load(buf0, i0):float64))"}) {
     EXPECT_EQ(rewritten(kept), parse_scalar(kept).str()) << kept;
   }
 }

@@ -16,12 +16,16 @@ using namespace patterns;
 
 // Follows broadcast_in_dim nodes back from `top` (of the scores' shape) to a row statistic (the
 // scores' dims but the last), checking that each of its dims lands on the same dim of the scores:
-// the statistic of row r is what row r is shifted or divided by.
-std::optional<ValueRef> row_statistic(Match& m, ValueRef top) {
-  std::vector<const Node*> chain;
+// the statistic of row r is what row r is shifted or divided by. With `reciprocals` given, the
+// chain may pass through prims::reciprocal nodes (elementwise: the dims stay), counted there.
+std::optional<ValueRef> row_statistic(Match& m, ValueRef top, int* reciprocals = nullptr) {
+  std::vector<const Node*> chain, taken;
   ValueRef r = top;
-  while (r.index == 0 && is_call(r.node, "prims::broadcast_in_dim")) {
-    chain.push_back(r.node);
+  while (r.index == 0 && (is_call(r.node, "prims::broadcast_in_dim") ||
+                          (reciprocals != nullptr && is_call(r.node, "prims::reciprocal")))) {
+    if (is_call(r.node, "prims::reciprocal")) ++*reciprocals;
+    else chain.push_back(r.node);
+    taken.push_back(r.node);
     r = *ref_arg(r.node, 0);
   }
   size_t rank = meta_of(top).sizes.size();
@@ -39,7 +43,7 @@ std::optional<ValueRef> row_statistic(Match& m, ValueRef top) {
   for (size_t i = 0; i < lands.size(); ++i) {
     if (lands[i] != static_cast<int64_t>(i)) return std::nullopt;
   }
-  for (const Node* n : chain) m.take(n);
+  for (const Node* n : taken) m.take(n);
   return r;
 }
 
@@ -58,20 +62,24 @@ struct Attention {
   Shape scores;  // [..., L, S], 3 or 4 dims
 };
 
-// softmax(X) over the last dim from its div node: div(exp(X - amax(X)), sum(exp(X - amax(X)))).
-std::optional<ValueRef> softmax_input(Match& m, const Node* div) {
-  if (!is_call(div, "prims::div")) return std::nullopt;
-  auto e = ref_arg(div, 0), denominator = ref_arg(div, 1);
+// softmax(X) over the last dim from its last node: exp(X - amax(X)) scaled by the reciprocal of its
+// row sum (mul(e, reciprocal(sum(e))), as kiln decomposes _softmax) or divided by it (div(e, sum(e))).
+std::optional<ValueRef> softmax_input(Match& m, const Node* last) {
+  bool scaled = is_call(last, "prims::mul");
+  if (!scaled && !is_call(last, "prims::div")) return std::nullopt;
+  auto e = ref_arg(last, 0), denominator = ref_arg(last, 1);
   if (!e || !denominator || !is_call(e->node, "prims::exp")) return std::nullopt;
-  auto total = row_statistic(m, *denominator);
-  if (!total || !reduces_last_dim(total->node, "prims::sum", *e)) return std::nullopt;
+  int reciprocals = 0;
+  auto total = row_statistic(m, *denominator, &reciprocals);
+  if (!total || reciprocals != (scaled ? 1 : 0) || !reduces_last_dim(total->node, "prims::sum", *e))
+    return std::nullopt;
   auto shifted = ref_arg(e->node, 0);
   if (!shifted || !is_call(shifted->node, "prims::sub")) return std::nullopt;
   auto x = ref_arg(shifted->node, 0), max_b = ref_arg(shifted->node, 1);
   if (!x || !max_b) return std::nullopt;
   auto max = row_statistic(m, *max_b);
   if (!max || !reduces_last_dim(max->node, "prims::amax", *x)) return std::nullopt;
-  for (const Node* n : std::initializer_list<const Node*>{div, e->node, total->node, shifted->node, max->node}) {
+  for (const Node* n : std::initializer_list<const Node*>{last, e->node, total->node, shifted->node, max->node}) {
     m.take(n);
   }
   return *x;
@@ -122,8 +130,8 @@ std::optional<Attention> match(const Node* last) {
   auto weights = ref_arg(last, 0), values = ref_arg(last, 1);
   if (!weights || !values) return std::nullopt;
   Match m;
-  ValueRef div = m.through_reshapes(*weights);
-  auto x = softmax_input(m, div.node);
+  ValueRef normalized = m.through_reshapes(*weights);
+  auto x = softmax_input(m, normalized.node);
   if (!x) return std::nullopt;
   Attention a;
   a.v = *values;

@@ -68,6 +68,19 @@ TEST(FuseAttention, CausalMaskAddedToTheScores) {
   EXPECT_EQ(fuse_and_check(fn, {randn({1, 4, 130, 16}), randn({1, 4, 130, 16}), randn({1, 4, 130, 16})}), 1);
 }
 
+// softmax written out as exp(s - max) / sum: the division spelling fuses as _softmax's does.
+TEST(FuseAttention, SoftmaxWrittenAsADivisionByTheRowSum) {
+  manual_seed(26);
+  Fn fn = [](const std::vector<Tensor>& in) {
+    Tensor scores = mul(matmul(in[0], in[1].transpose(-1, -2)), Scalar(0.25));
+    Tensor shifted = sub(scores, amax(scores, {-1}, true));
+    Tensor e = exp(shifted);
+    Tensor total = sum(e, IntArrayRef{-1}, true);
+    return std::vector<Tensor>{matmul(div(e, total), in[2])};
+  };
+  EXPECT_EQ(fuse_and_check(fn, {randn({2, 37, 16}), randn({2, 41, 16}), randn({2, 41, 16})}), 1);
+}
+
 TEST(FuseAttention, ThreeDimensionalUnscaledFloat64) {
   manual_seed(23);
   Fn fn = [](const std::vector<Tensor>& in) {
