@@ -37,6 +37,11 @@ environment:
                           the loop IR, every compiler pass's result and time
   KILN_VERIFY=1           verify every IR after every compiler pass (on in debug builds)
   KILN_CACHE_DIR=DIR      where compiled kernels are cached (default ~/.cache/kiln)
+  KILN_EMULATE_PRECISION_CASTS=1
+                          compiled code rounds every float16/bfloat16 op's result as eager
+                          does (default: a chain in one kernel rounds once, as torch.compile)
+  KILN_STREAM_STORES=0|1  compiled row kernels never / always write rows with streaming
+                          stores (default: light kernels whose data outgrow the last-level cache)
   CXX=COMPILER            the C++ compiler for generated code (default c++)
 )";
 

@@ -1,6 +1,8 @@
 #include "kiln/compiler/codegen/cpp.h"
 
+#include "kiln/compiler/codegen/cache_size.h"
 #include "kiln/compiler/codegen/cpp_expr.h"
+#include "kiln/compiler/codegen/streaming.h"
 #include "kiln/compiler/schedule/access.h"
 
 #include <algorithm>
@@ -169,9 +171,15 @@ std::string stored_operand(const ScalarExpr& value, DType dtype, const std::stri
   return w.emit(value.operands()[0]);
 }
 
+// Rows a kernel keeps (row_buffers: values a later pass reads) and rows it writes through a per-thread
+// scratch row copied out with streaming stores (streamed).
+struct KernelRows {
+  std::set<int> row_buffers, streamed;
+};
+
 void write_pass(const loopir::Program& p, const Kernel& k, const std::vector<int>& pass, const loopir::Ranges& ranges,
-                const std::set<int>& row_buffers, std::map<int, std::string>& locals, ErrorSites& sites,
-                std::string& out) {
+                const KernelRows& rows, std::map<int, std::string>& locals, ErrorSites& sites, std::string& out) {
+  const std::set<int>& row_buffers = rows.row_buffers;
   std::string body, clauses, finish, prelude;
   std::string chunk_open, chunk_close;  // float partial sums per chunk of columns (see below)
   BodyWriter w({p, ranges, sites, ""}, locals, body, "        ");
@@ -194,7 +202,12 @@ void write_pass(const loopir::Program& p, const Kernel& k, const std::vector<int
     bool local = k.local.contains(n.out);
     std::string t = compute_type(buf.dtype);
     if (n.reduce == ReduceKind::None) {
-      if (!local) {
+      if (!local && rows.streamed.contains(n.out)) {
+        body += fmt::format("        stream_row{}[col] = {};\n", n.out,
+                            store_expr(buf.dtype, stored_operand(value, buf.dtype, v, w)));
+        finish += fmt::format("      k_stream_copy(buf{0} + row * {1}, stream_row{0}, {1} * sizeof(*buf{0}));\n", n.out,
+                              k.cols);
+      } else if (!local) {
         body += fmt::format("        buf{}[row * {} + col] = {};\n", n.out, k.cols,
                             store_expr(buf.dtype, stored_operand(value, buf.dtype, v, w)));
       } else if (row_buffers.contains(n.out)) {
@@ -345,7 +358,9 @@ void write_kernel_body(const loopir::Program& p, const Kernel& k, ErrorSites& si
   out += fmt::format("#pragma omp parallel if({})\n  {{\n", worth_threads(k) ? "true" : "false");
   // Rows a kernel keeps: pointwise values it computes in one pass and reads in a later one.
   auto passes = passes_of(p, k);
-  std::set<int> row_buffers;
+  KernelRows rows;
+  rows.streamed = streamed_outputs(p, k, passes, worth_threads(k), stream_mode(), last_level_cache_bytes());
+  std::set<int>& row_buffers = rows.row_buffers;
   for (size_t a = 0; a < passes.size(); ++a) {
     for (int i : passes[a]) {
       const auto& n = std::get<LoopNode>(p.steps[static_cast<size_t>(i)]);
@@ -363,11 +378,18 @@ void write_kernel_body(const loopir::Program& p, const Kernel& k, ErrorSites& si
     out += fmt::format("    auto* row_buf{1} = k_scratch<{0}>({2}, {3});  // one row of buf{1}, per thread\n",
                        compute_type(p.buffers[static_cast<size_t>(b)].dtype), b, slot++, k.cols);
   }
+  for (int b : rows.streamed) {
+    out += fmt::format("    auto* stream_row{1} = k_scratch<{0}>({2}, {3});  // buf{1}'s row, streamed out when done\n",
+                       storage_type(p.buffers[static_cast<size_t>(b)].dtype), b, slot++, k.cols);
+  }
   out += "#pragma omp for schedule(static)\n";
   out += fmt::format("    for (int64_t row = 0; row < {}; ++row) {{\n", k.rows);
   std::map<int, std::string> locals;
-  for (const auto& pass : passes) write_pass(p, k, pass, ranges, row_buffers, locals, sites, out);
-  out += "    }\n  }\n}\n";
+  for (const auto& pass : passes) write_pass(p, k, pass, ranges, rows, locals, sites, out);
+  out += "    }\n";
+  if (!rows.streamed.empty())
+    out += "    k_stream_fence();  // this thread's streamed rows, before the kernel returns\n";
+  out += "  }\n}\n";
 }
 
 }  // namespace

@@ -1,18 +1,23 @@
 // What generated kernels call besides the C++ library: NaN-propagating max/min, PyTorch's
 // remainder and integer pow, integer arithmetic that wraps around as eager's does (never undefined),
 // integer division that reports a zero divisor instead of trapping, 16-bit float conversions that
-// vectorize, kiln's vectorizable exp/erf, and per-thread scratch rows. Generated code includes this header; so do its
-// tests.
+// vectorize, kiln's vectorizable exp/erf, per-thread scratch rows and streaming (non-temporal) row stores. Generated
+// code includes this header; so do its tests.
 #pragma once
 
 #include <bit>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <new>
 #include <type_traits>
 #include <vector>
+
+#if defined(__SSE2__)
+#include <immintrin.h>
+#endif
 
 #include "kiln/core/half.h"
 #include "kiln/kernels/cpu/vec_math.h"
@@ -158,6 +163,47 @@ inline T* k_scratch(int slot, int64_t count) {
     r.bytes = bytes;
   }
   return static_cast<T*>(r.data.get());
+}
+
+// Copies `bytes` from `src` to `dst` with non-temporal stores (x86: the widest the target has, from
+// the first boundary of that width in dst; ordinary stores for the unaligned head and the tail). A kernel whose
+// output is larger than the last-level cache writes each finished row this way: the store does not
+// read the line first (a plain store's read-for-ownership makes a copy move 3 bytes per 2), and the
+// row does not evict the input it is still reading. The rows are ordered before other threads read
+// them by k_stream_fence() at the end of each thread's loop.
+inline void k_stream_copy(void* dst, const void* src, size_t bytes) {
+  auto* d = static_cast<unsigned char*>(dst);
+  const auto* s = static_cast<const unsigned char*>(src);
+#if defined(__AVX512F__)
+  constexpr size_t kLine = 64;  // one store per cache line: the write-combining buffer fills at once
+#elif defined(__AVX__)
+  constexpr size_t kLine = 32;
+#elif defined(__SSE2__)
+  constexpr size_t kLine = 16;
+#endif
+#if defined(__SSE2__)
+  size_t head = (kLine - (reinterpret_cast<uintptr_t>(d) & (kLine - 1))) & (kLine - 1);
+  if (head > bytes) head = bytes;
+  std::memcpy(d, s, head);
+  size_t i = head;
+  for (; i + kLine <= bytes; i += kLine) {
+#if defined(__AVX512F__)
+    _mm512_stream_si512(reinterpret_cast<__m512i*>(d + i), _mm512_loadu_si512(s + i));
+#elif defined(__AVX__)
+    _mm256_stream_si256(reinterpret_cast<__m256i*>(d + i), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + i)));
+#else
+    _mm_stream_si128(reinterpret_cast<__m128i*>(d + i), _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i)));
+#endif
+  }
+  std::memcpy(d + i, s + i, bytes - i);
+#else
+  std::memcpy(d, s, bytes);
+#endif
+}
+inline void k_stream_fence() {
+#if defined(__SSE2__)
+  _mm_sfence();
+#endif
 }
 
 }  // namespace kiln::kernel_support

@@ -2,6 +2,9 @@
 // replace, bit for bit.
 #include "kiln/compiler/codegen/kernel_support.h"
 
+#include <algorithm>
+#include <vector>
+
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -34,6 +37,25 @@ TEST(KernelSupport, RoundToBfloat16EqualsTheNarrowingRoundTrip) {
   EXPECT_EQ(bits(k_round_bf16(-0.0f)), bits(-0.0f));
   EXPECT_EQ(k_round_bf16(1.00390625f), 1.0f);       // the tie 1 + 2^-8 goes to even (1)
   EXPECT_EQ(k_round_bf16(1.01171875f), 1.015625f);  // the tie 1 + 3 * 2^-8 goes to even (1 + 2^-6)
+}
+
+// Every length and alignment of destination and source: the bytes arrive, nothing around them moves.
+TEST(KernelSupport, StreamCopyWritesExactlyTheRange) {
+  std::vector<unsigned char> src(300), dst(400);
+  for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<unsigned char>(i * 7 + 1);
+  for (size_t d0 = 0; d0 < 20; ++d0) {
+    for (size_t s0 = 0; s0 < 5; ++s0) {
+      for (size_t n : {size_t{0}, size_t{1}, size_t{15}, size_t{16}, size_t{17}, size_t{64}, size_t{255}}) {
+        std::fill(dst.begin(), dst.end(), 0xee);
+        k_stream_copy(dst.data() + d0, src.data() + s0, n);
+        k_stream_fence();
+        for (size_t i = 0; i < dst.size(); ++i) {
+          unsigned char want = i >= d0 && i < d0 + n ? src[s0 + i - d0] : 0xee;
+          ASSERT_EQ(dst[i], want) << "dst offset " << d0 << ", src offset " << s0 << ", " << n << " bytes, at " << i;
+        }
+      }
+    }
+  }
 }
 
 }  // namespace
