@@ -66,12 +66,13 @@ def cmake_layers(root):
 
 
 def check(root):
-    """Returns the list of problems found under root, each a 'file:line: message' string."""
+    """Returns the problems found under root ('file:line: message' strings) and the known
+    exceptions that no longer occur (the list can shrink)."""
     problems = []
     rank = {layer: i for i, layer in enumerate(LAYERS)}
     base = os.path.join(root, "src", "kiln")
     if not os.path.isdir(base):
-        return [f"{base}: no such directory"]
+        return [f"{base}: no such directory"], []
 
     built = cmake_layers(root)
     if built is not None:
@@ -85,6 +86,7 @@ def check(root):
         if os.path.isdir(os.path.join(base, folder)) and folder not in rank:
             problems.append(f"src/kiln/{folder}/: a folder that is not a layer of DESIGN.md")
 
+    used_exceptions = set()
     for dirpath, dirnames, filenames in os.walk(base):
         dirnames.sort()
         rel_dir = os.path.relpath(dirpath, root).replace(os.sep, "/")
@@ -104,19 +106,23 @@ def check(root):
                     target = m.group(1)
                     if target not in rank:
                         problems.append(f"{rel}:{lineno}: {line.strip()}: kiln/{target}/ is not a layer")
-                    elif rank[target] > rank[layer] and (rel, target) not in KNOWN_EXCEPTIONS:
+                    elif rank[target] > rank[layer] and (rel, target) in KNOWN_EXCEPTIONS:
+                        used_exceptions.add((rel, target))
+                    elif rank[target] > rank[layer]:
                         problems.append(
                             f"{rel}:{lineno}: {line.strip()}: layer {layer}/ includes {target}/, "
                             f"which comes after it in DESIGN.md's layer order"
                         )
-    return problems
+    return problems, sorted(KNOWN_EXCEPTIONS - used_exceptions)
 
 
 def main(argv):
     root = argv[1] if len(argv) > 1 else os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
-    problems = check(root)
+    problems, stale = check(root)
     for p in problems:
         print(p)
+    for rel, target in stale:
+        print(f"note: {rel} no longer includes {target}/; remove it from KNOWN_EXCEPTIONS")
     if problems:
         print(f"check_layers: {len(problems)} include(s) against the layer order (DESIGN.md, Layers)")
         return 1
