@@ -9,13 +9,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # ocl-icd-opencl-dev: libdnnl-dev's CMake config finds OpenCL headers, a package it only recommends.
+# python3 (standard library only): the layer check CTest runs (scripts/check_layers.py).
 packages=(g++ clang cmake ninja-build ccache make libfmt-dev libdnnl-dev ocl-icd-opencl-dev
-          libgtest-dev libgmock-dev libbenchmark-dev libomp-dev)
+          libgtest-dev libgmock-dev libbenchmark-dev libomp-dev python3)
 python=0
 for mode in "$@"; do
   case "$mode" in
     python) python=1
-            packages+=(python3 python3-venv ca-certificates) ;;
+            packages+=(python3-venv ca-certificates) ;;
     bench)  packages+=(python3 python3-torch python3-numpy libopenblas0-pthread) ;;
     format) packages+=(clang-format) ;;
     *)      echo "setup: unknown mode '$mode' (expected: python, bench, format)" >&2; exit 2 ;;

@@ -1,6 +1,7 @@
 // The op registry: every op declared once (schema, tags, kind, provenance), with its kernels per
-// dispatch key. Native ops come from the op table (native_ops.cpp); kernels attach through
-// KernelRegistrar objects in the kernel layers; users add custom ops with register_custom_op.
+// dispatch key. Native ops come from the op table (native_ops.def, compiled in by native_ops.cpp);
+// kernels attach through KernelRegistrar objects in the kernel layers; users add custom ops with
+// register_custom_op.
 #pragma once
 
 #include <array>
