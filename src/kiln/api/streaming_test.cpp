@@ -14,8 +14,7 @@ namespace {
 std::vector<Tensor> rows_fn(const std::vector<Tensor>& in) {
   Tensor x = in[0];
   Tensor shifted = add(mul(x, Scalar(2)), Scalar(1));
-  return {softmax(x, -1), layer_norm(x, {x.sizes()[1]}, std::nullopt, std::nullopt), shifted,
-          mul(shifted, shifted)};
+  return {softmax(x, -1), layer_norm(x, {x.sizes()[1]}, std::nullopt, std::nullopt), shifted, mul(shifted, shifted)};
 }
 
 TEST(StreamingStores, CompiledRowsEqualPlainStores) {

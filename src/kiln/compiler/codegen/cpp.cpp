@@ -32,6 +32,9 @@ constexpr const char* kPrelude =
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <vector>
+
+#include <omp.h>
 
 #include "kiln/compiler/codegen/kernel_support.h"
 
@@ -95,6 +98,7 @@ std::vector<std::vector<int>> passes_of(const loopir::Program& p, const Kernel& 
   std::vector<std::vector<int>> passes;
   std::set<int> pending;
   for (int i : k.nodes) {
+    if (k.columns.contains(i)) continue;  // column sums: write_columns
     const auto& n = std::get<LoopNode>(p.steps[static_cast<size_t>(i)]);
     if (passes.empty() || reads_any(n.value, pending)) {
       passes.emplace_back();
@@ -320,6 +324,54 @@ void write_column_reduction(const loopir::Program& p, const Kernel& k, const loo
 
 void write_kernel_body(const loopir::Program& p, const Kernel& k, ErrorSites& sites, std::string& out);
 
+// A row kernel's column sums (Kernel::columns): each thread adds the values of its rows at each col
+// into a row of partial sums in double (`start`: zeroed once per call; `per_row`: a loop at the
+// start of each row); once every row is done, the threads split the cols and add the partials in
+// thread order (`finish`), scaled (a mean) and stored.
+struct ColumnCode {
+  std::string start, per_row, finish;
+};
+
+ColumnCode write_columns(const loopir::Program& p, const Kernel& k, const loopir::Ranges& ranges, ErrorSites& sites) {
+  ColumnCode c;
+  if (k.columns.empty()) return c;
+  const int64_t width = static_cast<int64_t>(k.columns.size()) * k.cols;
+  c.start = fmt::format(
+      "#pragma omp single\n"
+      "    column_parts.assign(static_cast<size_t>(omp_get_num_threads()) * {0}, 0.0);\n"
+      "    double* const part = column_parts.data() + static_cast<size_t>(omp_get_thread_num()) * {0};\n",
+      width);
+  c.finish = fmt::format(
+      "#pragma omp for schedule(static)\n"
+      "    for (int64_t col = 0; col < {0}; ++col) {{\n"
+      "      const size_t team = column_parts.size() / {1};\n",
+      k.cols, width);
+  int j = 0;
+  for (int i : k.columns) {
+    const auto& n = std::get<LoopNode>(p.steps[static_cast<size_t>(i)]);
+    const auto& buf = p.buffers[static_cast<size_t>(n.out)];
+    std::map<int, std::string> no_locals;
+    std::string body;
+    BodyWriter w({p, ranges, sites, site_of(n, k)}, no_locals, body, "        ");
+    std::string v = w.emit(column_value(n, ranges));
+    c.per_row += fmt::format("      // buf{}: {} (a column sum: this thread's rows)\n", n.out, n.origin);
+    if (!w.masked_loads()) c.per_row += "#pragma omp simd\n";  // see masked_loads()
+    c.per_row += fmt::format(
+        "      for (int64_t col = 0; col < {}; ++col) {{\n{}        part[{} + col] += static_cast<double>({});\n      }}\n",
+        k.cols, body, j * k.cols, v);
+    std::string sum = fmt::format("s{}", n.out);
+    c.finish += fmt::format(
+        "      double {0} = 0;\n      for (size_t t = 0; t < team; ++t) {0} += column_parts[t * {1} + {2} + col];\n",
+        sum, width, j * k.cols);
+    std::string result = n.scale == 1.0 ? sum : fmt::format("({} * {})", sum, float_literal(n.scale, DType::Float64));
+    c.finish += fmt::format("      buf{}[col] = {};\n", n.out,
+                            store_expr(buf.dtype, fmt::format("static_cast<{}>({})", compute_type(buf.dtype), result)));
+    ++j;
+  }
+  c.finish += "    }\n";
+  return c;
+}
+
 void write_kernel(const loopir::Program& p, const Kernel& k, GeneratedKernel& gk, ErrorSites& sites, std::string& out) {
   std::set<int> used;
   for (int i : k.nodes) {
@@ -354,8 +406,12 @@ void write_kernel_body(const loopir::Program& p, const Kernel& k, ErrorSites& si
     out += "}\n";
     return;
   }
+  ColumnCode columns = write_columns(p, k, ranges, sites);
+  if (!k.columns.empty())
+    out += "  std::vector<double> column_parts;  // partial column sums, a row of them per thread\n";
   // Rows in parallel; a single row keeps one thread here and splits its loops (write_pass).
   out += fmt::format("#pragma omp parallel if({})\n  {{\n", worth_threads(k) ? "true" : "false");
+  out += columns.start;
   // Rows a kernel keeps: pointwise values it computes in one pass and reads in a later one.
   auto passes = passes_of(p, k);
   KernelRows rows;
@@ -385,10 +441,12 @@ void write_kernel_body(const loopir::Program& p, const Kernel& k, ErrorSites& si
   out += "#pragma omp for schedule(static)\n";
   out += fmt::format("    for (int64_t row = 0; row < {}; ++row) {{\n", k.rows);
   std::map<int, std::string> locals;
+  out += columns.per_row;
   for (const auto& pass : passes) write_pass(p, k, pass, ranges, rows, locals, sites, out);
   out += "    }\n";
   if (!rows.streamed.empty())
     out += "    k_stream_fence();  // this thread's streamed rows, before the kernel returns\n";
+  out += columns.finish;
   out += "  }\n}\n";
 }
 

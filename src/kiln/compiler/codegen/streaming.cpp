@@ -30,10 +30,9 @@ bool per_row(const ScalarExpr& e, const std::set<int>& row_values) {
 int weight_of(const ScalarExpr& e, const std::set<int>& row_values, std::set<const loopir::ScalarNode*>& seen) {
   if (e.kind() != ScalarKind::Op || !seen.insert(e.node()).second || per_row(e, row_values)) return 0;
   static const std::set<std::string> kCheap = {
-      "add", "sub",         "mul",        "neg",         "abs",         "maximum", "minimum", "where",
-      "eq",  "ne",          "lt",         "le",          "gt",          "ge",      "ceil",    "floor",
-      "round", "trunc",     "sign",       "bitwise_and", "bitwise_or",  "bitwise_xor", "bitwise_not",
-      "convert_element_type"};
+      "add",   "sub",   "mul",  "neg",         "abs",        "maximum",     "minimum",     "where",
+      "eq",    "ne",    "lt",   "le",          "gt",         "ge",          "ceil",        "floor",
+      "round", "trunc", "sign", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "convert_element_type"};
   static const std::set<std::string> kDivision = {"div", "reciprocal", "sqrt", "rsqrt", "fmod", "remainder"};
   int w = kCheap.contains(e.name()) ? 1 : kDivision.contains(e.name()) ? 4 : 16;
   for (const auto& o : e.operands()) w += weight_of(o, row_values, seen);

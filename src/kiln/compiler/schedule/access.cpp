@@ -10,17 +10,42 @@ using loopir::ReduceKind;
 using loopir::ScalarExpr;
 using loopir::ScalarKind;
 
+namespace {
+
+// Sets vars[names[k]] to the k-th index of row-major `flat` over `sizes`.
+void unflatten(std::map<std::string, Expr>& vars, Expr flat, const std::vector<Expr>& names, IntArrayRef sizes) {
+  // An empty iteration space runs no iteration: its variables may be anything (no % 0).
+  bool empty = std::find(sizes.begin(), sizes.end(), 0) != sizes.end();
+  int64_t suffix = 1;
+  for (size_t k = sizes.size(); k-- > 0;) {
+    vars[names[k].name()] = empty ? Expr::constant(0) : mod(floordiv(flat, suffix), sizes[k]);
+    suffix *= std::max<int64_t>(sizes[k], 1);
+  }
+}
+
+}  // namespace
+
+std::map<std::string, Expr> column_node_vars(const LoopNode& n) {
+  std::map<std::string, Expr> vars;
+  std::vector<Expr> i, r;
+  for (size_t k = 0; k < n.sizes.size(); ++k) i.push_back(loopir::index_var(k));
+  for (size_t k = 0; k < n.reduction_sizes.size(); ++k) r.push_back(loopir::reduction_var(k));
+  unflatten(vars, Expr::var("col"), i, n.sizes);
+  unflatten(vars, Expr::var("row"), r, n.reduction_sizes);
+  return vars;
+}
+
+ScalarExpr column_value(const LoopNode& n, const loopir::Ranges& ranges) {
+  return n.value.substitute(column_node_vars(n)).map_loads([&](int b, const Expr& index, DType d) {
+    return ScalarExpr::load(b, loopir::simplify(index, ranges), d);
+  });
+}
+
 std::map<std::string, Expr> node_vars(const LoopNode& n, int64_t cols) {
   std::map<std::string, Expr> vars;
   Expr row = Expr::var("row"), col = Expr::var("col");
-  auto unflatten = [&](Expr flat, const std::vector<Expr>& names, IntArrayRef sizes) {
-    // An empty iteration space runs no iteration: its variables may be anything (no % 0).
-    bool empty = std::find(sizes.begin(), sizes.end(), 0) != sizes.end();
-    int64_t suffix = 1;
-    for (size_t k = sizes.size(); k-- > 0;) {
-      vars[names[k].name()] = empty ? Expr::constant(0) : mod(floordiv(flat, suffix), sizes[k]);
-      suffix *= std::max<int64_t>(sizes[k], 1);
-    }
+  auto unflatten = [&vars](Expr flat, const std::vector<Expr>& names, IntArrayRef sizes) {
+    compiler::unflatten(vars, std::move(flat), names, sizes);
   };
   std::vector<Expr> i, r;
   for (size_t k = 0; k < n.sizes.size(); ++k) i.push_back(loopir::index_var(k));

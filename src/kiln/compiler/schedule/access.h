@@ -17,11 +17,18 @@ namespace kiln::compiler {
 // multiply to `cols` run along col, the rest along row.
 std::map<std::string, loopir::Expr> node_vars(const loopir::LoopNode& n, int64_t cols);
 
+// A column reduction computed inside a row kernel (its partial sums accumulated row by row): its
+// output dims run along col and its reduced dims along row.
+std::map<std::string, loopir::Expr> column_node_vars(const loopir::LoopNode& n);
+
 // The row x col ranges of a kernel.
 loopir::Ranges kernel_ranges(int64_t rows, int64_t cols);
 
 // The node's value with every load index in terms of row and col, simplified over the kernel.
 loopir::ScalarExpr row_col_value(const loopir::LoopNode& n, int64_t cols, const loopir::Ranges& ranges);
+
+// The same for a column reduction computed inside a row kernel (column_node_vars).
+loopir::ScalarExpr column_value(const loopir::LoopNode& n, const loopir::Ranges& ranges);
 
 // Element stride of an index in row and col along row and along col.
 std::pair<int64_t, int64_t> strides_of(const loopir::Expr& index);

@@ -1,5 +1,6 @@
 #include "kiln/compiler/schedule/fuse.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <utility>
@@ -94,7 +95,10 @@ std::string Schedule::str(const loopir::Program& p) const {
       std::vector<std::string> nodes;
       for (int i : k->nodes) {
         const auto& n = std::get<LoopNode>(p.steps[static_cast<size_t>(i)]);
-        nodes.push_back(fmt::format("buf{}{}", n.out, k->local.contains(n.out) ? " (kept in kernel)" : ""));
+        nodes.push_back(fmt::format("buf{}{}", n.out,
+                                    k->local.contains(n.out) ? " (kept in kernel)"
+                                    : k->columns.contains(i) ? " (column sum)"
+                                                             : ""));
       }
       s += fmt::format("{}: {} rows x {} cols: {}\n", k->name, k->rows, k->cols, fmt::join(nodes, ", "));
     } else {
@@ -121,11 +125,17 @@ std::string can_fuse(const loopir::Program& p, const Kernel& k, const LoopNode& 
     const auto& m = std::get<LoopNode>(p.steps[static_cast<size_t>(i)]);
     in_kernel[m.out] = &m;
     std::vector<ScalarExpr> loads;
-    collect_loads(row_col_value(m, k.cols, kr), loads);
+    collect_loads(k.columns.contains(i) ? column_value(m, kr) : row_col_value(m, k.cols, kr), loads);
     for (const auto& l : loads) kernel_reads.emplace(l.buffer(), l.index().str());
   }
   std::vector<ScalarExpr> loads, row_col_loads;
   collect_loads(n.value, loads);
+  for (int i : k.columns) {
+    int b = std::get<LoopNode>(p.steps[static_cast<size_t>(i)]).out;
+    for (const auto& l : loads) {
+      if (l.buffer() == b) return fmt::format("it reads column sum buf{}, finished only when the kernel ends", b);
+    }
+  }
   collect_loads(row_col_value(n, k.cols, kr), row_col_loads);
   loopir::Ranges ranges = ranges_of(n);
   bool shares = false;
@@ -154,6 +164,41 @@ std::string can_fuse(const loopir::Program& p, const Kernel& k, const LoopNode& 
   return "";
 }
 
+std::string can_fuse_column(const loopir::Program& p, const Kernel& k, const LoopNode& n) {
+  if (n.reduce != loopir::ReduceKind::Sum) return "only sums are computed as column sums";
+  if (!is_floating(p.buffers[static_cast<size_t>(n.out)].dtype)) return "its sum is not of a floating dtype";
+  if (k.rows < 2 || product(n.sizes) != k.cols || product(n.reduction_sizes) != k.rows) {
+    return fmt::format("it does not sum {} rows into {} cols", k.rows, k.cols);
+  }
+  auto [rows, cols] = natural_shape(n);
+  if (!is_column_reduction(n, rows, cols)) return "it is not a column reduction";
+  loopir::Ranges kr = kernel_ranges(k.rows, k.cols);
+  std::set<int> written;
+  std::set<std::pair<int, std::string>> kernel_reads;
+  for (int i : k.nodes) {
+    const auto& m = std::get<LoopNode>(p.steps[static_cast<size_t>(i)]);
+    written.insert(m.out);
+    const auto reads = m.reads();
+    if (std::find(reads.begin(), reads.end(), n.out) != reads.end()) {
+      return fmt::format("buf{} ({}) of the kernel reads it, and it is finished only when the kernel ends", m.out,
+                         m.origin);
+    }
+    if (k.columns.contains(i)) continue;
+    std::vector<ScalarExpr> loads;
+    collect_loads(row_col_value(m, k.cols, kr), loads);
+    for (const auto& l : loads) kernel_reads.emplace(l.buffer(), l.index().str());
+  }
+  std::vector<ScalarExpr> loads;
+  collect_loads(column_value(n, kr), loads);
+  bool shares = false;
+  for (const auto& l : loads) {
+    if (written.contains(l.buffer())) return fmt::format("it reads buf{}, which the kernel writes", l.buffer());
+    shares = shares || kernel_reads.contains({l.buffer(), l.index().str()});
+  }
+  if (!shares) return "it loads nothing the kernel's rows load at the same place";
+  return "";
+}
+
 Schedule schedule(const loopir::Program& p) {
   Schedule sched;
   Kernel* open = nullptr;
@@ -166,6 +211,41 @@ Schedule schedule(const loopir::Program& p) {
       open = nullptr;
       sched.items.emplace_back(static_cast<int>(i));
       continue;
+    }
+    auto [rows, cols] = natural_shape(*n);
+    if (open && is_column_reduction(*n, rows, cols)) {
+      std::string why = can_fuse_column(p, *open, *n);
+      if (why.empty()) {
+        KILN_LOG("fusion", "{}: fuse buf{} ({}) as a column sum of the kernel's rows: it loads what the rows load",
+                 open->name, n->out, n->origin);
+        open->nodes.push_back(static_cast<int>(i));
+        open->columns.insert(static_cast<int>(i));
+        open->name += "_" + n->origin;
+        continue;
+      }
+      KILN_LOG("fusion", "{}: buf{} ({}) is not a column sum of it: {}", open->name, n->out, n->origin, why);
+    }
+    if (open && !is_column_reduction(*n, rows, cols) && open->nodes.size() == 1 && open->columns.empty()) {
+      // A lone column reduction followed by a row kernel over what it reads: the row kernel takes it.
+      int c = open->nodes[0];
+      const auto& col_node = std::get<LoopNode>(p.steps[static_cast<size_t>(c)]);
+      auto [c_rows, c_cols] = natural_shape(col_node);
+      if (is_column_reduction(col_node, c_rows, c_cols)) {
+        Kernel flipped;
+        flipped.nodes = {static_cast<int>(i)};
+        flipped.rows = rows;
+        flipped.cols = cols;
+        if (can_fuse_column(p, flipped, col_node).empty()) {
+          KILN_LOG("fusion", "{}: buf{} ({}) runs as a column sum of the row kernel of buf{} ({})", open->name,
+                   col_node.out, col_node.origin, n->out, n->origin);
+          open->nodes = {c, static_cast<int>(i)};
+          open->columns = {c};
+          open->rows = rows;
+          open->cols = cols;
+          open->name += "_" + n->origin;
+          continue;
+        }
+      }
     }
     if (open) {
       std::string why = can_fuse(p, *open, *n);
@@ -180,7 +260,6 @@ Schedule schedule(const loopir::Program& p) {
       }
       KILN_LOG("fusion", "{}: buf{} ({}) starts a new kernel: {}", open->name, n->out, n->origin, why);
     }
-    auto [rows, cols] = natural_shape(*n);
     Kernel k;
     k.name = fmt::format("kernel{}_{}", sched.kernel_count(), n->origin);
     k.nodes.push_back(static_cast<int>(i));
@@ -211,6 +290,7 @@ Schedule schedule(const loopir::Program& p) {
     if (!k || k->nodes.size() < 2) continue;
     int self = static_cast<int>(&item - sched.items.data());
     for (int i : k->nodes) {
+      if (k->columns.contains(i)) continue;  // written when the kernel ends, for later readers
       int b = std::get<LoopNode>(p.steps[static_cast<size_t>(i)]).out;
       const auto& r = readers[b];
       if (!outputs.contains(b) && r.size() == 1 && *r.begin() == self) {

@@ -4,11 +4,11 @@
 // the same rows and cols, shares data with it (reads a buffer the kernel writes, or an outside
 // buffer a node of the kernel loads at the same place), reads what the kernel wrote only at the
 // element (or row) it is computing, and is not a column reduction (which runs faster alone, its
-// reduced dim outside) — so softmax, layer_norm and RMSNorm become one kernel each, pointwise
-// chains one loop, and nodes that merely have the same shape stay apart. Groups follow program
-// order, so fusion never forms a cycle. Buffers that no later step and no output reads stay inside
-// their kernel (a value per row, or a row kept in cache) and are never allocated. Every decision
-// is logged with its reason on KILN_LOG=fusion.
+// reduced dim outside, unless it is a column sum of the kernel: Kernel::columns) — so softmax, layer_norm and RMSNorm
+// become one kernel each, pointwise chains one loop, and nodes that merely have the same shape stay apart. Groups
+// follow program order, so fusion never forms a cycle. Buffers that no later step and no output reads stay inside their
+// kernel (a value per row, or a row kept in cache) and are never allocated. Every decision is logged with its reason on
+// KILN_LOG=fusion.
 #pragma once
 
 #include <set>
@@ -25,6 +25,11 @@ struct Kernel {
   std::vector<int> nodes;  // indices of LoopNode steps, in order
   int64_t rows = 1, cols = 1;
   std::set<int> local;  // buffers that live only inside this kernel
+  // Column sums computed along the way (steps among `nodes`): a sum over the kernel's rows of
+  // values at each col (sum(x, 0) beside var_mean(x, 1)). Each thread adds its rows into partial
+  // sums; when every row is done the partials are added in thread order (deterministic for a team
+  // size). Nothing in the kernel reads them.
+  std::set<int> columns;
 };
 
 struct Schedule {
@@ -36,6 +41,11 @@ struct Schedule {
 
 // Why loop node `n` cannot join kernel `k` (whose nodes are steps of `p`), or "" when it can.
 std::string can_fuse(const loopir::Program& p, const Kernel& k, const loopir::LoopNode& n);
+
+// Why column reduction `n` cannot be computed as a column sum of row kernel `k` (Kernel::columns):
+// it must be a floating-point sum of k.cols outputs over k.rows reduced elements, read no buffer
+// the kernel writes, and load an outside buffer at a place a node of the kernel loads it.
+std::string can_fuse_column(const loopir::Program& p, const Kernel& k, const loopir::LoopNode& n);
 
 Schedule schedule(const loopir::Program& p);
 
