@@ -31,6 +31,14 @@ CLEAN = {
 
 
 class CheckLayersTest(unittest.TestCase):
+    def assert_fails(self, files, *needles):
+        """The check fails on `files`, its output naming every needle."""
+        rc, out = run_check(files)
+        self.assertEqual(rc, 1, out)
+        for needle in needles:
+            self.assertIn(needle, out)
+        return out
+
     def test_clean_tree_passes(self):
         rc, out = run_check(CLEAN)
         self.assertEqual(rc, 0, out)
@@ -38,27 +46,21 @@ class CheckLayersTest(unittest.TestCase):
     def test_upward_include_fails_naming_file_line_and_include(self):
         files = dict(CLEAN)
         files["src/kiln/core/scalar.cpp"] = '// a comment\n#include "kiln/core/tensor_base.h"\n#include "kiln/ops/api.h"\n'
-        rc, out = run_check(files)
-        self.assertEqual(rc, 1, out)
-        self.assertIn('src/kiln/core/scalar.cpp:3: #include "kiln/ops/api.h"', out)
-        self.assertIn("layer core/ includes ops/", out)
+        out = self.assert_fails(files, 'src/kiln/core/scalar.cpp:3: #include "kiln/ops/api.h"',
+                                "layer core/ includes ops/")
         self.assertEqual(out.count("comes after it"), 1, out)
 
     def test_angle_bracket_include_is_checked(self):
         files = dict(CLEAN)
         files["src/kiln/support/log.h"] = "#include <kiln/api/compile.h>\n"
-        rc, out = run_check(files)
-        self.assertEqual(rc, 1, out)
-        self.assertIn("src/kiln/support/log.h:1:", out)
+        self.assert_fails(files, "src/kiln/support/log.h:1:")
 
     def test_known_exception_covers_only_its_file(self):
         files = dict(CLEAN)
         files["src/kiln/runtime/executable_test.cpp"] = '#include "kiln/api/compile.h"\n'
         self.assertEqual(run_check(files)[0], 0)
         files["src/kiln/runtime/other_test.cpp"] = '#include "kiln/api/compile.h"\n'
-        rc, out = run_check(files)
-        self.assertEqual(rc, 1, out)
-        self.assertIn("src/kiln/runtime/other_test.cpp:1:", out)
+        self.assert_fails(files, "src/kiln/runtime/other_test.cpp:1:")
 
     def test_stale_exception_is_noted_without_failing(self):
         rc, out = run_check(CLEAN)
@@ -68,25 +70,19 @@ class CheckLayersTest(unittest.TestCase):
     def test_folder_that_is_not_a_layer_fails(self):
         files = dict(CLEAN)
         files["src/kiln/misc/util.h"] = "#pragma once\n"
-        rc, out = run_check(files)
-        self.assertEqual(rc, 1, out)
-        self.assertIn("src/kiln/misc/", out)
+        self.assert_fails(files, "src/kiln/misc/")
 
     def test_include_of_unknown_folder_fails(self):
         files = dict(CLEAN)
         files["src/kiln/ops/y.cpp"] = '#include "kiln/misc/util.h"\n'
-        rc, out = run_check(files)
-        self.assertEqual(rc, 1, out)
-        self.assertIn("src/kiln/ops/y.cpp:1:", out)
+        self.assert_fails(files, "src/kiln/ops/y.cpp:1:")
 
     def test_cmake_layer_order_must_match(self):
         files = dict(CLEAN)
         files["src/kiln/CMakeLists.txt"] = "set(KILN_LAYERS support core ops api)\n"
         self.assertEqual(run_check(files)[0], 0)
         files["src/kiln/CMakeLists.txt"] = "set(KILN_LAYERS support ops core api)\n"
-        rc, out = run_check(files)
-        self.assertEqual(rc, 1, out)
-        self.assertIn("KILN_LAYERS", out)
+        self.assert_fails(files, "KILN_LAYERS")
 
 
 if __name__ == "__main__":

@@ -44,7 +44,8 @@ void expect_matches_eager(const Tensor& x, double rtol, const trace::TracedFn& f
     EXPECT_EQ(got[i].dtype(), want[i].dtype());
     Tensor g = got[i].to(DType::Float64), w = want[i].to(DType::Float64);
     double err = sub(g, w).abs().amax().item<double>(), scale = w.abs().amax().item<double>();
-    EXPECT_LE(err, rtol * scale + 1e-5) << "output " << i << " of " << dtype_name(x.dtype()) << " [" << x.size(0) << ", " << x.size(1) << "]";
+    EXPECT_LE(err, rtol * scale + 1e-5) << "output " << i << " of " << dtype_name(x.dtype()) << " [" << x.size(0)
+                                        << ", " << x.size(1) << "]";
   }
 }
 

@@ -170,6 +170,9 @@ std::string can_fuse_column(const loopir::Program& p, const Kernel& k, const Loo
   if (k.rows < 2 || product(n.sizes) != k.cols || product(n.reduction_sizes) != k.rows) {
     return fmt::format("it does not sum {} rows into {} cols", k.rows, k.cols);
   }
+  // Each thread keeps a row of partial sums in double: at most 512 KiB of them (in L2).
+  constexpr int64_t kColumnsUpTo = 65536;
+  if (k.cols > kColumnsUpTo) return fmt::format("{} cols of partial sums per thread are too many", k.cols);
   auto [rows, cols] = natural_shape(n);
   if (!is_column_reduction(n, rows, cols)) return "it is not a column reduction";
   loopir::Ranges kr = kernel_ranges(k.rows, k.cols);

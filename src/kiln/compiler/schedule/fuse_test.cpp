@@ -153,6 +153,12 @@ TEST(Fusion, ColumnSumRefusals) {
   EXPECT_NE(can_fuse_column(b.p, k, b.step(3)).find("only sums"), std::string::npos);
   EXPECT_NE(can_fuse_column(b.p, k, b.step(4)).find("floating"), std::string::npos);
   EXPECT_NE(can_fuse_column(b.p, b.kernel(1, 32, 128), b.step(1)).find("does not sum"), std::string::npos);
+  // Rows so long that the partial sums of a thread would not stay in cache.
+  Builder wide;
+  wide.input({16, 100000});
+  wide.node("exp(load(buf0, 100000*i0 + i1):float32)", {16, 100000});
+  wide.node("load(buf0, i0 + 100000*r0):float32", {100000}, {16}, ReduceKind::Sum);
+  EXPECT_NE(can_fuse_column(wide.p, wide.kernel(1, 16, 100000), wide.step(1)).find("too many"), std::string::npos);
 }
 
 // A column sum is finished only when every row is: nothing in its kernel may read it.
