@@ -1,5 +1,7 @@
 #include "kiln/compiler/codegen/cpp_expr.h"
 
+#include "kiln/compiler/loopir/operations.h"
+
 #include <cmath>
 #include <limits>
 #include <set>
@@ -18,21 +20,10 @@ using loopir::ScalarKind;
 
 bool wraps(DType d) { return !is_floating(d) && d != DType::Bool; }
 
+// The C++ of operation `op` (a row of loopir/operations.h) on operands `a` of dtype `in`, giving `out`.
 std::string apply(const std::string& op, const std::vector<std::string>& a, DType out, DType in) {
-  static const std::map<std::string, std::string> kUnary = {
-      {"abs", "std::abs"},         {"acos", "std::acos"},   {"acosh", "std::acosh"},
-      {"asin", "std::asin"},       {"asinh", "std::asinh"}, {"atan", "std::atan"},
-      {"atanh", "std::atanh"},     {"cos", "std::cos"},     {"cosh", "std::cosh"},
-      {"ceil", "std::ceil"},       {"erf", "k_erf"},        {"exp", "k_exp"},
-      {"expm1", "std::expm1"},     {"floor", "std::floor"}, {"log", "std::log"},
-      {"log1p", "std::log1p"},     {"log2", "std::log2"},   {"log10", "std::log10"},
-      {"round", "std::nearbyint"}, {"sin", "std::sin"},     {"sinh", "std::sinh"},
-      {"sqrt", "std::sqrt"},       {"tan", "std::tan"},     {"tanh", "std::tanh"},
-      {"trunc", "std::trunc"},     {"sign", "k_sign"}};
-  static const std::map<std::string, std::string> kInfix = {
-      {"add", "+"},         {"sub", "-"},        {"mul", "*"},        {"div", "/"}, {"eq", "=="},
-      {"ne", "!="},         {"lt", "<"},         {"le", "<="},        {"gt", ">"},  {"ge", ">="},
-      {"bitwise_and", "&"}, {"bitwise_or", "|"}, {"bitwise_xor", "^"}};
+  const loopir::ElementwiseOp* row = loopir::elementwise_op(op);
+  if (row == nullptr) KILN_FAIL(ErrorKind::NotImplemented, "codegen: no C++ for operation {}", op);
   // Integer arithmetic wraps around (two's complement), as eager's does; C++'s would be undefined.
   static const std::map<std::string, std::string> kWrapping = {
       {"add", "k_add"}, {"sub", "k_sub"}, {"mul", "k_mul"}, {"neg", "k_neg"}, {"abs", "k_abs"}};
@@ -49,32 +40,25 @@ std::string apply(const std::string& op, const std::vector<std::string>& a, DTyp
     if (auto it = kWrapping.find(op); it != kWrapping.end())
       return fmt::format("{}({})", it->second, fmt::join(a, ", "));
   }
-  if (op == "neg") return fmt::format("(-{})", a[0]);
-  if (op == "reciprocal") return fmt::format("({}(1) / {})", t, a[0]);
-  if (op == "rsqrt") return fmt::format("({}(1) / std::sqrt({}))", t, a[0]);
-  if (op == "bitwise_not")
-    return in == DType::Bool ? fmt::format("(!{})", a[0]) : fmt::format("static_cast<{}>(~{})", t, a[0]);
-  if (op == "maximum") return fmt::format("k_max({}, {})", a[0], a[1]);
-  if (op == "minimum") return fmt::format("k_min({}, {})", a[0], a[1]);
-  if (op == "remainder") return fmt::format("k_remainder({}, {})", a[0], a[1]);
-  if (op == "pow") return fmt::format("k_pow({}, {})", a[0], a[1]);
-  if (op == "atan2") return fmt::format("std::atan2({}, {})", a[0], a[1]);
-  if (op == "fmod") return fmt::format("std::fmod({}, {})", a[0], a[1]);
-  if (auto it = kUnary.find(op); it != kUnary.end()) {
-    if (!is_floating(in) && (op == "ceil" || op == "floor" || op == "round" || op == "trunc")) return a[0];
-    // libm's transcendental functions are vectorized through glibc's libmvec, whose atanf gave
-    // pi/2 for NaN (glibc 2.36): NaN in, NaN out is made explicit.
-    static const std::set<std::string> kPropagateNaN = {"acos",  "acosh", "asin",  "asinh", "atan",  "atanh",
-                                                        "cos",   "cosh",  "expm1", "log",   "log1p", "log2",
-                                                        "log10", "sin",   "sinh",  "tan",   "tanh"};
-    if (is_floating(in) && kPropagateNaN.contains(op))
-      return fmt::format("({0} != {0} ? {0} : {1}({0}))", a[0], it->second);
-    return fmt::format("{}({})", it->second, a[0]);
-  }
-  if (auto it = kInfix.find(op); it != kInfix.end()) {
-    std::string e = fmt::format("({} {} {})", a[0], it->second, a[1]);
-    // Integer arithmetic on narrow types promotes to int in C++; cast back.
-    return is_floating(out) || out == DType::Bool || out == DType::Int64 ? e : fmt::format("static_cast<{}>{}", t, e);
+  switch (row->spelling) {
+    case loopir::Spelling::Special:
+      if (op == "neg") return fmt::format("(-{})", a[0]);
+      if (op == "reciprocal") return fmt::format("({}(1) / {})", t, a[0]);
+      if (op == "rsqrt") return fmt::format("({}(1) / std::sqrt({}))", t, a[0]);
+      if (op == "bitwise_not")
+        return in == DType::Bool ? fmt::format("(!{})", a[0]) : fmt::format("static_cast<{}>(~{})", t, a[0]);
+      break;
+    case loopir::Spelling::Call: {
+      bool rounding = op == "ceil" || op == "floor" || op == "round" || op == "trunc";
+      if (rounding && !is_floating(in)) return a[0];
+      if (row->propagate_nan && is_floating(in)) return fmt::format("({0} != {0} ? {0} : {1}({0}))", a[0], row->cpp);
+      return fmt::format("{}({})", row->cpp, fmt::join(a, ", "));
+    }
+    case loopir::Spelling::Infix: {
+      std::string e = fmt::format("({} {} {})", a[0], row->cpp, a[1]);
+      // Integer arithmetic on narrow types promotes to int in C++; cast back.
+      return is_floating(out) || out == DType::Bool || out == DType::Int64 ? e : fmt::format("static_cast<{}>{}", t, e);
+    }
   }
   KILN_FAIL(ErrorKind::NotImplemented, "codegen: no C++ for operation {}", op);
 }

@@ -8,6 +8,7 @@
 #include <set>
 #include <tuple>
 
+#include "kiln/compiler/loopir/operations.h"
 #include "kiln/core/tensor_base.h"
 
 namespace kiln::compiler {
@@ -73,13 +74,6 @@ std::vector<Expr> reindex(const std::vector<Expr>& idx, IntArrayRef sizes, IntAr
   }
   return out;
 }
-
-const std::set<std::string> kElementwise = {
-    "abs",  "acos",  "acosh",       "asin",       "asinh",       "atan", "atanh", "cos",       "cosh",  "bitwise_not",
-    "ceil", "erf",   "exp",         "expm1",      "floor",       "log",  "log1p", "log2",      "log10", "reciprocal",
-    "neg",  "round", "rsqrt",       "sign",       "sin",         "sinh", "sqrt",  "tan",       "tanh",  "trunc",
-    "add",  "atan2", "bitwise_and", "bitwise_or", "bitwise_xor", "div",  "eq",    "fmod",      "ge",    "gt",
-    "le",   "lt",    "maximum",     "minimum",    "mul",         "ne",   "pow",   "remainder", "sub",   "where"};
 
 class Lowerer {
  public:
@@ -268,7 +262,7 @@ class Lowerer {
 
   bool lower_prim(const graph::Node& n, const std::string& name, const graph::TensorMeta& out) {
     auto idx = index_vars(out.sizes.size());
-    if (kElementwise.contains(name) || name == "convert_element_type" || name == "clone") {
+    if (loopir::elementwise_op(name) != nullptr || name == "clone") {
       std::vector<ScalarExpr> operands;
       for (size_t i = 0; i < n.args().size(); ++i) {
         if (std::holds_alternative<graph::ValueRef>(n.args()[i])) operands.push_back(tensor_arg(n, i).at(idx));
