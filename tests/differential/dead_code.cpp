@@ -1,5 +1,7 @@
 #include "dead_code.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -32,15 +34,30 @@ bool is_view(const std::string& op) {
 
 }  // namespace
 
+// isinf/isnan of an integer is false everywhere: a `full` of false laid out as the test's result
+// (which follows its input's layout): the full in the result's dims ordered by stride, permuted back.
 Program fold_float_tests_of_integers(const Program& p) {
   Program out = p;
+  out.calls.clear();
   auto values = meta_values(p);
-  for (auto& c : out.calls) {
-    if ((c.op == "isinf" || c.op == "isnan") && values.contains(c.args.at(0)) && values.contains(c.results.at(0)) &&
-        !is_floating(values.at(c.args[0]).dtype())) {
-      c = OpCall{
-          c.results, "full", {fmt::format("[{}]", fmt::join(values.at(c.results[0]).sizes(), ",")), "i:0", "bool"}};
+  for (const auto& c : p.calls) {
+    if (!((c.op == "isinf" || c.op == "isnan") && values.contains(c.args.at(0)) && values.contains(c.results.at(0)) &&
+          !is_floating(values.at(c.args[0]).dtype()))) {
+      out.calls.push_back(c);
+      continue;
     }
+    const Tensor& r = values.at(c.results[0]);
+    std::vector<int64_t> order(static_cast<size_t>(r.dim()));
+    for (size_t d = 0; d < order.size(); ++d) order[d] = static_cast<int64_t>(d);
+    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return r.stride(a) > r.stride(b); });
+    std::vector<int64_t> sizes, back(order.size());
+    for (size_t k = 0; k < order.size(); ++k) {
+      sizes.push_back(r.size(order[k]));
+      back[static_cast<size_t>(order[k])] = static_cast<int64_t>(k);
+    }
+    std::string dense = c.results[0] + "_false";
+    out.calls.push_back(OpCall{{dense}, "full", {fmt::format("[{}]", fmt::join(sizes, ",")), "i:0", "bool"}});
+    out.calls.push_back(OpCall{c.results, "permute", {dense, fmt::format("[{}]", fmt::join(back, ","))}});
   }
   return out;
 }
