@@ -22,7 +22,7 @@ const std::vector<ElementwiseOp>& elementwise_ops() {
       {"atan", 1, kCall, "std::atan", true},
       {"atanh", 1, kCall, "std::atanh", true},
       {"bitwise_not", 1, kSpecial, ""},  // ! for bool, ~ otherwise
-      {"ceil", 1, kCall, "std::ceil"},    // identity on integers
+      {"ceil", 1, kCall, "std::ceil"},   // identity on integers
       {"cos", 1, kCall, "std::cos", true},
       {"cosh", 1, kCall, "std::cosh", true},
       {"erf", 1, kCall, "k_erf"},
