@@ -328,6 +328,10 @@ class Checker {
       // contract it), compiled code multiplies, rounds, then adds, so a product past the dtype's
       // range is inf there and finite (brought back by b) in eager (docs/conformance.md).
       if (std::isinf(cval) && std::isfinite(eval) && affine_overflow_) continue;
+      // A float64 layer_norm of a row constant to float64's resolution scales the last ulp of its
+      // mean, which eager (pairwise) and compiled code (SIMD lanes) sum in different orders
+      // (docs/conformance.md): neither is more accurate there.
+      if (near_constant_rows_ && dt == DType::Float64 && computes("layer_norm")) continue;
       if (!close(cval, eval, tol) && !near_ref) {
         // Named for what was accurate: eager (compiled is not), or neither (ill-conditioned).
         if (rval && close(eval, *rval, tol)) kind = "compiled-vs-float64", ++bad_ref;
