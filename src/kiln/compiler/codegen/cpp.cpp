@@ -206,14 +206,17 @@ void write_pass(const loopir::Program& p, const Kernel& k, const std::vector<int
     bool local = k.local.contains(n.out);
     std::string t = compute_type(buf.dtype);
     if (n.reduce == ReduceKind::None) {
-      if (!local && rows.streamed.contains(n.out)) {
-        body += fmt::format("        stream_row{}[col] = {};\n", n.out,
-                            store_expr(buf.dtype, stored_operand(value, buf.dtype, v, w)));
-        finish += fmt::format("      k_stream_copy(buf{0} + row * {1}, stream_row{0}, {1} * sizeof(*buf{0}));\n", n.out,
-                              k.cols);
-      } else if (!local) {
-        body += fmt::format("        buf{}[row * {} + col] = {};\n", n.out, k.cols,
-                            store_expr(buf.dtype, stored_operand(value, buf.dtype, v, w)));
+      if (!local) {
+        // A streamed row is stored into its scratch row and copied out when the row is done.
+        bool streamed = rows.streamed.contains(n.out);
+        std::string target = streamed ? fmt::format("stream_row{}[col]", n.out)
+                                      : fmt::format("buf{}[row * {} + col]", n.out, k.cols);
+        body +=
+            fmt::format("        {} = {};\n", target, store_expr(buf.dtype, stored_operand(value, buf.dtype, v, w)));
+        if (streamed) {
+          finish += fmt::format("      k_stream_copy(buf{0} + row * {1}, stream_row{0}, {1} * sizeof(*buf{0}));\n",
+                                n.out, k.cols);
+        }
       } else if (row_buffers.contains(n.out)) {
         body += fmt::format("        row_buf{}[col] = {};\n", n.out, v);
       }
@@ -342,9 +345,9 @@ ColumnCode write_columns(const loopir::Program& p, const Kernel& k, const loopir
       "    double* const part = column_parts.data() + static_cast<size_t>(omp_get_thread_num()) * {0};\n",
       width);
   c.finish = fmt::format(
+      "    const size_t team = column_parts.size() / {1};\n"
       "#pragma omp for schedule(static)\n"
-      "    for (int64_t col = 0; col < {0}; ++col) {{\n"
-      "      const size_t team = column_parts.size() / {1};\n",
+      "    for (int64_t col = 0; col < {0}; ++col) {{\n",
       k.cols, width);
   int j = 0;
   for (int i : k.columns) {

@@ -80,6 +80,21 @@ bool node_fits(const LoopNode& n, int64_t rows, int64_t cols) {
   return product(n.sizes) == rows * cols && trailing_dims(n.sizes, cols) >= 0;
 }
 
+// Every (buffer, index in row and col) the kernel's nodes load; its column sums' too when asked.
+std::set<std::pair<int, std::string>> kernel_loads(const loopir::Program& p, const Kernel& k, const loopir::Ranges& kr,
+                                                   bool columns_too) {
+  std::set<std::pair<int, std::string>> reads;
+  for (int i : k.nodes) {
+    bool column = k.columns.contains(i);
+    if (column && !columns_too) continue;
+    const auto& m = std::get<LoopNode>(p.steps[static_cast<size_t>(i)]);
+    std::vector<ScalarExpr> loads;
+    collect_loads(column ? column_value(m, kr) : row_col_value(m, k.cols, kr), loads);
+    for (const auto& l : loads) reads.emplace(l.buffer(), l.index().str());
+  }
+  return reads;
+}
+
 }  // namespace
 
 size_t Schedule::kernel_count() const {
@@ -118,16 +133,13 @@ std::string can_fuse(const loopir::Program& p, const Kernel& k, const LoopNode& 
   if (is_column_reduction(n, rows, cols)) {
     return "it reduces along strided columns: on its own the reduced dim runs outside and every load is contiguous";
   }
-  std::map<int, const LoopNode*> in_kernel;            // buffer -> the kernel's node writing it
-  std::set<std::pair<int, std::string>> kernel_reads;  // (buffer, index in row and col) the kernel loads
-  loopir::Ranges kr = kernel_ranges(k.rows, k.cols);
+  std::map<int, const LoopNode*> in_kernel;  // buffer -> the kernel's node writing it
   for (int i : k.nodes) {
     const auto& m = std::get<LoopNode>(p.steps[static_cast<size_t>(i)]);
     in_kernel[m.out] = &m;
-    std::vector<ScalarExpr> loads;
-    collect_loads(k.columns.contains(i) ? column_value(m, kr) : row_col_value(m, k.cols, kr), loads);
-    for (const auto& l : loads) kernel_reads.emplace(l.buffer(), l.index().str());
   }
+  loopir::Ranges kr = kernel_ranges(k.rows, k.cols);
+  auto kernel_reads = kernel_loads(p, k, kr, /*columns_too=*/true);
   std::vector<ScalarExpr> loads, row_col_loads;
   collect_loads(n.value, loads);
   for (int i : k.columns) {
@@ -175,9 +187,7 @@ std::string can_fuse_column(const loopir::Program& p, const Kernel& k, const Loo
   if (k.cols > kColumnsUpTo) return fmt::format("{} cols of partial sums per thread are too many", k.cols);
   auto [rows, cols] = natural_shape(n);
   if (!is_column_reduction(n, rows, cols)) return "it is not a column reduction";
-  loopir::Ranges kr = kernel_ranges(k.rows, k.cols);
   std::set<int> written;
-  std::set<std::pair<int, std::string>> kernel_reads;
   for (int i : k.nodes) {
     const auto& m = std::get<LoopNode>(p.steps[static_cast<size_t>(i)]);
     written.insert(m.out);
@@ -186,11 +196,9 @@ std::string can_fuse_column(const loopir::Program& p, const Kernel& k, const Loo
       return fmt::format("buf{} ({}) of the kernel reads it, and it is finished only when the kernel ends", m.out,
                          m.origin);
     }
-    if (k.columns.contains(i)) continue;
-    std::vector<ScalarExpr> loads;
-    collect_loads(row_col_value(m, k.cols, kr), loads);
-    for (const auto& l : loads) kernel_reads.emplace(l.buffer(), l.index().str());
   }
+  loopir::Ranges kr = kernel_ranges(k.rows, k.cols);
+  auto kernel_reads = kernel_loads(p, k, kr, /*columns_too=*/false);
   std::vector<ScalarExpr> loads;
   collect_loads(column_value(n, kr), loads);
   bool shares = false;
