@@ -276,7 +276,8 @@ Value parse(std::string_view text, std::string_view document) { return Parser(te
 
 namespace {
 
-[[noreturn]] void wrong_kind(const Value& v, const std::shared_ptr<const std::string>& document, std::string_view want) {
+[[noreturn]] void wrong_kind(const Value& v, const std::shared_ptr<const std::string>& document,
+                             std::string_view want) {
   KILN_FAIL(ErrorKind::Value, "{}: {} is {} where {} was expected", document ? *document : "<json>", v.path(),
             v.kind_name(), want);
 }

@@ -44,7 +44,7 @@ class Value {
 
   // Checked accessors: a kiln::Error naming path() and the kind found when the kind differs.
   bool as_bool() const;
-  int64_t as_int() const;  // an integer literal (1.0 is not an integer)
+  int64_t as_int() const;    // an integer literal (1.0 is not an integer)
   double as_double() const;  // any number, or "Infinity", "-Infinity", "NaN"
   const std::string& as_string() const;
   const Array& as_array() const;

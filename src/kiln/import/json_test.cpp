@@ -106,7 +106,8 @@ TEST(Json, LookupsNameThePathAndWhatWasWanted) {
     node.at("target").as_string();
     FAIL() << "expected an error";
   } catch (const Error& e) {
-    EXPECT_STREQ(e.what(), "archive/models/model.json: $.graph.nodes[0].target is an integer where a string was expected");
+    EXPECT_STREQ(e.what(),
+                 "archive/models/model.json: $.graph.nodes[0].target is an integer where a string was expected");
   }
   try {
     node.at("inputs");
