@@ -86,7 +86,15 @@ Tensor std_correction(const Tensor& self, std::optional<IntArrayRef> dim, const 
   return sqrt(var(self, dim, correction, keepdim));
 }
 
+// What F.max_pool2d calls without return_indices (torch.export's ATen dialect keeps it): the values
+// of max_pool2d_with_indices.
+Tensor max_pool2d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding,
+                  IntArrayRef dilation, bool ceil_mode) {
+  return std::get<0>(max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode));
+}
+
 const KernelRegistrar kRegister([](Registry& r) {
+  r.set_compound_kernel("aten::max_pool2d", kiln::detail::boxed<&max_pool2d>());
   r.set_compound_kernel("aten::matmul", kiln::detail::boxed<&matmul>());
   r.set_compound_kernel("aten::linear", kiln::detail::boxed<&linear>());
   r.set_compound_kernel("aten::layer_norm", kiln::detail::boxed<&layer_norm>());

@@ -17,8 +17,8 @@ std::pair<const std::string&, const json::Value&> union_member(const json::Value
 
 [[noreturn]] void symbolic(const std::string& what, const json::Value& v) {
   KILN_FAIL(ErrorKind::NotImplemented,
-            "{}: {} is symbolic ({}); kiln loads exports with static shapes only (export without dynamic_shapes)",
-            what, v.path(), v.find("as_name") && v.at("as_name").is_string() ? v.at("as_name").as_string() : "an expression");
+            "{}: {} is symbolic ({}); kiln loads exports with static shapes only (export without dynamic_shapes)", what,
+            v.path(), v.find("as_name") && v.at("as_name").is_string() ? v.at("as_name").as_string() : "an expression");
 }
 
 // SymInt ({"as_int": 3} or {"as_expr": ...}) and SymIntArgument ({"as_int": 3} or {"as_name": "s0"}).
@@ -118,8 +118,8 @@ CallArg read_argument(const json::Value& arg, const std::string& what) {
   if (field == "as_scalar_type") return Value(read_scalar_type(v, what));
   if (field == "as_memory_format") return Value(read_memory_format(v, what));
   if (field == "as_layout") {
-    KILN_CHECK_KIND(v.as_int() == 7, ErrorKind::NotImplemented, "{}: layout {} at {} is not strided", what,
-                    v.as_int(), v.path());
+    KILN_CHECK_KIND(v.as_int() == 7, ErrorKind::NotImplemented, "{}: layout {} at {} is not strided", what, v.as_int(),
+                    v.path());
     return Value(Layout::Strided);
   }
   if (field == "as_device") return Value(read_device(v, what));
@@ -222,6 +222,7 @@ class Reader {
     std::string name = name_field && name_field->is_string() ? name_field->as_string() : "";
     const std::string& target = node.at("target").as_string();
     std::string what = fmt::format("{}: node '{}'", source_, name.empty() ? target : name);
+    if (target == "torch.ops.aten._assert_tensor_metadata.default") return check_metadata(node, what);
     OpHandle op = resolve_target(target, what);
     if (name.empty()) name = op->schema().name;
     std::vector<std::pair<std::string, CallArg>> args;
@@ -254,6 +255,34 @@ class Reader {
     importer_.call(name, op, args, outputs, recorded);
   }
 
+  // _assert_tensor_metadata(a, size, stride, dtype, *, device, layout): torch.export's check that a
+  // value is what tracing saw (after a dtype conversion). With static shapes it is decided here, at
+  // load time, against kiln's own metadata; the node computes nothing and is not imported.
+  void check_metadata(const json::Value& node, const std::string& what) {
+    std::string tensor;
+    graph::TensorMeta m;
+    for (const auto& input : node.at("inputs").as_array()) {
+      const std::string& arg = input.at("name").as_string();
+      CallArg value = read_argument(input.at("arg"), what);
+      if (arg == "a") {
+        const auto* t = std::get_if<TensorName>(&value);
+        KILN_CHECK(t, "{}: argument 'a' is not a tensor", what);
+        tensor = t->name;
+        m = importer_.meta(tensor);
+      } else if (const auto* v = std::get_if<Value>(&value); v && !v->is_none() && !tensor.empty()) {
+        if (arg == "size") {
+          KILN_CHECK(Shape(v->to_int_list().begin(), v->to_int_list().end()) == m.sizes,
+                     "{}: PyTorch asserts '{}' has sizes [{}], kiln computes [{}]", what, tensor,
+                     fmt::join(v->to_int_list(), ", "), fmt::join(m.sizes, ", "));
+        } else if (arg == "dtype") {
+          KILN_CHECK(v->to_dtype() == m.dtype, "{}: PyTorch asserts '{}' is {}, kiln computes {}", what, tensor,
+                     v->to_dtype(), m.dtype);
+        }
+      }
+    }
+    KILN_CHECK(!tensor.empty(), "{}: _assert_tensor_metadata without its tensor", what);
+  }
+
   std::vector<std::string> read_outputs(const json::Value& outputs, const json::Value& specs, ExportedProgram& p) {
     KILN_CHECK(outputs.size() == specs.size(), "{}: the graph has {} outputs but the signature {} output specs",
                source_, outputs.size(), specs.size());
@@ -273,8 +302,8 @@ class Reader {
         s = {OutputKind::UserInputMutation, spec.at("arg").at("name").as_string(),
              spec.at("user_input_name").as_string()};
       } else {
-        KILN_FAIL(ErrorKind::NotImplemented, "{}: output {} is a '{}' output, which kiln does not support", source_,
-                  i, kind);
+        KILN_FAIL(ErrorKind::NotImplemented, "{}: output {} is a '{}' output, which kiln does not support", source_, i,
+                  kind);
       }
       auto [field, arg] = union_member(outputs.at(i), source_);
       KILN_CHECK(field == "as_tensor" && arg.at("name").as_string() == s.name,

@@ -27,8 +27,8 @@ enum class OutputKind { UserOutput, BufferMutation, UserInputMutation, LossOutpu
 
 struct InputSpec {
   InputKind kind;
-  std::string name;    // the placeholder's name in the graph ("p_fc1_weight", "x")
-  std::string target;  // the state-dict or constants key ("fc1.weight"); the input's name for user inputs
+  std::string name;        // the placeholder's name in the graph ("p_fc1_weight", "x")
+  std::string target;      // the state-dict or constants key ("fc1.weight"); the input's name for user inputs
   bool persistent = true;  // buffers: saved in the state dict (false: stored among the constants)
 };
 

@@ -84,8 +84,10 @@ void GraphImporter::call(const std::string& node_name, OpHandle op,
     const auto* constant = std::get_if<Value>(&arg);
     if (constant && is_number(*constant) && type.base == BaseType::Tensor && !type.list) {
       OpHandle alternative = scalar_overload(op, i);
-      KILN_CHECK(alternative, "{}: argument '{}' is the number {} where the schema takes a Tensor, and no overload "
-                 "takes a Scalar there", where, name, constant->repr());
+      KILN_CHECK(alternative,
+                 "{}: argument '{}' is the number {} where the schema takes a Tensor, and no overload "
+                 "takes a Scalar there",
+                 where, name, constant->repr());
       op = alternative;
     }
   }
@@ -145,6 +147,18 @@ void GraphImporter::call(const std::string& node_name, OpHandle op,
     }
   }
 
+  // The meta kernels run on meta tensors; a factory's explicit or default device would make a real
+  // tensor beside them, so every Device argument says meta for this run (not in the graph).
+  for (size_t i = 0; i < schema.arguments.size(); ++i) {
+    if (schema.arguments[i].type.base != BaseType::Device) continue;
+    while (stack.size() <= i) {
+      const Argument& formal = schema.arguments[stack.size()];
+      KILN_CHECK(formal.default_text.has_value(), "{}: argument '{}' is missing and has no default", where,
+                 formal.name);
+      stack.push_back(parse_default(*formal.default_text, formal.type));
+    }
+    stack[i] = Value(kMeta);
+  }
   try {
     call_op_boxed(op, stack);
   } catch (const Error& e) {

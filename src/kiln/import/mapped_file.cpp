@@ -34,7 +34,9 @@ std::shared_ptr<const MappedFile> MappedFile::open(const std::string& path) {
   file->path_ = path;
   file->size_ = static_cast<size_t>(st.st_size);
   if (file->size_ == 0) return file;  // mmap refuses length 0; an empty span will do
-  void* p = ::mmap(nullptr, file->size_, PROT_READ, MAP_PRIVATE, fd.fd, 0);
+  // Private and writable: pages are shared with the page cache until written, and a write (a tensor
+  // over a weight updated in place, a buffer's running statistics) copies its page, never the file.
+  void* p = ::mmap(nullptr, file->size_, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd.fd, 0);
   KILN_CHECK(p != MAP_FAILED, "{}: cannot map {} bytes: {}", path, file->size_, std::strerror(errno));
   file->mapping_ = p;
   file->data_ = static_cast<const std::byte*>(p);

@@ -1,7 +1,7 @@
-// MappedFile: the bytes of a file, memory-mapped read-only, or of a buffer handed over in memory,
-// owned through a std::shared_ptr. Whatever points into the bytes (a zip entry, a tensor's storage
-// over a weight) holds that pointer, so the mapping stays alive as long as anything views it and
-// no byte is copied.
+// MappedFile: the bytes of a file, memory-mapped privately (copy-on-write: writing a page copies it,
+// the file never changes), or of a buffer handed over in memory, owned through a std::shared_ptr. Whatever points into
+// the bytes (a zip entry, a tensor's storage over a weight) holds that pointer, so the mapping stays alive as long as
+// anything views it and no byte is copied.
 #pragma once
 
 #include <cstddef>

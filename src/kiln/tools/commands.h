@@ -14,5 +14,7 @@ int ops_command(const std::vector<std::string>& args);
 int coverage_command(const std::string& samples_dir);
 int demo_command(const std::vector<std::string>& args);
 int explain_command(const std::vector<std::string>& args);
+// `kiln run MODEL.pt2 ...`: loads a torch.export archive and runs it (eager or compiled).
+int run_command(const std::vector<std::string>& args);
 
 }  // namespace kiln::tools

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "kiln/api/model.h"
 #include "kiln/compiler/pipeline.h"
 #include "kiln/graph/printer.h"
 #include "kiln/graph/verify_level.h"
@@ -49,12 +50,38 @@ int usage(const std::vector<Model>& models) {
   return 2;
 }
 
+// A torch.export archive as `explain` takes models: every graph input (weights bound, random user
+// inputs) to every graph output.
+Model exported_model(const std::string& path) {
+  kiln::Model loaded = kiln::load(path);
+  const auto& program = loaded.program();
+  Model m;
+  m.name = path;
+  m.description = fmt::format("exported by PyTorch {} ({} dialect), {} inputs, {} outputs", program.torch_version,
+                              program.dialect, loaded.input_names().size(), loaded.num_outputs());
+  std::vector<Tensor> user = loaded.random_inputs();
+  size_t next_user = 0;
+  for (size_t i = 0; i < program.inputs.size(); ++i) {
+    m.input_names.push_back(program.inputs[i].name);
+    const Tensor& bound = loaded.bound_inputs()[i];
+    m.example_inputs.push_back(bound.defined() ? bound : user.at(next_user++));
+  }
+  m.forward = loaded.forward();
+  std::printf("== exported: the graph as loaded\n%s\n", graph::print(loaded.graph()).c_str());
+  return m;
+}
+
 }  // namespace
 
 int explain_command(const std::vector<std::string>& args) {
   auto models = builtin_models();
   if (args.size() != 1) return usage(models);
   const Model* model = nullptr;
+  Model exported;
+  if (args[0].ends_with(".pt2")) {
+    exported = exported_model(args[0]);
+    model = &exported;
+  }
   for (const auto& m : models) {
     if (m.name == args[0]) model = &m;
   }

@@ -22,10 +22,17 @@ commands:
                                   (DIR: a recording kiln_opinfo_test replayed, e.g. build/opinfo)
   demo    a guided tour of kiln's tensor API: tensors, broadcasting, type promotion,
           views, a small MLP, meta tensors, and what errors look like
-  explain MODEL
-          a built-in model (mlp, ln_gelu_mlp, attention, convnet) traced at the aten, core
-          and prims levels: its graph, op counts per level, what each op decomposed into,
-          then the fused kernels kiln::compile makes, its memory plan and the generated C++
+  explain MODEL | MODEL.pt2
+          a built-in model (mlp, ln_gelu_mlp, attention, convnet) or a torch.export archive,
+          traced at the aten, core and prims levels: its graph, op counts per level, what each
+          op decomposed into, then the fused kernels kiln::compile makes, its memory plan and
+          the generated C++
+  run MODEL.pt2 [--input NAME=FILE.npy | --input FILE.npy]... [--random] [--seed N]
+                [--compile] [--repeat N] [--output-dir DIR]
+          load a model exported with torch.export.save and run it on inputs from .npy files
+          (by the exported input names, or in order) or random ones; --compile runs it through
+          kiln::compile. Prints each output's dtype, shape and checksum and the median time of
+          N runs; --output-dir writes output_0.npy, output_1.npy, ...
   help    this text (also -h, --help)
 
 environment:
@@ -59,7 +66,8 @@ int main(int argc, char** argv) {
     if (command == "ops") return kiln::tools::ops_command(args);
     if (command == "demo") return kiln::tools::demo_command(args);
     if (command == "explain") return kiln::tools::explain_command(args);
-  } catch (const kiln::Error& e) {
+    if (command == "run") return kiln::tools::run_command(args);
+  } catch (const std::exception& e) {  // kiln::Error, and the file system's errors
     std::fprintf(stderr, "kiln %s: %s\n", command.c_str(), e.what());
     return 1;
   }
