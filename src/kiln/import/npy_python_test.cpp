@@ -67,15 +67,24 @@ TEST(NpyPython, KilnReadsWhatNumpyWrites) {
     Shape shape;
   };
   const Case cases[] = {
-      {"bool", DType::Bool, {3, 4}},          {"uint8", DType::UInt8, {5}},
-      {"int8", DType::Int8, {2, 3}},          {"int16", DType::Int16, {4, 1, 3}},
-      {"int32", DType::Int32, {6}},           {"int64", DType::Int64, {2, 2}},
-      {"float16", DType::Float16, {3, 3}},    {"float32", DType::Float32, {2, 5}},
-      {"float64", DType::Float64, {7}},       {"complex64", DType::ComplexFloat, {3}},
-      {"complex128", DType::ComplexDouble, {2, 2}}, {"be_int32", DType::Int32, {2, 3}},
-      {"be_float64", DType::Float64, {4}},    {"be_complex128", DType::ComplexDouble, {2}},
-      {"be_float16", DType::Float16, {3}},    {"fortran_f32", DType::Float32, {3, 4, 2}},
-      {"scalar_i64", DType::Int64, {}},       {"empty_f32", DType::Float32, {0, 3}},
+      {"bool", DType::Bool, {3, 4}},
+      {"uint8", DType::UInt8, {5}},
+      {"int8", DType::Int8, {2, 3}},
+      {"int16", DType::Int16, {4, 1, 3}},
+      {"int32", DType::Int32, {6}},
+      {"int64", DType::Int64, {2, 2}},
+      {"float16", DType::Float16, {3, 3}},
+      {"float32", DType::Float32, {2, 5}},
+      {"float64", DType::Float64, {7}},
+      {"complex64", DType::ComplexFloat, {3}},
+      {"complex128", DType::ComplexDouble, {2, 2}},
+      {"be_int32", DType::Int32, {2, 3}},
+      {"be_float64", DType::Float64, {4}},
+      {"be_complex128", DType::ComplexDouble, {2}},
+      {"be_float16", DType::Float16, {3}},
+      {"fortran_f32", DType::Float32, {3, 4, 2}},
+      {"scalar_i64", DType::Int64, {}},
+      {"empty_f32", DType::Float32, {0, 3}},
       {"bf16_void", DType::BFloat16, {5}},
   };
   for (const Case& c : cases) {
