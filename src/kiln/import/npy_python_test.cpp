@@ -103,7 +103,8 @@ TEST(NpyPython, KilnReadsWhatNumpyWrites) {
   EXPECT_EQ(c_order_data(bf), c_order_data(read_npy(dir.file("bf16_void.npy"))));
 }
 
-// numpy loads each file kiln wrote and compares dtype, shape and bytes with the .raw beside it;
+// numpy loads each file kiln wrote and compares dtype, shape and bytes with the .raw beside it, and
+// (independently of kiln's writer) each transposed view and 0-d view with the contiguous original;
 // prints one line per mismatch.
 constexpr const char* kNumpyChecker = R"PY(
 import glob, os, numpy as np, torch
@@ -119,6 +120,13 @@ for path in sorted(glob.glob(d + "/*.meta")):
         bad.append(name + ": shape " + str(a.shape))
     if np.ascontiguousarray(a).tobytes() != open(d + "/" + name + ".raw", "rb").read():
         bad.append(name + ": bytes differ")
+for path in sorted(glob.glob(d + "/*_transposed.npy")):
+    base = path[: -len("_transposed.npy")]
+    a = np.load(base + ".npy")
+    if np.ascontiguousarray(np.load(path)).tobytes() != np.ascontiguousarray(a.T).tobytes():
+        bad.append(path + ": not the transpose")
+    if np.load(base + "_scalar.npy").tobytes() != a.reshape(-1)[5:6].tobytes():
+        bad.append(base + "_scalar: not element 5")
 a = np.load(d + "/bf16_values.npy")
 got = torch.from_numpy(a.view(np.uint16)).view(torch.bfloat16)
 want = torch.tensor([1.5, -2.0, 0.1, 3e38], dtype=torch.bfloat16)
