@@ -70,15 +70,17 @@ void append_c_order(const TensorBase& t, std::vector<std::byte>& out) {
 Tensor parse_npy(std::span<const std::byte> bytes, std::string_view name, const NpyReadOptions& options) {
   NpyHeader h = parse_npy_header(bytes, name, options);
   size_t have = bytes.size() - h.data_offset;
-  KILN_CHECK(have >= h.data_bytes, "{}: truncated .npy data: shape {} of {} needs {} bytes, the file has {} after its header",
-             name, fmt::format("({})", fmt::join(h.shape, ", ")), h.dtype, h.data_bytes, have);
+  KILN_CHECK(have >= h.data_bytes,
+             "{}: truncated .npy data: shape {} of {} needs {} bytes, the file has {} after its header", name,
+             fmt::format("({})", fmt::join(h.shape, ", ")), h.dtype, h.data_bytes, have);
   KILN_CHECK(have == h.data_bytes,
              "{}: .npy shape/data size mismatch: shape {} of {} needs {} bytes, the file has {} after its header", name,
              fmt::format("({})", fmt::join(h.shape, ", ")), h.dtype, h.data_bytes, have);
   auto storage = StorageImpl::allocate(h.data_bytes, kCPU);
   auto* data = static_cast<std::byte*>(storage->data());
   if (h.data_bytes) std::memcpy(data, bytes.data() + h.data_offset, h.data_bytes);
-  if (h.big_endian) byte_swap(data, h.data_bytes, is_complex(h.dtype) ? element_size(h.dtype) / 2 : element_size(h.dtype));
+  if (h.big_endian)
+    byte_swap(data, h.data_bytes, is_complex(h.dtype) ? element_size(h.dtype) / 2 : element_size(h.dtype));
   if (h.dtype == DType::Bool) {
     // numpy stores bool as one byte and treats any nonzero byte as True; kiln's bool must be 0 or 1.
     for (size_t i = 0; i < h.data_bytes; ++i) data[i] = data[i] != std::byte{0} ? std::byte{1} : std::byte{0};

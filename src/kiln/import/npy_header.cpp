@@ -19,9 +19,9 @@ struct DescrInfo {
   DType dtype;
 };
 constexpr DescrInfo kDescrs[] = {
-    {"b1", DType::Bool},    {"u1", DType::UInt8},         {"i1", DType::Int8},           {"i2", DType::Int16},
-    {"i4", DType::Int32},   {"i8", DType::Int64},         {"f2", DType::Float16},        {"V2", DType::BFloat16},
-    {"f4", DType::Float32}, {"f8", DType::Float64},       {"c8", DType::ComplexFloat}, {"c16", DType::ComplexDouble},
+    {"b1", DType::Bool},    {"u1", DType::UInt8},   {"i1", DType::Int8},         {"i2", DType::Int16},
+    {"i4", DType::Int32},   {"i8", DType::Int64},   {"f2", DType::Float16},      {"V2", DType::BFloat16},
+    {"f4", DType::Float32}, {"f8", DType::Float64}, {"c8", DType::ComplexFloat}, {"c16", DType::ComplexDouble},
 };
 
 // A value of the header dict: the few Python literals a .npy header holds.
@@ -131,8 +131,8 @@ std::string shape_text(IntArrayRef shape) {
 
 // Maps a descr to a dtype; sets big_endian.
 DType parse_descr(const std::string& descr, bool& big_endian, std::string_view name, const NpyReadOptions& options) {
-  KILN_CHECK(!descr.empty() && std::strchr("<>|=", descr[0]), "{}: .npy header: descr '{}' lacks a byte order (<, >, |, =)",
-             name, descr);
+  KILN_CHECK(!descr.empty() && std::strchr("<>|=", descr[0]),
+             "{}: .npy header: descr '{}' lacks a byte order (<, >, |, =)", name, descr);
   std::string_view code = std::string_view(descr).substr(1);
   std::optional<DType> dtype;
   for (const DescrInfo& d : kDescrs) {
@@ -169,8 +169,9 @@ NpyHeader parse_npy_header(std::span<const std::byte> bytes, std::string_view na
   KILN_CHECK(bytes.size() >= prefix, "{}: truncated .npy header: {} bytes, the prefix alone needs {}", name,
              bytes.size(), prefix);
   uint64_t dict_len = read_le(bytes.data() + kMagicSize + 2, static_cast<int>(len_size));
-  KILN_CHECK(dict_len <= bytes.size() - prefix, "{}: truncated .npy header: it says {} bytes, the file has {} after its prefix",
-             name, dict_len, bytes.size() - prefix);
+  KILN_CHECK(dict_len <= bytes.size() - prefix,
+             "{}: truncated .npy header: it says {} bytes, the file has {} after its prefix", name, dict_len,
+             bytes.size() - prefix);
   h.data_offset = prefix + dict_len;
   std::string_view text(reinterpret_cast<const char*>(bytes.data() + prefix), dict_len);
 
@@ -179,7 +180,10 @@ NpyHeader parse_npy_header(std::span<const std::byte> bytes, std::string_view na
   p.expect('{');
   while (!p.eat('}')) {
     std::string key = p.string();
-    std::optional<PyValue>* slot = key == "descr" ? &descr : key == "fortran_order" ? &fortran : key == "shape" ? &shape : nullptr;
+    std::optional<PyValue>* slot = key == "descr"           ? &descr
+                                   : key == "fortran_order" ? &fortran
+                                   : key == "shape"         ? &shape
+                                                            : nullptr;
     if (!slot) p.fail(fmt::format("unknown key '{}' (a .npy header has descr, fortran_order, shape)", key));
     if (*slot) p.fail(fmt::format("key '{}' appears twice", key));
     p.expect(':');
@@ -230,8 +234,8 @@ std::string_view npy_descr(DType dtype) {
 
 std::string format_npy_header(DType dtype, IntArrayRef shape) {
   // numpy's own spelling: keys sorted, repr of each value, a trailing ", ".
-  std::string dict = fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': {}, }}", npy_descr(dtype),
-                                 shape_text(shape));
+  std::string dict =
+      fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': {}, }}", npy_descr(dtype), shape_text(shape));
   // Version 1.0 counts the dict's length in 16 bits; a longer one (thousands of dims) needs 2.0.
   auto padding = [&](size_t prefix) { return (kAlign - (prefix + dict.size() + 1) % kAlign) % kAlign; };
   int version = dict.size() + 1 + padding(kMagicSize + 4) <= 0xffff ? 1 : 2;

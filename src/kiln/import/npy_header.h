@@ -27,8 +27,8 @@ struct NpyReadOptions {
 struct NpyHeader {
   int major_version = 1;
   DType dtype = DType::Float32;
-  std::string descr;         // as written, e.g. "<f4"
-  bool big_endian = false;   // the data's bytes need swapping (never for one-byte types)
+  std::string descr;        // as written, e.g. "<f4"
+  bool big_endian = false;  // the data's bytes need swapping (never for one-byte types)
   bool fortran_order = false;
   Shape shape;
   size_t data_offset = 0;  // the data's first byte: after magic, version, length and dict

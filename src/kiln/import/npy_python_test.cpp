@@ -67,15 +67,24 @@ TEST(NpyPython, KilnReadsWhatNumpyWrites) {
     Shape shape;
   };
   const Case cases[] = {
-      {"bool", DType::Bool, {3, 4}},          {"uint8", DType::UInt8, {5}},
-      {"int8", DType::Int8, {2, 3}},          {"int16", DType::Int16, {4, 1, 3}},
-      {"int32", DType::Int32, {6}},           {"int64", DType::Int64, {2, 2}},
-      {"float16", DType::Float16, {3, 3}},    {"float32", DType::Float32, {2, 5}},
-      {"float64", DType::Float64, {7}},       {"complex64", DType::ComplexFloat, {3}},
-      {"complex128", DType::ComplexDouble, {2, 2}}, {"be_int32", DType::Int32, {2, 3}},
-      {"be_float64", DType::Float64, {4}},    {"be_complex128", DType::ComplexDouble, {2}},
-      {"be_float16", DType::Float16, {3}},    {"fortran_f32", DType::Float32, {3, 4, 2}},
-      {"scalar_i64", DType::Int64, {}},       {"empty_f32", DType::Float32, {0, 3}},
+      {"bool", DType::Bool, {3, 4}},
+      {"uint8", DType::UInt8, {5}},
+      {"int8", DType::Int8, {2, 3}},
+      {"int16", DType::Int16, {4, 1, 3}},
+      {"int32", DType::Int32, {6}},
+      {"int64", DType::Int64, {2, 2}},
+      {"float16", DType::Float16, {3, 3}},
+      {"float32", DType::Float32, {2, 5}},
+      {"float64", DType::Float64, {7}},
+      {"complex64", DType::ComplexFloat, {3}},
+      {"complex128", DType::ComplexDouble, {2, 2}},
+      {"be_int32", DType::Int32, {2, 3}},
+      {"be_float64", DType::Float64, {4}},
+      {"be_complex128", DType::ComplexDouble, {2}},
+      {"be_float16", DType::Float16, {3}},
+      {"fortran_f32", DType::Float32, {3, 4, 2}},
+      {"scalar_i64", DType::Int64, {}},
+      {"empty_f32", DType::Float32, {0, 3}},
       {"bf16_void", DType::BFloat16, {5}},
   };
   for (const Case& c : cases) {
@@ -94,7 +103,8 @@ TEST(NpyPython, KilnReadsWhatNumpyWrites) {
   EXPECT_EQ(c_order_data(bf), c_order_data(read_npy(dir.file("bf16_void.npy"))));
 }
 
-// numpy loads each file kiln wrote and compares dtype, shape and bytes with the .raw beside it;
+// numpy loads each file kiln wrote and compares dtype, shape and bytes with the .raw beside it, and
+// (independently of kiln's writer) each transposed view and 0-d view with the contiguous original;
 // prints one line per mismatch.
 constexpr const char* kNumpyChecker = R"PY(
 import glob, os, numpy as np, torch
@@ -110,6 +120,13 @@ for path in sorted(glob.glob(d + "/*.meta")):
         bad.append(name + ": shape " + str(a.shape))
     if np.ascontiguousarray(a).tobytes() != open(d + "/" + name + ".raw", "rb").read():
         bad.append(name + ": bytes differ")
+for path in sorted(glob.glob(d + "/*_transposed.npy")):
+    base = path[: -len("_transposed.npy")]
+    a = np.load(base + ".npy")
+    if np.ascontiguousarray(np.load(path)).tobytes() != np.ascontiguousarray(a.T).tobytes():
+        bad.append(path + ": not the transpose")
+    if np.load(base + "_scalar.npy").tobytes() != a.reshape(-1)[5:6].tobytes():
+        bad.append(base + "_scalar: not element 5")
 a = np.load(d + "/bf16_values.npy")
 got = torch.from_numpy(a.view(np.uint16)).view(torch.bfloat16)
 want = torch.tensor([1.5, -2.0, 0.1, 3e38], dtype=torch.bfloat16)

@@ -18,7 +18,8 @@ using testing::to_bytes;
 Tensor patterned(IntArrayRef sizes, DType dtype) {
   Tensor t = empty_tensor(sizes, dtype, kCPU);
   auto* p = static_cast<uint8_t*>(t.data_ptr());
-  for (size_t i = 0; i < t.nbytes(); ++i) p[i] = dtype == DType::Bool ? (i % 3 == 1) : static_cast<uint8_t>(i * 37 + 11);
+  for (size_t i = 0; i < t.nbytes(); ++i)
+    p[i] = dtype == DType::Bool ? (i % 3 == 1) : static_cast<uint8_t>(i * 37 + 11);
   return t;
 }
 
@@ -76,19 +77,21 @@ TEST(Npy, VersionTwoWhenTheHeaderNeedsIt) {
 
 TEST(Npy, ReadsVersionsTwoAndThree) {
   for (int major : {2, 3}) {
-    Tensor t = parse_npy(npy_file("{'descr': '<i2', 'fortran_order': False, 'shape': (2,), }\n",
-                                  le_bytes({1, 0, 0xff, 0xff}), major));
+    Tensor t = parse_npy(
+        npy_file("{'descr': '<i2', 'fortran_order': False, 'shape': (2,), }\n", le_bytes({1, 0, 0xff, 0xff}), major));
     EXPECT_EQ(t.data_ptr<int16_t>()[0], 1);
     EXPECT_EQ(t.data_ptr<int16_t>()[1], -1);
   }
 }
 
 TEST(Npy, BigEndianIsSwapped) {
-  Tensor i = parse_npy(npy_file("{'descr': '>i4', 'fortran_order': False, 'shape': (2,)}", le_bytes({0, 0, 1, 2, 0xff, 0xff, 0xff, 0xfe})));
+  Tensor i = parse_npy(npy_file("{'descr': '>i4', 'fortran_order': False, 'shape': (2,)}",
+                                le_bytes({0, 0, 1, 2, 0xff, 0xff, 0xff, 0xfe})));
   EXPECT_EQ(i.data_ptr<int32_t>()[0], 0x0102);
   EXPECT_EQ(i.data_ptr<int32_t>()[1], -2);
   // complex64: each float swapped on its own. 1.0f = 3f800000, -2.0f = c0000000.
-  Tensor c = parse_npy(npy_file("{'descr': '>c8', 'fortran_order': False, 'shape': (1,)}", le_bytes({0x3f, 0x80, 0, 0, 0xc0, 0, 0, 0})));
+  Tensor c = parse_npy(
+      npy_file("{'descr': '>c8', 'fortran_order': False, 'shape': (1,)}", le_bytes({0x3f, 0x80, 0, 0, 0xc0, 0, 0, 0})));
   EXPECT_EQ(c.data_ptr<std::complex<float>>()[0], std::complex<float>(1.0f, -2.0f));
   Tensor b = parse_npy(npy_file("{'descr': '>V2', 'fortran_order': False, 'shape': (1,)}", le_bytes({0x3f, 0xc0})));
   EXPECT_EQ(static_cast<float>(b.data_ptr<BFloat16>()[0]), 1.5f);
@@ -98,8 +101,8 @@ TEST(Npy, BigEndianIsSwapped) {
 
 TEST(Npy, FortranOrderGivesColumnMajorStrides) {
   // a = [[0, 1, 2], [3, 4, 5]] stored column by column: 0 3 1 4 2 5.
-  Tensor t = parse_npy(npy_file("{'descr': '<i1', 'fortran_order': True, 'shape': (2, 3), }",
-                                le_bytes({0, 3, 1, 4, 2, 5})));
+  Tensor t =
+      parse_npy(npy_file("{'descr': '<i1', 'fortran_order': True, 'shape': (2, 3), }", le_bytes({0, 3, 1, 4, 2, 5})));
   EXPECT_EQ(Shape(t.strides().begin(), t.strides().end()), (Shape{1, 2}));
   EXPECT_FALSE(t.is_contiguous());
   // Written back in C order.

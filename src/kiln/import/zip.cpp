@@ -78,8 +78,8 @@ uint64_t find_eocd(const Source& src) {
     if (le32(src.at(pos)) == kEocdSig && le16(src.at(pos + 20)) <= src.size() - pos - kEocdSize) return pos;
   }
   KILN_FAIL(ErrorKind::Value,
-            "{}: not a zip archive (or truncated): no end-of-central-directory record in its last {} bytes",
-            src.path, src.size() - first);
+            "{}: not a zip archive (or truncated): no end-of-central-directory record in its last {} bytes", src.path,
+            src.size() - first);
 }
 
 Directory read_end_records(const Source& src) {
@@ -149,19 +149,20 @@ void apply_zip64_extra(const Source& src, std::span<const std::byte> extra, ZipE
 // the local name and extra field lengths may differ from the directory's (PyTorch's "FB" padding).
 void read_local_header(const Source& src, ZipEntry& e) {
   uint64_t lho = e.local_header_offset;
-  KILN_CHECK(src.holds(lho, kLocalSize), "{}: zip entry '{}': local header at offset {} runs past the end of the file ({} bytes)",
-             src.path, e.name, lho, src.size());
+  KILN_CHECK(src.holds(lho, kLocalSize),
+             "{}: zip entry '{}': local header at offset {} runs past the end of the file ({} bytes)", src.path, e.name,
+             lho, src.size());
   const std::byte* h = src.at(lho);
-  KILN_CHECK(le32(h) == kLocalSig, "{}: zip entry '{}': no local header at offset {} (signature {:#x})", src.path, e.name,
-             lho, le32(h));
+  KILN_CHECK(le32(h) == kLocalSig, "{}: zip entry '{}': no local header at offset {} (signature {:#x})", src.path,
+             e.name, lho, le32(h));
   uint64_t name_len = le16(h + 26), extra_len = le16(h + 28);
   KILN_CHECK(src.holds(lho + kLocalSize, name_len + extra_len),
              "{}: zip entry '{}': local header at offset {} with a {}-byte name and {}-byte extra field runs past the "
              "end of the file ({} bytes)",
              src.path, e.name, lho, name_len, extra_len, src.size());
   std::string_view local_name(reinterpret_cast<const char*>(h + kLocalSize), name_len);
-  KILN_CHECK(local_name == e.name, "{}: zip entry '{}': its local header at offset {} names '{}'", src.path, e.name, lho,
-             local_name);
+  KILN_CHECK(local_name == e.name, "{}: zip entry '{}': its local header at offset {} names '{}'", src.path, e.name,
+             lho, local_name);
   e.data_offset = lho + kLocalSize + name_len + extra_len;
   KILN_CHECK(src.holds(e.data_offset, e.compressed_size),
              "{}: zip entry '{}': data at offset {} ({} bytes) runs past the end of the file ({} bytes)", src.path,
@@ -259,15 +260,17 @@ ZipData ZipArchive::read(const ZipEntry& e) const {
   auto data = std::make_shared<std::vector<std::byte>>(
       detail::zip_inflate(file_->bytes().subspan(e.data_offset, e.compressed_size), e.uncompressed_size, what));
   uint32_t crc = zip_crc32(*data);
-  KILN_CHECK(crc == e.crc32, "{}: CRC-32 mismatch: the central directory says {:#010x}, the inflated data gives {:#010x}",
-             what, e.crc32, crc);
+  KILN_CHECK(crc == e.crc32,
+             "{}: CRC-32 mismatch: the central directory says {:#010x}, the inflated data gives {:#010x}", what,
+             e.crc32, crc);
   return ZipData{std::span<const std::byte>(*data), data};
 }
 
 void ZipArchive::check_crc(const ZipEntry& e) const {
   ZipData d = read(e);  // an inflated entry is checked here already
   uint32_t crc = zip_crc32(d.bytes);
-  KILN_CHECK(crc == e.crc32, "{}: zip entry '{}': CRC-32 mismatch: the central directory says {:#010x}, the data gives {:#010x}",
+  KILN_CHECK(crc == e.crc32,
+             "{}: zip entry '{}': CRC-32 mismatch: the central directory says {:#010x}, the data gives {:#010x}",
              path(), e.name, e.crc32, crc);
 }
 

@@ -14,14 +14,14 @@ namespace kiln::testing {
 
 struct ZipBuildEntry {
   std::string name;
-  std::string data;        // uncompressed bytes
-  bool deflate = false;    // compress with raw DEFLATE (method 8) instead of storing
+  std::string data;      // uncompressed bytes
+  bool deflate = false;  // compress with raw DEFLATE (method 8) instead of storing
 };
 
 struct ZipBuildOptions {
-  bool zip64 = false;    // ZIP64 extra fields (sizes and offset saturated) + ZIP64 end records
-  size_t align = 0;      // pad each local header with an "FB" extra field so data starts at a multiple
-  std::string comment{};  // the archive comment after the EOCD
+  bool zip64 = false;                 // ZIP64 extra fields (sizes and offset saturated) + ZIP64 end records
+  size_t align = 0;                   // pad each local header with an "FB" extra field so data starts at a multiple
+  std::string comment{};              // the archive comment after the EOCD
   std::string central_extra_field{};  // an unknown extra field (id 0xcafe) in every central entry
 };
 

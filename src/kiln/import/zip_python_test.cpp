@@ -111,7 +111,7 @@ class ZipPython : public ::testing::Test {
 };
 testing::ScratchDir* ZipPython::dir_ = nullptr;
 
-#define KILN_REQUIRE_ZIP_FIXTURES()  \
+#define KILN_REQUIRE_ZIP_FIXTURES() \
   KILN_REQUIRE_PYTHON(python_path); \
   ASSERT_NE(dir_, nullptr)
 

@@ -63,8 +63,7 @@ TEST(Zip, Zip64WithPyTorchAlignmentPadding) {
 
 TEST(Zip, CommentAndUnknownExtraFields) {
   auto z = ZipArchive::from_bytes(
-      build_zip(kEntries, {.zip64 = true, .comment = std::string(300, 'c'), .central_extra_field = "unknown"})
-          .bytes);
+      build_zip(kEntries, {.zip64 = true, .comment = std::string(300, 'c'), .central_extra_field = "unknown"}).bytes);
   expect_entries(z, kEntries);
 }
 
@@ -137,7 +136,8 @@ TEST(Zip, EndRecordPointingOutsideTheFile) {
   BuiltZip built = build_zip(kEntries);
   auto b = built.bytes;
   set(b, built.eocd_offset + 16, 0x7fffff00, 4);
-  EXPECT_KILN_ERROR(ZipArchive::from_bytes(b), "<memory>", "central directory", std::to_string(0x7fffff00), "runs past");
+  EXPECT_KILN_ERROR(ZipArchive::from_bytes(b), "<memory>", "central directory", std::to_string(0x7fffff00),
+                    "runs past");
   b = built.bytes;
   set(b, built.eocd_offset + 10, 500, 2);
   set(b, built.eocd_offset + 8, 500, 2);
@@ -191,8 +191,8 @@ TEST(Zip, LocalHeaderProblems) {
   BuiltZip built = build_zip(kEntries);
   auto b = built.bytes;
   set(b, built.central_offsets[1] + 42, b.size() - 10, 4);
-  EXPECT_KILN_ERROR(ZipArchive::from_bytes(b), "'model/data/0'", "local header at offset " + std::to_string(b.size() - 10),
-                    "runs past the end");
+  EXPECT_KILN_ERROR(ZipArchive::from_bytes(b), "'model/data/0'",
+                    "local header at offset " + std::to_string(b.size() - 10), "runs past the end");
   b = built.bytes;
   set(b, built.central_offsets[1] + 42, built.local_offsets[0], 4);
   EXPECT_KILN_ERROR(ZipArchive::from_bytes(b), "'model/data/0'", "names 'model/version'");
@@ -204,7 +204,8 @@ TEST(Zip, LocalHeaderProblems) {
   EXPECT_KILN_ERROR(ZipArchive::from_bytes(b), "'model/empty'", "65520-byte extra field", "runs past the end");
   b = built.bytes;
   set(b, built.central_offsets[1] + 20, 500, 4);  // stored sizes disagree
-  EXPECT_KILN_ERROR(ZipArchive::from_bytes(b), "'model/data/0'", "sizes differ", "500 bytes in the file, 1004 uncompressed");
+  EXPECT_KILN_ERROR(ZipArchive::from_bytes(b), "'model/data/0'", "sizes differ",
+                    "500 bytes in the file, 1004 uncompressed");
 }
 
 TEST(Zip, DuplicateNames) {
