@@ -21,8 +21,10 @@ std::string meta(int dtype, const std::string& sizes, const std::string& strides
 // An exported program as torch.export 2.13 serializes it (trimmed to the fields read):
 // y = x @ w.T; (y, argmax of y's rows), with w a parameter. `edit` rewrites parts to break it.
 std::string program(const std::string& node_target = "torch.ops.aten.permute.default",
-                    const std::string& schema_major = "8", const std::string& x_sizes = R"([{"as_int": 2}, {"as_int": 4}])") {
-  return fmt::format(R"({{
+                    const std::string& schema_major = "8",
+                    const std::string& x_sizes = R"([{"as_int": 2}, {"as_int": 4}])") {
+  return fmt::format(
+      R"({{
   "schema_version": {{"major": {}, "minor": 20}}, "torch_version": "2.13.0+cpu", "verifiers": ["ATEN"],
   "opset_version": {{"aten": 10}}, "range_constraints": {{}}, "guards_code": [],
   "graph_module": {{
@@ -57,11 +59,11 @@ std::string program(const std::string& node_target = "torch.ops.aten.permute.def
     "module_call_graph": [], "metadata": {{}}
   }}
 }})",
-                     schema_major, node_target, meta(7, R"([{"as_int": 3}, {"as_int": 4}])", R"([{"as_int": 4}, {"as_int": 1}])"),
-                     meta(7, x_sizes, R"([{"as_int": 4}, {"as_int": 1}])"),
-                     meta(7, R"([{"as_int": 4}, {"as_int": 3}])", R"([{"as_int": 1}, {"as_int": 4}])"),
-                     meta(7, R"([{"as_int": 2}, {"as_int": 3}])", R"([{"as_int": 3}, {"as_int": 1}])"),
-                     meta(7, R"([{"as_int": 2}])", R"([{"as_int": 1}])"), meta(5, R"([{"as_int": 2}])", R"([{"as_int": 1}])"));
+      schema_major, node_target, meta(7, R"([{"as_int": 3}, {"as_int": 4}])", R"([{"as_int": 4}, {"as_int": 1}])"),
+      meta(7, x_sizes, R"([{"as_int": 4}, {"as_int": 1}])"),
+      meta(7, R"([{"as_int": 4}, {"as_int": 3}])", R"([{"as_int": 1}, {"as_int": 4}])"),
+      meta(7, R"([{"as_int": 2}, {"as_int": 3}])", R"([{"as_int": 3}, {"as_int": 1}])"),
+      meta(7, R"([{"as_int": 2}])", R"([{"as_int": 1}])"), meta(5, R"([{"as_int": 2}])", R"([{"as_int": 1}])"));
 }
 
 ExportedProgram read(const std::string& text) { return read_exported_program(json::parse(text, "m.pt2"), "m.pt2"); }
@@ -102,8 +104,9 @@ TEST(ExportedProgram, ReadsTheGraphAndItsSignature) {
 }
 
 TEST(ExportedProgram, UnknownSchemaMajorVersionIsRefused) {
-  EXPECT_NE(error_of(program("torch.ops.aten.permute.default", "9")).find("schema version 9.20; kiln reads major version 8"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of(program("torch.ops.aten.permute.default", "9")).find("schema version 9.20; kiln reads major version 8"),
+      std::string::npos);
 }
 
 TEST(ExportedProgram, UnknownOperatorsAndHigherOrderOpsNameTheNode) {
@@ -120,7 +123,8 @@ TEST(ExportedProgram, MetadataThatDisagreesWithKilnsMetaKernelsIsAnError) {
 }
 
 TEST(ExportedProgram, SymbolicSizesAreRefusedClearly) {
-  std::string e = error_of(program("torch.ops.aten.permute.default", "8", R"([{"as_expr": {"expr_str": "s0"}}, {"as_int": 4}])"));
+  std::string e =
+      error_of(program("torch.ops.aten.permute.default", "8", R"([{"as_expr": {"expr_str": "s0"}}, {"as_int": 4}])"));
   EXPECT_NE(e.find("static shapes only"), std::string::npos) << e;
 }
 
