@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -12,6 +13,7 @@
 #include <string>
 
 #include "core_aten_table.h"
+#include "kiln/import/npy.h"
 
 namespace {
 
@@ -142,3 +144,55 @@ TEST(Cli, ExplainMatchesSnapshots) {
 }
 
 }  // namespace
+
+// `kiln run` on a model exported by PyTorch (tests/models/fixtures): by name and by position,
+// eager and compiled, with the outputs written as .npy and equal to PyTorch's.
+namespace run_command {
+
+const std::string kFixtures = std::string(KILN_TEST_DATA) + "/../models/fixtures";
+
+TEST(CliRun, RunsAnExportedModelAndWritesItsOutputs) {
+  std::filesystem::path out = std::filesystem::temp_directory_path() / ("kiln_cli_run_" + std::to_string(getpid()));
+  for (const char* mode : {"", " --compile"}) {
+    std::filesystem::remove_all(out);
+    CliRun r = run("run " + kFixtures + "/mlp.pt2 --input x=" + kFixtures + "/mlp/input_0.npy --repeat 3" + mode +
+                   " --output-dir " + out.string());
+    ASSERT_EQ(r.status, 0) << r.out;
+    EXPECT_NE(r.out.find("1 inputs (x), 1 outputs"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("output_0: float32[4, 8] sum="), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("over 3 runs"), std::string::npos) << r.out;
+    kiln::Tensor got = kiln::read_npy((out / "output_0.npy").string());
+    kiln::Tensor want = kiln::read_npy(kFixtures + "/mlp/output_0.npy");
+    ASSERT_EQ(got.sizes().shape(), want.sizes().shape());
+    const float* g = got.data_ptr<float>();
+    const float* w = want.data_ptr<float>();
+    for (int64_t i = 0; i < want.numel(); ++i) EXPECT_NEAR(g[i], w[i], 1e-5 + 1.3e-6 * std::abs(w[i])) << mode << i;
+  }
+  std::filesystem::remove_all(out);
+  // Positional inputs and random ones run too.
+  EXPECT_EQ(run("run " + kFixtures + "/cnn.pt2 --input " + kFixtures + "/cnn/input_0.npy").status, 0);
+  CliRun random = run("run " + kFixtures + "/gpt_block.pt2 --random --seed 3");
+  EXPECT_EQ(random.status, 0) << random.out;
+}
+
+TEST(CliRun, BadInputsAndUsageAreReported) {
+  CliRun r = run("run " + kFixtures + "/mlp.pt2 --input y=" + kFixtures + "/mlp/input_0.npy");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.out.find("no input named 'y' (the inputs: x)"), std::string::npos) << r.out;
+  r = run("run " + kFixtures + "/mlp.pt2");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.out.find("input 'x' is not given (--input x=FILE.npy, or --random)"), std::string::npos) << r.out;
+  r = run("run " + kFixtures + "/mlp.pt2 --input x=" + kFixtures + "/cnn/input_0.npy");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.out.find("input 'x' is float32[2, 3, 16, 16] on cpu; the model was exported for float32[4, 16]"),
+            std::string::npos)
+      << r.out;
+  r = run("run " + kFixtures + "/mlp/manifest.json --random");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.out.find("manifest.json"), std::string::npos) << r.out;
+  EXPECT_EQ(run("run").status, 2);
+  EXPECT_EQ(run("run " + kFixtures + "/mlp.pt2 --repeat 0").status, 2);
+  EXPECT_EQ(run("run " + kFixtures + "/mlp.pt2 --bogus").status, 2);
+}
+
+}  // namespace run_command

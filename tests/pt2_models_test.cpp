@@ -8,6 +8,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "kiln/api/model.h"
@@ -122,6 +123,19 @@ INSTANTIATE_TEST_SUITE_P(Generated, Pt2Model,
                                            std::pair{"mobilenet_v3_small", "core_aten"}, std::pair{"gpt2", "core_aten"},
                                            std::pair{"bert", "core_aten"}, std::pair{"vit", "core_aten"}),
                          [](const auto& info) { return std::string(info.param.first) + "_" + info.param.second; });
+
+// GPT-2 ties its token embedding and its output projection: one stored record, one storage here.
+TEST(Pt2Models, TiedWeightsShareOneStorage) {
+  std::optional<Fixture> f = find_fixture("gpt2");
+  ASSERT_TRUE(f) << "fixture 'gpt2' is missing: run `ctest -R kiln_models_export` in the build tree";
+  Model model = load((f->dir / "gpt2.pt2").string());
+  std::map<std::string, Tensor> by_name;
+  for (size_t i = 0; i < model.program().inputs.size(); ++i) {
+    by_name[model.program().inputs[i].target] = model.bound_inputs()[i];
+  }
+  ASSERT_TRUE(by_name.count("model.transformer.wte.weight") && by_name.count("model.lm_head.weight"));
+  EXPECT_EQ(by_name["model.transformer.wte.weight"].storage().get(), by_name["model.lm_head.weight"].storage().get());
+}
 
 }  // namespace
 }  // namespace kiln

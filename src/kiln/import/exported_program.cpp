@@ -2,6 +2,7 @@
 
 #include <unordered_map>
 
+#include "kiln/graph/verify_level.h"
 #include "kiln/import/graph_importer.h"
 
 namespace kiln::import {
@@ -174,6 +175,15 @@ class Reader {
     for (const auto& node : graph.at("nodes").as_array()) read_node(node);
     std::vector<std::string> results = read_outputs(graph.at("outputs"), module.at("signature").at("output_specs"), p);
     p.graph = importer_.output(results);
+    // The ATEN dialect (run_decompositions' result) promises Core ATen, functional; the training
+    // dialect's graph holds whatever ATen ops the model called, decomposed when it is traced.
+    graph::IrLevel level = p.dialect == "ATEN" ? graph::IrLevel::Core : graph::IrLevel::ATen;
+    try {
+      graph::verify_level(p.graph, level);
+    } catch (const Error& e) {
+      KILN_FAIL(e.kind(), "{}: the {} dialect's graph fails kiln's {} verifier: {}", source_, p.dialect,
+                graph::ir_level_name(level), e.what());
+    }
     return p;
   }
 
