@@ -112,7 +112,8 @@ int main(int argc, char** argv) {
     Bytes input = seeds[from];
     int changes = 1 + static_cast<int>(rng() % 4);
     for (int c = 0; c < changes; ++c) mutate(input, rng);
-    run_one(input, "run " + std::to_string(r) + " (seed " + std::to_string(seed) + ", from " + corpus[from].string() + ")");
+    run_one(input,
+            "run " + std::to_string(r) + " (seed " + std::to_string(seed) + ", from " + corpus[from].string() + ")");
   }
   std::printf("%zu corpus files and %ld mutated inputs: no crash, no exception but kiln::Error\n", seeds.size(), runs);
   return 0;

@@ -10,7 +10,8 @@
 #include "kiln/import/pt2.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  std::vector<std::byte> bytes(reinterpret_cast<const std::byte*>(data), reinterpret_cast<const std::byte*>(data) + size);
+  std::vector<std::byte> bytes(reinterpret_cast<const std::byte*>(data),
+                               reinterpret_cast<const std::byte*>(data) + size);
   try {
     kiln::import::Pt2Archive archive = kiln::import::load_pt2_bytes(std::move(bytes), "<fuzz>");
     kiln::Model model(std::move(archive.program), std::move(archive.state), "<fuzz>");
