@@ -195,4 +195,20 @@ TEST(CliRun, BadInputsAndUsageAreReported) {
   EXPECT_EQ(run("run " + kFixtures + "/mlp.pt2 --bogus").status, 2);
 }
 
+TEST(CliRun, CompilesAPackageAndRunsIt) {
+  std::string package =
+      (std::filesystem::temp_directory_path() / ("kiln_cli_" + std::to_string(getpid()) + ".kiln")).string();
+  CliRun c = run("compile " + kFixtures + "/cnn.pt2 -o " + package);
+  ASSERT_EQ(c.status, 0) << c.out;
+  EXPECT_NE(c.out.find("tracing to the prims level"), std::string::npos) << c.out;
+  EXPECT_NE(c.out.find("wrote " + package), std::string::npos) << c.out;
+  CliRun r = run("run " + package + " --input " + kFixtures + "/cnn/input_0.npy --repeat 2");
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("output_0: float32[2, 10]"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("package: median"), std::string::npos) << r.out;
+  EXPECT_EQ(run("run " + package + " --random --compile").status, 2);
+  EXPECT_EQ(run("compile " + kFixtures + "/cnn.pt2").status, 2);
+  std::filesystem::remove(package);
+}
+
 }  // namespace run_command

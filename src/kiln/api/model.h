@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "kiln/api/compile.h"
+#include "kiln/api/signature.h"
 #include "kiln/import/exported_program.h"
 
 namespace kiln {
@@ -29,10 +30,10 @@ class Model {
   Model(import::ExportedProgram program, std::map<std::string, Tensor> state, std::string source);
 
   // The user inputs and outputs, in order.
-  std::vector<std::string> input_names() const;
-  std::vector<graph::TensorMeta> input_metas() const;
-  size_t num_outputs() const;
-  const std::string& source() const;
+  std::vector<std::string> input_names() const { return signature().input_names(); }
+  std::vector<graph::TensorMeta> input_metas() const { return signature().input_metas(); }
+  size_t num_outputs() const { return signature().num_outputs(); }
+  const std::string& source() const { return signature().source(); }
 
   // Runs eagerly. Throws kiln::Error naming the input when a count, dtype or size differs from
   // the export.
@@ -47,21 +48,18 @@ class Model {
   // The program decomposed to Core ATen by kiln's own tables, functionalized and verified.
   graph::Graph core_graph() const;
   const import::ExportedProgram& program() const;
-  // The tensor bound to each non-user input, in placeholder order (empty for user inputs).
-  const std::vector<Tensor>& bound_inputs() const;
+  const ModelSignature& signature() const;
+  // The tensor bound to each non-user input, in placeholder order (undefined for user inputs).
+  const std::vector<Tensor>& bound_inputs() const { return signature().bound(); }
   // Random user inputs with the exported dtypes and sizes (kiln run --random): normal floats,
   // integers in [0, 8). Seeds kiln's default generator with `seed`, as torch.manual_seed does.
-  std::vector<Tensor> random_inputs(uint64_t seed = 0) const;
+  std::vector<Tensor> random_inputs(uint64_t seed = 0) const { return signature().random_inputs(seed); }
   // The whole program as a function of every input (bound and user, in placeholder order) to every
   // graph output, as kiln::compile and `kiln explain` take it.
   trace::TracedFn forward() const;
 
  private:
-  friend class CompiledModel;
   struct State;
-  std::vector<Tensor> all_inputs(const std::vector<Tensor>& user_inputs) const;
-  // Writes buffer and input mutations back and returns the user outputs.
-  std::vector<Tensor> finish(const std::vector<Tensor>& user_inputs, const std::vector<Tensor>& outputs) const;
   std::shared_ptr<const State> state_;
 };
 

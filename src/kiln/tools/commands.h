@@ -16,5 +16,7 @@ int demo_command(const std::vector<std::string>& args);
 int explain_command(const std::vector<std::string>& args);
 // `kiln run MODEL.pt2 ...`: loads a torch.export archive and runs it (eager or compiled).
 int run_command(const std::vector<std::string>& args);
+// `kiln compile MODEL.pt2 -o MODEL.kiln`: an ahead-of-time package (api/package.h).
+int compile_command(const std::vector<std::string>& args);
 
 }  // namespace kiln::tools

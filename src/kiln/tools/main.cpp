@@ -27,12 +27,15 @@ commands:
           traced at the aten, core and prims levels: its graph, op counts per level, what each
           op decomposed into, then the fused kernels kiln::compile makes, its memory plan and
           the generated C++
-  run MODEL.pt2 [--input NAME=FILE.npy | --input FILE.npy]... [--random] [--seed N]
+  run MODEL.pt2|MODEL.kiln [--input NAME=FILE.npy | --input FILE.npy]... [--random] [--seed N]
                 [--compile] [--repeat N] [--output-dir DIR]
-          load a model exported with torch.export.save and run it on inputs from .npy files
-          (by the exported input names, or in order) or random ones; --compile runs it through
-          kiln::compile. Prints each output's dtype, shape and checksum and the median time of
-          N runs; --output-dir writes output_0.npy, output_1.npy, ...
+          load a model exported with torch.export.save (or a package from kiln compile) and run
+          it on inputs from .npy files (by the exported input names, or in order) or random ones;
+          --compile runs a .pt2 through kiln::compile. Prints each output's dtype, shape and
+          checksum and the median time of N runs; --output-dir writes output_0.npy, ...
+  compile MODEL.pt2 -o MODEL.kiln [--emulate-precision-casts]
+          compile a torch.export archive ahead of time into a package (kernels, weights,
+          manifest) that kiln run and kiln::load_package run with no tracing and no compiler
   help    this text (also -h, --help)
 
 environment:
@@ -67,6 +70,7 @@ int main(int argc, char** argv) {
     if (command == "demo") return kiln::tools::demo_command(args);
     if (command == "explain") return kiln::tools::explain_command(args);
     if (command == "run") return kiln::tools::run_command(args);
+    if (command == "compile") return kiln::tools::compile_command(args);
   } catch (const std::exception& e) {  // kiln::Error, and the file system's errors
     std::fprintf(stderr, "kiln %s: %s\n", command.c_str(), e.what());
     return 1;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kiln/api/model.h"
+#include "kiln/api/package.h"
 #include "kiln/import/npy.h"
 #include "kiln/tools/commands.h"
 
@@ -18,7 +19,7 @@ namespace kiln::tools {
 namespace {
 
 constexpr const char* kRunUsage =
-    "usage: kiln run MODEL.pt2 [--input NAME=FILE.npy | --input FILE.npy]... [--random] [--seed N]\n"
+    "usage: kiln run MODEL.pt2|MODEL.kiln [--input NAME=FILE.npy | --input FILE.npy]... [--random] [--seed N]\n"
     "                [--compile] [--repeat N] [--output-dir DIR]\n";
 
 struct RunOptions {
@@ -90,7 +91,7 @@ std::optional<RunOptions> parse(const std::vector<std::string>& args) {
 }
 
 // The user inputs in the model's order, from the files (or random where --random allows).
-std::vector<Tensor> gather_inputs(const Model& model, const RunOptions& o) {
+std::vector<Tensor> gather_inputs(const ModelSignature& model, const RunOptions& o) {
   std::vector<std::string> names = model.input_names();
   std::vector<Tensor> random = o.random ? model.random_inputs(o.seed) : std::vector<Tensor>{};
   std::vector<std::optional<Tensor>> inputs(names.size());
@@ -143,30 +144,48 @@ int run_command(const std::vector<std::string>& args) {
     return 2;
   }
   auto start = std::chrono::steady_clock::now();
-  Model model = load(o->model);
+  // A compiled package runs as it is; a .pt2 archive eagerly, or compiled with --compile.
+  bool package = o->model.ends_with(".kiln");
+  if (package && o->compile) {
+    std::fprintf(stderr, "kiln run: %s is a compiled package; --compile is for .pt2 archives\n", o->model.c_str());
+    return 2;
+  }
+  std::optional<Model> model;
+  std::optional<Package> loaded_package;
+  if (package) {
+    loaded_package = load_package(o->model);
+  } else {
+    model = load(o->model);
+  }
+  const ModelSignature& signature = package ? loaded_package->signature() : model->signature();
   std::printf("loaded %s in %.1f ms: %zu inputs (%s), %zu outputs\n", o->model.c_str(), milliseconds_since(start),
-              model.input_names().size(), fmt::format("{}", fmt::join(model.input_names(), ", ")).c_str(),
-              model.num_outputs());
-  std::vector<Tensor> inputs = gather_inputs(model, *o);
+              signature.input_names().size(), fmt::format("{}", fmt::join(signature.input_names(), ", ")).c_str(),
+              signature.num_outputs());
+  std::vector<Tensor> inputs = gather_inputs(signature, *o);
 
   std::optional<CompiledModel> compiled;
   if (o->compile) {
-    compiled = model.compile();
+    compiled = model->compile();
     start = std::chrono::steady_clock::now();
     compiled->run(inputs);
     std::printf("compiled (first run, tracing and compiling) in %.1f ms\n", milliseconds_since(start));
   }
+  auto run_once = [&] {
+    if (package) return loaded_package->run(inputs);
+    return compiled ? compiled->run(inputs) : model->run(inputs);
+  };
   std::vector<Tensor> outputs;
   std::vector<double> times;
   for (int r = 0; r < o->repeat; ++r) {
     start = std::chrono::steady_clock::now();
-    outputs = compiled ? compiled->run(inputs) : model.run(inputs);
+    outputs = run_once();
     times.push_back(milliseconds_since(start));
   }
   std::sort(times.begin(), times.end());
   print_outputs(outputs);
-  std::printf("%s: median %.3f ms over %d run%s (min %.3f, max %.3f)\n", compiled ? "compiled" : "eager",
-              times[times.size() / 2], o->repeat, o->repeat == 1 ? "" : "s", times.front(), times.back());
+  std::printf("%s: median %.3f ms over %d run%s (min %.3f, max %.3f)\n",
+              package ? "package" : (compiled ? "compiled" : "eager"), times[times.size() / 2], o->repeat,
+              o->repeat == 1 ? "" : "s", times.front(), times.back());
   if (!o->output_dir.empty()) {
     std::filesystem::create_directories(o->output_dir);
     for (size_t i = 0; i < outputs.size(); ++i) {

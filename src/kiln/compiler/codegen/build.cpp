@@ -97,6 +97,12 @@ Library::~Library() {
   if (handle_) dlclose(handle_);
 }
 
+std::shared_ptr<Library> Library::open(const std::string& path) {
+  void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  KILN_CHECK(h != nullptr, "cannot load the kernels in {}: {}", path, dlerror());
+  return std::shared_ptr<Library>(new Library(h, path, false));
+}
+
 void* Library::symbol(const std::string& name) const {
   void* s = dlsym(handle_, name.c_str());
   KILN_CHECK(s != nullptr, "compile: {} has no symbol {}", path_, name);

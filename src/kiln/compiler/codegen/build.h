@@ -26,6 +26,9 @@ class Library {
   void* symbol(const std::string& name) const;
   const std::string& path() const { return path_; }
   bool from_cache() const { return from_cache_; }
+  // Loads a shared object built earlier (a compiled package's kernels); throws kiln::Error with the
+  // loader's reason when it does not load.
+  static std::shared_ptr<Library> open(const std::string& path);
 
  private:
   friend std::shared_ptr<Library> compile_cpp(const std::string& source);
