@@ -51,9 +51,9 @@ std::string load_error(const Records& r) {
   return "";
 }
 
-#define EXPECT_ERROR_HAS(records, text)                                     \
-  do {                                                                      \
-    std::string message = load_error(records);                              \
+#define EXPECT_ERROR_HAS(records, text)                                         \
+  do {                                                                          \
+    std::string message = load_error(records);                                  \
     EXPECT_NE(message.find(text), std::string::npos) << "message: " << message; \
   } while (0)
 
@@ -99,7 +99,8 @@ TEST(Pt2, AMissingModelListsTheArchivesModels) {
   for (auto& [name, data] : r) {
     if (name.ends_with("models/model.json")) name.replace(name.find("model.json"), 10, "other.json");
   }
-  EXPECT_ERROR_HAS(r, "no model 'model' (mlp/models/model.json is missing; the archive's models: mlp/models/other.json)");
+  EXPECT_ERROR_HAS(r,
+                   "no model 'model' (mlp/models/model.json is missing; the archive's models: mlp/models/other.json)");
 }
 
 TEST(Pt2, UnknownSchemaMajorVersionIsRefused) {
