@@ -8,8 +8,9 @@ expected.txt, one line per leaf of the saved value, tab-separated:
 A path is the keys and indices from the top, joined by "/"; sizes and strides are comma-separated; tensors
 of one storage group share one storage. OUT/<case>/error.txt, where present, holds what kiln must refuse.
 Cases: every kiln dtype as parameters of a state dict; views sharing a storage; 0-d, empty and expanded
-tensors; nested containers (example inputs); and the state dict and constants of an exported program
-as torch._export.serde.serialize.serialize writes them (the .pt2 layout of PyTorch 2.6/2.7).
+tensors; nested containers (example inputs); one bare tensor (a use_pickle payload); and the state dict,
+constants and example inputs of an exported program as torch._export.serde.serialize.serialize writes
+them (the .pt2 layout of PyTorch 2.6/2.7).
 """
 import collections
 import io
@@ -165,6 +166,9 @@ def main(root):
     artifact = serialize(ep)
     save_case(root, "ep_state_dict", dict(ep.state_dict), artifact.state_dict)
     save_case(root, "ep_constants", dict(ep.constants), artifact.constants)
+    save_case(root, "ep_example_inputs", ep.example_inputs, artifact.example_inputs)
+    # A use_pickle payload of a newer .pt2: torch.save of one tensor.
+    save_case(root, "bare_tensor", sample(torch.bfloat16, (2, 3), 30).t())
 
     error_case(root, "uint16", {"u": torch.zeros(3, dtype=torch.uint16)}, "dtype torch.uint16 is not supported by kiln")
     error_case(root, "conj", {"c": torch.ones(2, dtype=torch.complex64).conj()}, "{'conj': True}")

@@ -210,6 +210,8 @@ TEST_F(TorchSaveFixtures, ViewsSharingAStorageZeroDimAndEmpty) { check_case("vie
 TEST_F(TorchSaveFixtures, NestedContainersOfExampleInputs) { check_case("nested"); }
 TEST_F(TorchSaveFixtures, ExportedProgramStateDictOfSerializedArtifact) { check_case("ep_state_dict"); }
 TEST_F(TorchSaveFixtures, ExportedProgramConstantsOfSerializedArtifact) { check_case("ep_constants"); }
+TEST_F(TorchSaveFixtures, ExportedProgramExampleInputsOfSerializedArtifact) { check_case("ep_example_inputs"); }
+TEST_F(TorchSaveFixtures, ABareTensor) { check_case("bare_tensor"); }
 
 TEST_F(TorchSaveFixtures, StateDictInOrder) {
   Unpacked u(dir_ / "dtypes");
