@@ -190,7 +190,11 @@ void compile_package(const Model& model, const std::string& path, const PackageO
   progress("generating code");
   compiler::CompiledGraph c = compiler::run_pipeline(g, /*build=*/false, pipeline_options(emulate));
   progress(fmt::format("compiling {} kernels", c.source.kernels.size()));
-  c = compiler::run_pipeline(g = graph::parse(text), /*build=*/true, pipeline_options(emulate));
+  compiler::PipelineOptions build_options = pipeline_options(emulate);
+  build_options.build_progress = [&](size_t done, size_t total) {
+    progress(fmt::format("compiled {} of {} kernels", done, total));
+  };
+  c = compiler::run_pipeline(g = graph::parse(text), /*build=*/true, build_options);
   std::string source_hash = sha256_hex(c.source.code);
 
   progress("writing " + path);
@@ -280,7 +284,8 @@ Package load_package(const std::string& path) {
   graph::Graph g = graph::parse(text);
   std::vector<graph::TensorMeta> metas;
   for (const graph::Node* n : g.placeholders()) metas.push_back(n->meta().at(0));
-  compiler::CompiledGraph c = compiler::run_pipeline(g, /*build=*/false, pipeline_options(m.at("emulate_precision_casts").as_bool()));
+  compiler::CompiledGraph c =
+      compiler::run_pipeline(g, /*build=*/false, pipeline_options(m.at("emulate_precision_casts").as_bool()));
   const std::string& want = m.at("source_sha256").as_string();
   KILN_CHECK(sha256_hex(c.source.code) == want,
              "{}: the code this machine generates for the package's graph differs from the package's kernels (its "
@@ -333,8 +338,7 @@ Package load_package(const std::string& path) {
       auto [it, fresh] = storages.try_emplace(index);
       if (fresh) {
         ZipData d = zip.read(fmt::format("{}storage/{}", kRoot, index));
-        KILN_CHECK(reinterpret_cast<uintptr_t>(d.bytes.data()) % 64 == 0, "{}: storage {} is not aligned", path,
-                   index);
+        KILN_CHECK(reinterpret_cast<uintptr_t>(d.bytes.data()) % 64 == 0, "{}: storage {} is not aligned", path, index);
         std::shared_ptr<const void> owner = d.owner;
         it->second = StorageImpl::wrap(const_cast<std::byte*>(d.bytes.data()), d.bytes.size(), kCPU,
                                        [owner](void*) mutable { owner.reset(); });

@@ -81,7 +81,9 @@ std::vector<Tensor> ModelSignature::user_outputs(const std::vector<Tensor>& user
     for (size_t k = 0; k < inputs_.size(); ++k) {
       bool user = inputs_[k].kind == import::InputKind::UserInput;
       if (inputs_[k].target != spec.target || user == buffer) continue;
-      Tensor target = buffer ? bound_[k] : user_inputs.at(static_cast<size_t>(std::find(user_.begin(), user_.end(), k) - user_.begin()));
+      Tensor target =
+          buffer ? bound_[k]
+                 : user_inputs.at(static_cast<size_t>(std::find(user_.begin(), user_.end(), k) - user_.begin()));
       target.copy_(outputs[i]);
     }
   }

@@ -150,8 +150,12 @@ CompiledGraph run_pipeline(graph::Graph& g, bool build, PipelineOptions options)
   KILN_LOG("output_code", "{}", c.source.code);
   if (build) {
     pass(
-        "build", [&] { return c.library = compile_cpp(c.source.code), std::string(); }, [&] { return std::string(); },
-        [] {});
+        "build",
+        [&] {
+          c.library = compile_cpp(c.source.code, BuildPlan{c.source.kernel_offsets, options.build_progress});
+          return std::string();
+        },
+        [&] { return std::string(); }, [] {});
   }
   return c;
 }

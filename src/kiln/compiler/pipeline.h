@@ -29,6 +29,8 @@ struct PipelineOptions {
   // Round every 16-bit float op's result as eager does, instead of keeping a chain inside a kernel
   // in float32 (loopir/precision.h; Inductor's option of the same name).
   bool emulate_precision_casts = false;
+  // Told how many kernels the C++ compiler has built of how many (a progress line for long builds).
+  std::function<void(size_t done, size_t total)> build_progress;
 };
 
 // Runs every pass on `g` (a prims-level graph; the graph passes edit it). With `build` false it

@@ -30,9 +30,7 @@ int compile_command(const std::vector<std::string>& args) {
     return 2;
   }
   auto start = std::chrono::steady_clock::now();
-  auto stamp = [&] {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  };
+  auto stamp = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
   PackageOptions options;
   options.compile.emulate_precision_casts = emulate;
   options.progress = [&](const std::string& line) {

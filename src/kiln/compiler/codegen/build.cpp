@@ -15,6 +15,7 @@
 #include <mutex>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -235,7 +236,92 @@ std::string vectorization_report(const std::string& source) {
   return status == 0 ? output : std::string();
 }
 
-std::shared_ptr<Library> compile_cpp(const std::string& source) {
+namespace {
+
+// One translation unit of a split build and the kernels it holds.
+struct Part {
+  std::string source;
+  size_t kernels = 0;
+};
+
+// The source as parts of about equal text, each the prelude plus consecutive kernels; one part
+// when there is no plan, a single kernel, or a single hardware thread.
+std::vector<Part> split(const std::string& source, const BuildPlan& plan) {
+  const auto& at = plan.kernel_offsets;
+  size_t threads = std::max(1u, std::thread::hardware_concurrency());
+  size_t count = std::min(threads, at.size() / 2);  // two kernels a part at least: each repeats the prelude
+  if (count <= 1) return {Part{source, at.size()}};
+  std::string prelude = source.substr(0, at.front());
+  size_t target = (source.size() - at.front()) / count + 1;
+  std::vector<Part> parts(1, Part{prelude, 0});
+  for (size_t k = 0; k < at.size(); ++k) {
+    size_t end = k + 1 < at.size() ? at[k + 1] : source.size();
+    if (parts.back().kernels > 0 && parts.back().source.size() - prelude.size() >= target) {
+      parts.push_back(Part{prelude, 0});
+    }
+    parts.back().source.append(source, at[k], end - at[k]);
+    ++parts.back().kernels;
+  }
+  return parts;
+}
+
+// Compiles `parts` (in parallel when there are several) into the shared object `out`; `base` names
+// the temporary files.
+void build_parts(const std::vector<Part>& parts, const std::string& command, const std::string& base,
+                 const std::string& out, const std::function<void(size_t, size_t)>& progress) {
+  std::error_code ec;
+  size_t total = 0;
+  for (const auto& p : parts) total += p.kernels;
+  std::vector<std::string> files;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    files.push_back(parts.size() == 1 ? base + ".cpp" : fmt::format("{}.part{}.cpp", base, i));
+    std::ofstream f(files.back());
+    f << parts[i].source;
+    KILN_CHECK(f.good(), "compile: cannot write {}", files.back());
+  }
+  std::vector<std::pair<int, std::string>> results(parts.size());
+  if (parts.size() == 1) {
+    results[0] = run(fmt::format("{} -o {} {}", command, out, files[0]));
+  } else {
+    std::mutex mu;
+    size_t done = 0;
+    std::vector<std::thread> workers;
+    for (size_t i = 0; i < parts.size(); ++i) {
+      workers.emplace_back([&, i] {
+        results[i] = run(fmt::format("{} -c -o {}.o {}", command, files[i], files[i]));
+        std::lock_guard lock(mu);
+        done += parts[i].kernels;
+        if (progress) progress(done, total);
+      });
+    }
+    for (auto& w : workers) w.join();
+    if (std::all_of(results.begin(), results.end(), [](const auto& r) { return r.first == 0; })) {
+      std::string objects;
+      for (const auto& f : files) objects += " " + f + ".o";
+      auto linked = run(fmt::format("{} -o {}{}", command, out, objects));
+      if (linked.first != 0) {
+        fs::remove(out, ec);
+        KILN_FAIL(ErrorKind::Internal, "compile: linking {} failed (exit {}):\n{}", out, linked.first, linked.second);
+      }
+    }
+    for (const auto& f : files) fs::remove(f + ".o", ec);
+  }
+  for (size_t i = 0; i < results.size(); ++i) {
+    if (results[i].first == 0) continue;
+    fs::remove(out, ec);
+    KILN_FAIL(ErrorKind::Internal, "compile: the C++ compiler failed on {} (exit {}):\n{}", files[i], results[i].first,
+              results[i].second);
+  }
+  if (parts.size() == 1 && progress) progress(total, total);
+  // A sanitizer's report names the source line; keep the source it names.
+  if (codegen_sanitizers().empty()) {
+    for (const auto& f : files) fs::remove(f, ec);
+  }
+}
+
+}  // namespace
+
+std::shared_ptr<Library> compile_cpp(const std::string& source, const BuildPlan& plan) {
   // Loading AddressSanitizer-instrumented code into a process without its runtime kills the process.
   if (std::string sanitizers = codegen_sanitizers(); sanitizers.find("address") != std::string::npos) {
     KILN_CHECK(dlsym(RTLD_DEFAULT, "__asan_init") != nullptr,
@@ -263,19 +349,8 @@ std::shared_ptr<Library> compile_cpp(const std::string& source) {
     fs::remove(so, ec);
   }
   std::string tag = fmt::format("{}.{}", key, getpid());
-  std::string cpp = fmt::format("{}/{}.cpp", dir, tag), tmp = fmt::format("{}/{}.so.tmp", dir, tag);
-  {
-    std::ofstream f(cpp);
-    f << source;
-    KILN_CHECK(f.good(), "compile: cannot write {}", cpp);
-  }
-  auto [status, output] = run(fmt::format("{} -o {} {}", command, tmp, cpp));
-  if (status != 0) {
-    fs::remove(tmp, ec);
-    KILN_FAIL(ErrorKind::Internal, "compile: the C++ compiler failed on {} (exit {}):\n{}", cpp, status, output);
-  }
-  // A sanitizer's report names the source line; keep the source it names.
-  if (codegen_sanitizers().empty()) fs::remove(cpp, ec);
+  std::string tmp = fmt::format("{}/{}.so.tmp", dir, tag);
+  build_parts(split(source, plan), command, fmt::format("{}/{}", dir, tag), tmp, plan.progress);
   fs::rename(tmp, so, ec);
   KILN_CHECK(!ec, "compile: cannot move {} into the cache: {}", tmp, ec.message());
   void* h = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);

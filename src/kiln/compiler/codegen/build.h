@@ -10,11 +10,21 @@
 // with (default: kiln's own, `address,undefined` in a KILN_SANITIZE build; empty for none).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 namespace kiln::compiler {
+
+// How compile_cpp may split a source into parts compiled in parallel and linked into one shared
+// object: the offsets where kernels begin (the text before the first is a prelude each part
+// repeats; a kernel's text runs to the next offset), and a callback told after each part how many
+// kernels are compiled of how many.
+struct BuildPlan {
+  std::vector<size_t> kernel_offsets;
+  std::function<void(size_t done, size_t total)> progress;
+};
 
 // A loaded shared object; symbols stay valid while it lives.
 class Library {
@@ -31,7 +41,7 @@ class Library {
   static std::shared_ptr<Library> open(const std::string& path);
 
  private:
-  friend std::shared_ptr<Library> compile_cpp(const std::string& source);
+  friend std::shared_ptr<Library> compile_cpp(const std::string& source, const BuildPlan& plan);
   Library(void* handle, std::string path, bool from_cache)
       : handle_(handle), path_(std::move(path)), from_cache_(from_cache) {}
   void* handle_;
@@ -40,8 +50,9 @@ class Library {
 };
 
 // Returns the compiled `source` (from the cache when present); throws kiln::Error with the
-// compiler's messages when it does not compile.
-std::shared_ptr<Library> compile_cpp(const std::string& source);
+// compiler's messages when it does not compile. With a plan of several kernels, up to one part per
+// hardware thread is compiled at once (the cache key is the whole source's, as without a plan).
+std::shared_ptr<Library> compile_cpp(const std::string& source, const BuildPlan& plan = {});
 
 // g++'s report of the loops it vectorized in `source` (-fopt-info-vec-optimized), for checking that
 // generated inner loops vectorize; empty when the compiler gives no such report.

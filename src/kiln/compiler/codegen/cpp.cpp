@@ -464,6 +464,7 @@ GeneratedSource generate_cpp(const loopir::Program& p, const Schedule& s) {
     if (!k) continue;
     GeneratedKernel gk;
     gk.name = k->name;
+    g.kernel_offsets.push_back(g.code.size());
     write_kernel(p, *k, gk, sites, g.code);
     g.kernels.push_back(std::move(gk));
   }

@@ -23,6 +23,7 @@ struct GeneratedKernel {
 struct GeneratedSource {
   std::string code;
   std::vector<GeneratedKernel> kernels;  // one per Kernel of the schedule, in order
+  std::vector<size_t> kernel_offsets;    // where each kernel's text begins in `code` (after a shared prelude)
   // What failed, by status value: error_sites[s - 1] names the node of an integer division (by zero).
   std::vector<std::string> error_sites;
 };
