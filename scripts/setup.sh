@@ -11,8 +11,10 @@ cd "$(dirname "$0")/.."
 # ocl-icd-opencl-dev: libdnnl-dev's CMake config finds OpenCL headers, a package it only recommends.
 # python3 (standard library only): the layer check CTest runs (scripts/check_layers.py).
 # zlib1g-dev: import/zip.cpp inflates DEFLATE entries of zip archives and checks CRC-32s.
+# pkg-config: tests/install builds a program against the installed kiln with kiln.pc.
 packages=(g++ clang cmake ninja-build ccache make libfmt-dev libdnnl-dev ocl-icd-opencl-dev
-          libgtest-dev libgmock-dev libbenchmark-dev libomp-dev python3 zlib1g-dev)
+          libgtest-dev libgmock-dev libbenchmark-dev libomp-dev python3 zlib1g-dev
+          pkg-config)
 python=0
 for mode in "$@"; do
   case "$mode" in

@@ -26,6 +26,11 @@
 #ifndef KILN_SOURCE_DIR
 #error "KILN_SOURCE_DIR must name the source tree (generated code includes kiln headers)"
 #endif
+// The include directory of an installed kiln relative to the directory libkiln.so is installed in
+// (GNUInstallDirs': ../include), or absolute.
+#ifndef KILN_INCLUDE_FROM_LIBDIR
+#define KILN_INCLUDE_FROM_LIBDIR "../include"
+#endif
 #ifndef KILN_CODEGEN_ARCH
 #define KILN_CODEGEN_ARCH "native"
 #endif
@@ -119,10 +124,70 @@ std::string cache_dir() {
 
 namespace {
 
-std::string include_dir() {
-  const char* include = std::getenv("KILN_INCLUDE_DIR");  // where kiln's headers are, if moved
-  return include && *include ? include : KILN_SOURCE_DIR "/src";
+// A header every piece of generated code includes: a directory holding it holds kiln's headers.
+constexpr const char* kMarkerHeader = "kiln/compiler/codegen/kernel_support.h";
+
+bool holds_kiln_headers(const fs::path& dir) {
+  std::error_code ec;
+  return fs::is_regular_file(dir / kMarkerHeader, ec);
 }
+
+// The directory of the shared object (or executable) this code was linked into, or empty.
+fs::path own_binary_dir() {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&holds_kiln_headers), &info) == 0 || info.dli_fname == nullptr ||
+      *info.dli_fname == '\0') {
+    return {};
+  }
+  std::error_code ec;
+  fs::path binary = fs::weakly_canonical(fs::absolute(info.dli_fname, ec), ec);
+  return ec ? fs::path() : binary.parent_path();
+}
+
+// Where kiln's headers were looked for, and the first that holds them (empty when none does).
+struct IncludeSearch {
+  std::vector<fs::path> tried;
+  std::string found;
+};
+
+// An installed kiln's headers (beside the library), else the build tree's source tree. Searched once:
+// neither moves while the process runs. Not an error here: a process that never compiles generated
+// code does not need them.
+const IncludeSearch& search_include_dir() {
+  static const IncludeSearch search = [] {
+    IncludeSearch s;
+    if (fs::path lib = own_binary_dir(); !lib.empty()) {
+      s.tried.push_back((lib / KILN_INCLUDE_FROM_LIBDIR).lexically_normal());
+    }
+    s.tried.push_back(fs::path(KILN_SOURCE_DIR) / "src");
+    for (const fs::path& dir : s.tried) {
+      if (holds_kiln_headers(dir)) {
+        s.found = dir.string();
+        break;
+      }
+    }
+    return s;
+  }();
+  return search;
+}
+
+}  // namespace
+
+std::string include_dir() {
+  if (const char* env = std::getenv("KILN_INCLUDE_DIR"); env && *env) return env;
+  const IncludeSearch& search = search_include_dir();
+  if (search.found.empty()) {
+    std::string tried;
+    for (const fs::path& dir : search.tried) tried += (tried.empty() ? "" : ", ") + dir.string();
+    KILN_FAIL(ErrorKind::Value,
+              "compile: kiln's headers, which generated code includes, are in none of {}; set KILN_INCLUDE_DIR to "
+              "the directory that holds {}",
+              tried, kMarkerHeader);
+  }
+  return search.found;
+}
+
+namespace {
 
 // The command without sanitizers: what production code is built with. -ffp-contract=off: each op
 // rounds as eager's does (a contracted a*b+c differs from eager, and tan near a pole turned that one

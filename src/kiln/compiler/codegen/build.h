@@ -5,9 +5,9 @@
 // CPUs). It is written under a temporary name and renamed into place (atomic), built under a
 // per-key file lock (several processes compiling the same code wait for one build), and rebuilt when
 // the cached file does not load. The cache lives in $KILN_CACHE_DIR, else $XDG_CACHE_HOME/kiln, else
-// ~/.cache/kiln. $CXX picks the compiler (default c++); $KILN_INCLUDE_DIR points at kiln's headers
-// when the source tree moved; $KILN_CODEGEN_SANITIZE lists the sanitizers generated code is built
-// with (default: kiln's own, `address,undefined` in a KILN_SANITIZE build; empty for none).
+// ~/.cache/kiln. $CXX picks the compiler (default c++); $KILN_CODEGEN_SANITIZE lists the sanitizers
+// generated code is built with (default: kiln's own, `address,undefined` in a KILN_SANITIZE build;
+// empty for none). Generated code includes kiln's headers; include_dir() says where they are found.
 #pragma once
 
 #include <functional>
@@ -59,6 +59,14 @@ std::shared_ptr<Library> compile_cpp(const std::string& source, const BuildPlan&
 std::string vectorization_report(const std::string& source);
 
 std::string cache_dir();
+// The directory generated code's `#include "kiln/..."` lines are resolved in (its -I), the first of:
+//   1. $KILN_INCLUDE_DIR, when set and not empty;
+//   2. an installed kiln's include directory, found from where libkiln.so is loaded from at run time
+//      (<libdir>/../include for `cmake --install`'s layout), when it holds kiln's headers;
+//   3. the source tree kiln was built from (<source>/src), when it holds them (a build tree).
+// Throws kiln::Error naming the places looked at when none does. The cache key hashes the headers'
+// paths and bytes, so code compiled against one set of headers is never reused for another.
+std::string include_dir();
 // The compiler command and flags (without file names), part of the cache key.
 std::string compiler_command();
 // The sanitizers generated code is built with ("address,undefined"), or empty.

@@ -2,7 +2,7 @@
 // processes compiling the same source at once all get a working library; compiler errors surface
 // as kiln::Error with the compiler's message. The key changes with the bytes of every header the
 // source includes and with the target the flags resolve to; generated code is built with kiln's
-// sanitizers, which catch its out-of-bounds reads.
+// sanitizers, which catch its out-of-bounds reads. Its kiln headers are found without configuration.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -162,6 +162,35 @@ TEST(CacheKey, AChangedHeaderRebuildsTheObject) {
   EXPECT_FALSE(second->from_cache());
   EXPECT_EQ(reinterpret_cast<ValueFn>(second->symbol("value"))(), 2);
   std::filesystem::remove_all(dir);
+}
+
+// Generated code's kiln headers: $KILN_INCLUDE_DIR's when set and not empty, else found without it
+// (in a build tree, the source tree; an installed kiln finds its own beside libkiln.so, which
+// tests/install checks). The headers' paths are part of the key: the same headers in another
+// directory key another object.
+TEST(IncludeDir, IsTheEnvironmentsElseFoundWithoutIt) {
+  namespace fs = std::filesystem;
+  auto dir = fresh_dir("include");
+  {
+    ScopedEnv include("KILN_INCLUDE_DIR", dir.string());
+    EXPECT_EQ(include_dir(), dir.string());
+    EXPECT_NE(compiler_command().find("-I" + dir.string()), std::string::npos) << compiler_command();
+  }
+  ScopedEnv empty("KILN_INCLUDE_DIR", "");
+  fs::path found = include_dir();
+  EXPECT_TRUE(fs::is_regular_file(found / "kiln/compiler/codegen/kernel_support.h")) << found;
+  EXPECT_NE(compiler_command().find("-I" + found.string()), std::string::npos) << compiler_command();
+  std::string source = "#include \"kiln/core/half.h\"\n";
+  Toolchain here = toolchain(), moved = toolchain();
+  moved.include_dir = dir.string();
+  for (const auto& header : included_headers(source, here.include_dir)) {
+    fs::path copy = dir / fs::path(header).lexically_relative(found);
+    fs::create_directories(copy.parent_path());
+    fs::copy_file(header, copy, fs::copy_options::overwrite_existing);
+  }
+  EXPECT_EQ(included_headers(source, moved.include_dir).size(), included_headers(source, here.include_dir).size());
+  EXPECT_NE(cache_key(source, moved), cache_key(source, here));
+  fs::remove_all(dir);
 }
 
 // The same command line can mean different code on different CPUs (-march=native): the key holds
