@@ -28,11 +28,12 @@ commands:
           op decomposed into, then the fused kernels kiln::compile makes, its memory plan and
           the generated C++
   run MODEL.pt2|MODEL.kiln [--input NAME=FILE.npy | --input FILE.npy]... [--random] [--seed N]
-                [--compile] [--repeat N] [--output-dir DIR]
+                [--compile] [--repeat N] [--warmup N] [--output-dir DIR]
           load a model exported with torch.export.save (or a package from kiln compile) and run
           it on inputs from .npy files (by the exported input names, or in order) or random ones;
           --compile runs a .pt2 through kiln::compile. Prints each output's dtype, shape and
-          checksum and the median time of N runs; --output-dir writes output_0.npy, ...
+          checksum and the median time of N runs (after --warmup runs); --output-dir writes
+          output_0.npy, output_1.npy, ...
   compile MODEL.pt2 -o MODEL.kiln [--emulate-precision-casts]
           compile a torch.export archive ahead of time into a package (kernels, weights,
           manifest) that kiln run and kiln::load_package run with no tracing and no compiler

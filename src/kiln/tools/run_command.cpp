@@ -20,7 +20,7 @@ namespace {
 
 constexpr const char* kRunUsage =
     "usage: kiln run MODEL.pt2|MODEL.kiln [--input NAME=FILE.npy | --input FILE.npy]... [--random] [--seed N]\n"
-    "                [--compile] [--repeat N] [--output-dir DIR]\n";
+    "                [--compile] [--repeat N] [--warmup N] [--output-dir DIR]\n";
 
 struct RunOptions {
   std::string model;
@@ -29,6 +29,7 @@ struct RunOptions {
   uint64_t seed = 0;
   bool compile = false;
   int repeat = 1;
+  int warmup = 0;
   std::string output_dir;
 };
 
@@ -54,7 +55,7 @@ std::optional<RunOptions> parse(const std::vector<std::string>& args) {
       o.random = true;
     } else if (a == "--compile") {
       o.compile = true;
-    } else if (a == "--seed" || a == "--repeat") {
+    } else if (a == "--seed" || a == "--repeat" || a == "--warmup") {
       auto v = value();
       if (!v) return std::nullopt;
       char* end = nullptr;
@@ -66,6 +67,7 @@ std::optional<RunOptions> parse(const std::vector<std::string>& args) {
       }
       if (a == "--seed") o.seed = static_cast<uint64_t>(n);
       if (a == "--repeat") o.repeat = static_cast<int>(std::min<long long>(n, 1000000));
+      if (a == "--warmup") o.warmup = static_cast<int>(std::min<long long>(n, 1000000));
     } else if (a == "--output-dir") {
       auto v = value();
       if (!v) return std::nullopt;
@@ -174,6 +176,7 @@ int run_command(const std::vector<std::string>& args) {
     if (package) return loaded_package->run(inputs);
     return compiled ? compiled->run(inputs) : model->run(inputs);
   };
+  for (int r = 0; r < o->warmup; ++r) run_once();
   std::vector<Tensor> outputs;
   std::vector<double> times;
   for (int r = 0; r < o->repeat; ++r) {
