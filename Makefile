@@ -42,10 +42,15 @@ fuzz-compiled: build
 # The compiled suite runs against the pinned PyTorch of .venv (bench/README.md); it takes long on a
 # small host. BENCH_ARGS adds flags to bench/run_compiled.py, e.g. BENCH_ARGS="--scales 8 --processes 1".
 BENCH_ARGS ?=
+# MODELS_ARGS adds flags to bench/run_models.py (the exported models), e.g. MODELS_ARGS="--processes 1 --only gpt2".
+MODELS_ARGS ?=
 bench: build setup-python
 	@scripts/setup.sh bench
 	@/usr/bin/python3 bench/run_eager.py --build $(BUILD) --output bench/results/eager_cpu.md
 	@/usr/bin/python3 bench/run_compiled.py --build $(BUILD) --python .venv/bin/python --out bench/results/compiled_cpu.md $(BENCH_ARGS)
+	@cmake --build $(BUILD) --target kiln_models
+	@/usr/bin/python3 bench/run_models.py --kiln $(BUILD)/kiln --python .venv/bin/python \
+	  --models tests/models/fixtures $(BUILD)/models --out bench/results/models_cpu.md $(MODELS_ARGS)
 
 format:
 	@scripts/setup.sh format

@@ -15,7 +15,9 @@ median / max over processes of those medians, the ratio of medians torch.compile
 
 Usage: run_models.py --kiln build/kiln --python .venv/bin/python --models DIR [DIR ...]
                      [--only NAME ...] [--processes P] [--reps N] [--warmup N] [--threads N]
-                     [--out bench/results/models_cpu.md]
+                     [--out bench/results/models_cpu.md] [--report-from RUN.jsonl ...]
+Every checked process is appended to the .jsonl beside --out as it finishes; --report-from makes the
+table from such files (several runs, e.g. models measured in separate sessions) without running.
 Standard library only; the PyTorch side runs under --python.
 """
 import argparse
@@ -119,7 +121,21 @@ def main():
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--threads", type=int, default=os.cpu_count())
     ap.add_argument("--out", default=os.path.join(HERE, "results", "models_cpu.md"))
+    ap.add_argument("--report-from", nargs="*", default=[],
+                    help="JSON-lines files of earlier runs (the .jsonl beside --out): report them, run nothing")
     args = ap.parse_args()
+    args.cpu = cpu_model()
+    jsonl = os.path.splitext(args.out)[0] + ".jsonl"
+    if args.report_from:
+        results = {}
+        for path in args.report_from:
+            with open(path) as f:
+                for line in f:
+                    d = json.loads(line)
+                    results.setdefault(d["model"], {m: [] for m in MODES})[d["mode"]].append(d["result"])
+                    args.cpu = d.get("cpu", args.cpu)
+        write(args, results)
+        return
     models = find_models(args.models, set(args.only))
     if not models:
         sys.exit(f"no models with a manifest under {args.models}")
@@ -139,6 +155,11 @@ def main():
                 results[name][mode].append(r)
             for mode in MODES:
                 check(args, outs[mode], outs["torch_eager"], manifest, mode)
+            # Each checked process is kept at once: a run cut short still reports what it measured.
+            with open(jsonl, "a") as f:
+                for mode in MODES:
+                    f.write(json.dumps({"model": name, "process": p, "mode": mode, "cpu": cpu_model(),
+                                        "result": results[name][mode][-1]}) + "\n")
             log(f"{name} process {p + 1}/{args.processes}: " + ", ".join(
                 f"{m} {results[name][m][-1]['median_ms']:.3f} ms" for m in MODES))
     shutil.rmtree(work, ignore_errors=True)
@@ -161,13 +182,15 @@ def write(args, results):
                     f"{cell('kiln_compiled')} | **{ratio:.2f}** | {cold['torch_compile'] / 1e3:.2f} | "
                     f"{cold['kiln_compiled'] / 1e3:.2f} | {cold['torch_compile'] / cold['kiln_compiled']:.1f} |")
     geomean = math.exp(sum(math.log(x) for x in ratios) / len(ratios))
-    torch_version = json.dumps(results[next(iter(results))]["torch_eager"][0]["torch"])
+    first = results[next(iter(results))]["torch_eager"][0]
+    torch_version, threads = first["torch"], first["threads"]
     text = "\n".join([
         f"# Exported models on the CPU: kiln against PyTorch ({datetime.date.today()})",
         "",
-        f"CPU: {cpu_model()}, {args.threads} threads both sides; PyTorch {torch_version}; allocator: glibc without "
-        f"mmap for large blocks, both sides; {args.processes} processes per cell, each the median of {args.reps} "
-        f"calls after {args.warmup} warm-up calls. Cells: median of the process medians (min–max), in ms. Every "
+        f"CPU: {args.cpu}, {threads} threads both sides; PyTorch {torch_version}; allocator: glibc without "
+        f"mmap for large blocks, both sides; {min(len(r['kiln_compiled']) for r in results.values())} to "
+        f"{max(len(r['kiln_compiled']) for r in results.values())} processes per cell, each the median of "
+        f"{args.reps} calls after {args.warmup} warm-up calls. Cells: median of the process medians (min–max), in ms. Every "
         "output was checked against PyTorch eager's (manifest tolerance, x10 for compiled code) before counting.",
         "Cold compile: the first call of a process with an empty cache (torch.compile: Inductor's; kiln: "
         "tracing, the compiler's passes and the C++ build), median over processes, in s.",
@@ -184,7 +207,7 @@ def write(args, results):
     with open(args.out, "w") as f:
         f.write(text)
     with open(os.path.splitext(args.out)[0] + ".json", "w") as f:
-        json.dump({"cpu": cpu_model(), "threads": args.threads, "results": results}, f, indent=1)
+        json.dump({"cpu": args.cpu, "threads": threads, "results": results}, f, indent=1)
     print(text)
 
 
