@@ -16,6 +16,7 @@
 #include "kiln/graph/parser.h"
 #include "kiln/graph/printer.h"
 #include "kiln/import/json.h"
+#include "kiln/import/pt2.h"
 #include "kiln/import/zip.h"
 #include "kiln/import/zip_writer.h"
 #include "kiln/runtime/executable.h"
@@ -337,11 +338,7 @@ Package load_package(const std::string& path) {
       int64_t index = s.at("storage").as_int();
       auto [it, fresh] = storages.try_emplace(index);
       if (fresh) {
-        ZipData d = zip.read(fmt::format("{}storage/{}", kRoot, index));
-        KILN_CHECK(reinterpret_cast<uintptr_t>(d.bytes.data()) % 64 == 0, "{}: storage {} is not aligned", path, index);
-        std::shared_ptr<const void> owner = d.owner;
-        it->second = StorageImpl::wrap(const_cast<std::byte*>(d.bytes.data()), d.bytes.size(), kCPU,
-                                       [owner](void*) mutable { owner.reset(); });
+        it->second = import::record_storage(zip.read(fmt::format("{}storage/{}", kRoot, index)), 64);
       }
       int64_t offset = s.at("offset").as_int();
       int64_t span = storage_span(sizes, strides);

@@ -9,6 +9,7 @@
 #include "kiln/import/npy.h"
 #include "kiln/import/zip.h"
 #include "kiln/import/zip_writer.h"
+#include "scoped_env.h"
 
 namespace kiln {
 namespace {
@@ -31,25 +32,7 @@ float max_difference(const Tensor& a, const Tensor& b) {
   return worst;
 }
 
-// Sets an environment variable for a scope.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    setenv(name, value, 1);
-  }
-  ~ScopedEnv() {
-    if (old_) {
-      setenv(name_, old_->c_str(), 1);
-    } else {
-      unsetenv(name_);
-    }
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
+using testing::ScopedEnv;
 
 TEST(Package, CompiledOnceThenLoadedAndRunWithoutACompiler) {
   for (const char* name : {"mlp", "cnn", "gpt_block"}) {

@@ -8,20 +8,6 @@
 namespace kiln::import {
 namespace {
 
-// A record's bytes as a CPU storage: a view of the archive (kept alive by the storage) when the
-// record is aligned for `alignment`, else a copy.
-Ref<StorageImpl> record_storage(const ZipData& data, size_t alignment) {
-  if (data.bytes.empty()) return StorageImpl::allocate(0, kCPU);
-  if (reinterpret_cast<uintptr_t>(data.bytes.data()) % alignment == 0) {
-    std::shared_ptr<const void> owner = data.owner;
-    return StorageImpl::wrap(const_cast<std::byte*>(data.bytes.data()), data.bytes.size(), kCPU,
-                             [owner](void*) mutable { owner.reset(); });
-  }
-  Ref<StorageImpl> copy = StorageImpl::allocate(data.bytes.size(), kCPU);
-  std::memcpy(copy->data(), data.bytes.data(), data.bytes.size());
-  return copy;
-}
-
 // A torch.save archive (its own zip) as the pickle reader's records.
 torch_save::Archive torch_save_archive(const ZipArchive& zip, const std::string& name) {
   const std::string root = zip.root().empty() ? "" : zip.root() + "/";
@@ -168,6 +154,18 @@ class Loader {
 };
 
 }  // namespace
+
+Ref<StorageImpl> record_storage(const ZipData& data, size_t alignment) {
+  if (data.bytes.empty()) return StorageImpl::allocate(0, kCPU);
+  if (reinterpret_cast<uintptr_t>(data.bytes.data()) % alignment == 0) {
+    std::shared_ptr<const void> owner = data.owner;
+    return StorageImpl::wrap(const_cast<std::byte*>(data.bytes.data()), data.bytes.size(), kCPU,
+                             [owner](void*) mutable { owner.reset(); });
+  }
+  Ref<StorageImpl> copy = StorageImpl::allocate(data.bytes.size(), kCPU);
+  std::memcpy(copy->data(), data.bytes.data(), data.bytes.size());
+  return copy;
+}
 
 Pt2Archive load_pt2(const std::string& path, const std::string& model) {
   return Loader(ZipArchive::open(path), model).load();

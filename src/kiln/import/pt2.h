@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "kiln/import/exported_program.h"
+#include "kiln/import/zip.h"
 
 namespace kiln::import {
 
@@ -27,6 +28,10 @@ struct Pt2Archive {
   std::map<std::string, Tensor> state;
   std::string format;  // "pt2" (PyTorch 2.8+) or "legacy" (2.6/2.7)
 };
+
+// A record's bytes as a CPU storage: a view of the archive's memory (the storage keeps it alive) when
+// the bytes are aligned to `alignment`, else an aligned copy. Used for weights and packages.
+Ref<StorageImpl> record_storage(const ZipData& data, size_t alignment);
 
 // Loads the model called `model` ("model" is what torch.export.save writes).
 Pt2Archive load_pt2(const std::string& path, const std::string& model = "model");

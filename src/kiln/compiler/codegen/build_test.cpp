@@ -18,6 +18,7 @@
 
 #include "kiln/compiler/codegen/build.h"
 #include "kiln/support/error.h"
+#include "scoped_env.h"
 
 namespace kiln::compiler {
 namespace {
@@ -82,25 +83,7 @@ TEST(CompileCache, CompilerErrorsAreReported) {
   }
 }
 
-// Sets an environment variable for one scope.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const std::string& value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    setenv(name, value.c_str(), 1);
-  }
-  ~ScopedEnv() {
-    if (old_) {
-      setenv(name_, old_->c_str(), 1);
-    } else {
-      unsetenv(name_);
-    }
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
+using testing::ScopedEnv;
 
 std::filesystem::path fresh_dir(const char* tag) {
   auto dir = std::filesystem::path(cache_dir()) /
