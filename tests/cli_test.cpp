@@ -211,4 +211,15 @@ TEST(CliRun, CompilesAPackageAndRunsIt) {
   std::filesystem::remove(package);
 }
 
+TEST(CliRun, ExplainsAnExportedModel) {
+  // The ATen-dialect MLP: loaded as exported (linear), decomposed by kiln's tables at the core level.
+  CliRun r = run("explain " + kFixtures + "/mlp_aten.pt2");
+  ASSERT_EQ(r.status, 0) << r.out;
+  for (const char* part : {"== exported: the graph as loaded", "aten::linear(%x, %p_fc1_weight, %p_fc1_bias)",
+                           "== core: Core ATen only", "aten::addmm", "== prims:", "== compiled:", "== generated C++"}) {
+    EXPECT_NE(r.out.find(part), std::string::npos) << part << "\n" << r.out;
+  }
+  EXPECT_EQ(run("explain " + kFixtures + "/missing.pt2").status, 1);
+}
+
 }  // namespace run_command

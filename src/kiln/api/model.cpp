@@ -44,7 +44,7 @@ trace::TracedFn Model::forward() const {
 graph::Graph Model::core_graph() const {
   std::vector<std::string> names;
   for (const auto& in : state_->program.inputs) names.push_back(in.name);
-  graph::Graph core = trace::trace(forward(), signature().graph_inputs(random_inputs()),
+  graph::Graph core = trace::trace(forward(), signature().graph_inputs(signature().meta_inputs()),
                                    trace::TraceOptions{.level = trace::Level::Core, .names = names});
   graph::verify_level(core, graph::IrLevel::Core);
   return core;

@@ -179,7 +179,7 @@ void compile_package(const Model& model, const std::string& path, const PackageO
   std::vector<std::string> names;
   for (const auto& in : sig.inputs()) names.push_back(in.name);
   trace::TraceOptions trace_options{.level = trace::Level::Prims, .names = names, .keep_ops_without_prims = true};
-  graph::Graph g = trace::trace(model.forward(), sig.graph_inputs(model.random_inputs()), trace_options);
+  graph::Graph g = trace::trace(model.forward(), sig.graph_inputs(sig.meta_inputs()), trace_options);
   KILN_CHECK_KIND(g.attrs().empty(), ErrorKind::NotImplemented,
                   "compile_package: {}: the traced graph holds constant tensors (get_attr), which packages do not "
                   "store yet",

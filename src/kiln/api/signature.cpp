@@ -57,7 +57,8 @@ std::vector<Tensor> ModelSignature::graph_inputs(const std::vector<Tensor>& user
     const Tensor& t = user_inputs[k];
     const graph::TensorMeta& m = metas_[i];
     KILN_CHECK(t.defined(), "{}: input '{}' is undefined", source_, inputs_[i].target);
-    KILN_CHECK(t.dtype() == m.dtype && t.sizes().shape() == m.sizes && t.device() == m.device,
+    bool device_ok = t.device() == m.device || t.device() == kMeta;  // meta: a trace's stand-in
+    KILN_CHECK(t.dtype() == m.dtype && t.sizes().shape() == m.sizes && device_ok,
                "{}: input '{}' is {}[{}] on {}; the model was exported for {}[{}] on {} (kiln loads static shapes)",
                source_, inputs_[i].target, t.dtype(), fmt::join(t.sizes().shape(), ", "), t.device(), m.dtype,
                fmt::join(m.sizes, ", "), m.device);
@@ -88,6 +89,12 @@ std::vector<Tensor> ModelSignature::user_outputs(const std::vector<Tensor>& user
     }
   }
   return results;
+}
+
+std::vector<Tensor> ModelSignature::meta_inputs() const {
+  std::vector<Tensor> inputs;
+  for (const auto& m : input_metas()) inputs.emplace_back(empty_strided_tensor(m.sizes, m.strides, m.dtype, kMeta));
+  return inputs;
 }
 
 std::vector<Tensor> ModelSignature::random_inputs(uint64_t seed) const {

@@ -35,6 +35,9 @@ class ModelSignature {
   std::vector<Tensor> graph_inputs(const std::vector<Tensor>& user_inputs) const;
   // Writes buffer and user-input mutations back and returns the user outputs.
   std::vector<Tensor> user_outputs(const std::vector<Tensor>& user_inputs, const std::vector<Tensor>& outputs) const;
+  // Meta tensors with the user inputs' dtypes, sizes and strides: what a trace needs (it reads no
+  // data), without allocating or drawing random numbers.
+  std::vector<Tensor> meta_inputs() const;
   // Random user inputs with the exported dtypes and sizes: normal floats, integers in [0, 8),
   // booleans. Seeds kiln's default generator with `seed`, as torch.manual_seed does.
   std::vector<Tensor> random_inputs(uint64_t seed) const;
