@@ -250,3 +250,58 @@ TEST(SanitizedCodegen, OutOfBoundsReadsInCompiledCodeAreCaught) {
 
 }  // namespace
 }  // namespace kiln::compiler
+
+namespace kiln::compiler {
+namespace {
+
+// A source of `n` kernels k0..k{n-1} returning 10 + i, after a prelude they all use, and its plan.
+std::pair<std::string, BuildPlan> kernels_source(int n, const std::string& salt) {
+  std::string source = "// " + salt + "\nstatic int base() { return 10; }\n";
+  BuildPlan plan;
+  for (int i = 0; i < n; ++i) {
+    plan.kernel_offsets.push_back(source.size());
+    source += fmt::format("extern \"C\" int k{}() {{ return base() + {}; }}\n", i, i);
+  }
+  return {source, plan};
+}
+
+TEST(ParallelBuild, PartsLinkIntoOneLibraryAndReportProgress) {
+  auto dir = fresh_dir("parallel");
+  ScopedEnv cache("KILN_CACHE_DIR", dir.string());
+  auto [source, plan] = kernels_source(9, "parallel build test");
+  std::vector<std::pair<size_t, size_t>> reports;
+  plan.progress = [&](size_t done, size_t total) { reports.emplace_back(done, total); };
+  auto lib = compile_cpp(source, plan);
+  for (int i = 0; i < 9; ++i) {
+    auto fn = reinterpret_cast<int (*)()>(lib->symbol(fmt::format("k{}", i)));
+    EXPECT_EQ(fn(), 10 + i);
+  }
+  ASSERT_FALSE(reports.empty());
+  EXPECT_EQ(reports.back(), (std::pair<size_t, size_t>{9, 9}));
+  for (size_t r = 1; r < reports.size(); ++r) EXPECT_GT(reports[r].first, reports[r - 1].first);
+  // No part's source or object is left behind; the same source is a cache hit, plan or not.
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    EXPECT_FALSE(e.path().string().ends_with(".o")) << e.path();
+    if (codegen_sanitizers().empty()) EXPECT_FALSE(e.path().string().ends_with(".cpp")) << e.path();
+  }
+  EXPECT_TRUE(compile_cpp(source)->from_cache());
+  std::filesystem::remove_all(dir);
+}
+
+TEST(ParallelBuild, ACompileErrorNamesItsPart) {
+  auto dir = fresh_dir("parallel_error");
+  ScopedEnv cache("KILN_CACHE_DIR", dir.string());
+  auto [source, plan] = kernels_source(8, "parallel build error");
+  source += "extern \"C\" int broken() { return undeclared_name; }\n";
+  try {
+    compile_cpp(source, plan);
+    FAIL() << "expected a compile error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("undeclared_name"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(".cpp"), std::string::npos) << e.what();
+  }
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace kiln::compiler
