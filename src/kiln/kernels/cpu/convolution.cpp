@@ -1,5 +1,6 @@
-// CPU convolution, transposed convolution and convolution_backward, all as GEMMs over im2col
-// matrices (oneDNN for float32; float16/bfloat16 compute in float32; integer convolutions, as
+// CPU convolution, transposed convolution and convolution_backward. The forward in float32 and
+// bfloat16 goes to oneDNN's convolution primitives (convolution_dnnl.h); everything else runs here
+// as GEMMs over im2col matrices (oneDNN for float32; float16/bfloat16 compute in float32; integer convolutions, as
 // PyTorch's CPU kernels, in their own type, wrapping). Any number of spatial dims from 1 to 3, with
 // stride, padding, dilation, groups and (transposed) output_padding.
 //
@@ -14,6 +15,7 @@
 #include <array>
 
 #include "kiln/kernels/cpu/convert.h"
+#include "kiln/kernels/cpu/convolution_dnnl.h"
 #include "kiln/kernels/cpu/parallel.h"
 #include "kiln/kernels/meta/nn.h"
 #include "kiln/kernels/register.h"
@@ -169,6 +171,7 @@ void convolution_impl(const Tensor& input, const Tensor& weight, const std::opti
   meta::ConvGeometry g =
       meta::conv_geometry(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups);
   if (out.numel() == 0) return;
+  if (dnnl_convolution(input, weight, bias, g, out)) return;
   Operands o = operands(input, weight, g);
   Tensor result = transposed ? multiply_then_scatter(o.x, o.w, g.out_channels, picture(g, g.out, g.in))
                              : gather_then_multiply(o.x, g.in_channels, o.w, picture(g, g.in, g.out));
