@@ -1,8 +1,9 @@
 // CPU convolution, transposed convolution and convolution_backward. The forward in float32 and
-// bfloat16 goes to oneDNN's convolution primitives (convolution_dnnl.h); everything else runs here
-// as GEMMs over im2col matrices (oneDNN for float32; float16/bfloat16 compute in float32; integer convolutions, as
-// PyTorch's CPU kernels, in their own type, wrapping). Any number of spatial dims from 1 to 3, with
-// stride, padding, dilation, groups and (transposed) output_padding.
+// bfloat16 goes to oneDNN's convolution primitives where they take the case (convolution_dnnl.h);
+// everything else runs here as GEMMs over im2col matrices (oneDNN matmul for float32;
+// float16/bfloat16 compute in float32; integer convolutions, as PyTorch's CPU kernels, in their own
+// type, wrapping). Any number of spatial dims from 1 to 3, with stride, padding, dilation, groups
+// and (transposed) output_padding.
 //
 // One picture serves all of them. For an image of C channels and a kernel of K positions, im2col
 // gathers cols[c * K + kk, p] = image[c, p * stride - padding + kk * dilation] (0 outside), one

@@ -70,13 +70,9 @@ Tag plain_tag(int64_t ndim) {
   static constexpr Tag kTags[] = {Tag::a, Tag::ab, Tag::abc, Tag::abcd, Tag::abcde, Tag::abcdef};
   return kTags[ndim - 1];
 }
-Tag channels_last_tag(int64_t ndim) {
-  return ndim == 3 ? Tag::acb : ndim == 4 ? Tag::acdb : Tag::acdeb;
-}
+Tag channels_last_tag(int64_t ndim) { return ndim == 3 ? Tag::acb : ndim == 4 ? Tag::acdb : Tag::acdeb; }
 
-memory::data_type dnnl_type(DType t) {
-  return t == DType::BFloat16 ? memory::data_type::bf16 : memory::data_type::f32;
-}
+memory::data_type dnnl_type(DType t) { return t == DType::BFloat16 ? memory::data_type::bf16 : memory::data_type::f32; }
 
 // Everything that decides the primitives: geometry, dtype, layouts. Flattened to integers.
 struct Key {
@@ -134,8 +130,8 @@ std::optional<Plan> try_plan(const Problem& p, bool any_activations, bool any_we
       plan.scratch_bytes = pd.scratchpad_desc().get_size();
       plan.prim = dnnl::deconvolution_forward(pd);
     } else {
-      dnnl::convolution_forward::desc d(kind, dnnl::algorithm::convolution_direct, src, weights, p.bias, dst,
-                                        p.strides, p.dilates, p.padding_l, p.padding_r);
+      dnnl::convolution_forward::desc d(kind, dnnl::algorithm::convolution_direct, src, weights, p.bias, dst, p.strides,
+                                        p.dilates, p.padding_l, p.padding_r);
       dnnl::convolution_forward::primitive_desc pd(d, attr, engine());
       plan.impl = pd.impl_info_str();
       plan.src = pd.src_desc(), plan.weights = pd.weights_desc(), plan.dst = pd.dst_desc();
@@ -256,8 +252,15 @@ Key key_of(const Operands& o, const meta::ConvGeometry& g, const Tensor& out) {
     k.v.push_back(static_cast<int64_t>(v.size()));
     k.v.insert(k.v.end(), v.begin(), v.end());
   };
-  k.v = {g.transposed, static_cast<int64_t>(out.dtype()), o.channels_last, o.b.has_value(), g.batch, g.in_channels,
-         g.out_channels, g.groups, o.w.is_contiguous()};
+  k.v = {g.transposed,
+         static_cast<int64_t>(out.dtype()),
+         o.channels_last,
+         o.b.has_value(),
+         g.batch,
+         g.in_channels,
+         g.out_channels,
+         g.groups,
+         o.w.is_contiguous()};
   add(g.in), add(g.kernel), add(g.stride), add(g.padding), add(g.dilation), add(g.output_padding);
   add(o.w.strides().vec());
   return k;
@@ -284,9 +287,9 @@ void execute(const Plan& plan, const Operands& o, const Tensor& out) {
   Tensor scratch = bytes(plan.scratch_bytes);
   std::unordered_map<int, dnnl::memory> args;
   if (plan.scratch_bytes > 0) {
-    args.emplace(DNNL_ARG_SCRATCHPAD, memory(memory::desc({static_cast<int64_t>(plan.scratch_bytes)},
-                                                          memory::data_type::u8, Tag::a),
-                                             e, scratch.data_ptr()));
+    args.emplace(DNNL_ARG_SCRATCHPAD,
+                 memory(memory::desc({static_cast<int64_t>(plan.scratch_bytes)}, memory::data_type::u8, Tag::a), e,
+                        scratch.data_ptr()));
   }
   // A kiln tensor as oneDNN memory, or (when the plan has a reorder for it) a buffer in the
   // primitive's format with the tensor reordered into it.

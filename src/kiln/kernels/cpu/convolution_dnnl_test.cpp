@@ -43,8 +43,7 @@ double relative_error(const Tensor& got, const Tensor& x, const Tensor& w, const
 }
 
 // Runs the case with the oneDNN path on and off; returns (oneDNN result, im2col result).
-std::pair<Tensor, Tensor> both_paths(const Tensor& x, const Tensor& w, const std::optional<Tensor>& b,
-                                     const Conv& c) {
+std::pair<Tensor, Tensor> both_paths(const Tensor& x, const Tensor& w, const std::optional<Tensor>& b, const Conv& c) {
   Tensor fast = run(x, w, b, c);
   bool was = cpu::set_dnnl_convolution_enabled(false);
   Tensor slow = run(x, w, b, c);
