@@ -1,7 +1,9 @@
-// CPU convolution, transposed convolution and convolution_backward, all as GEMMs over im2col
-// matrices (oneDNN for float32; float16/bfloat16 compute in float32; integer convolutions, as
-// PyTorch's CPU kernels, in their own type, wrapping). Any number of spatial dims from 1 to 3, with
-// stride, padding, dilation, groups and (transposed) output_padding.
+// CPU convolution, transposed convolution and convolution_backward. The forward in float32 and
+// bfloat16 goes to oneDNN's convolution primitives where they take the case (convolution_dnnl.h);
+// everything else runs here as GEMMs over im2col matrices (oneDNN matmul for float32;
+// float16/bfloat16 compute in float32; integer convolutions, as PyTorch's CPU kernels, in their own
+// type, wrapping). Any number of spatial dims from 1 to 3, with stride, padding, dilation, groups
+// and (transposed) output_padding.
 //
 // One picture serves all of them. For an image of C channels and a kernel of K positions, im2col
 // gathers cols[c * K + kk, p] = image[c, p * stride - padding + kk * dilation] (0 outside), one
@@ -14,6 +16,7 @@
 #include <array>
 
 #include "kiln/kernels/cpu/convert.h"
+#include "kiln/kernels/cpu/convolution_dnnl.h"
 #include "kiln/kernels/cpu/parallel.h"
 #include "kiln/kernels/meta/nn.h"
 #include "kiln/kernels/register.h"
@@ -169,6 +172,7 @@ void convolution_impl(const Tensor& input, const Tensor& weight, const std::opti
   meta::ConvGeometry g =
       meta::conv_geometry(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups);
   if (out.numel() == 0) return;
+  if (dnnl_convolution(input, weight, bias, g, out)) return;
   Operands o = operands(input, weight, g);
   Tensor result = transposed ? multiply_then_scatter(o.x, o.w, g.out_channels, picture(g, g.out, g.in))
                              : gather_then_multiply(o.x, g.in_channels, o.w, picture(g, g.in, g.out));
