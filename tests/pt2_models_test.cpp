@@ -1,9 +1,11 @@
 // Models exported by PyTorch 2.13 (tests/models/export_models.py) loaded from their .pt2 archives
-// and run by kiln, eagerly and compiled, against PyTorch's own outputs saved beside them. The small
+// and run by kiln, eagerly, compiled and from an ahead-of-time package, against PyTorch's own
+// outputs saved beside them. The small
 // fixtures are committed (tests/models/fixtures); the large ones are generated into the build tree
-// by the kiln_model_fixtures test (a CTest fixture), and a missing one fails here, naming the
+// by the kiln_models_export test (a CTest fixture), and a missing one fails here, naming the
 // command that makes it.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <filesystem>
@@ -12,6 +14,7 @@
 #include <sstream>
 
 #include "kiln/api/model.h"
+#include "kiln/api/package.h"
 #include "kiln/import/json.h"
 #include "kiln/import/npy.h"
 
@@ -103,6 +106,16 @@ void check_model(const std::string& name, const std::string& archive_key) {
   std::vector<Tensor> fast = compiled.run(inputs);
   for (size_t i = 0; i < expected.size(); ++i) {
     EXPECT_TRUE(close(fast[i], expected[i], rtol, atol)) << name << " (" << archive_key << ") compiled output " << i;
+  }
+  // Ahead of time: the package runs what the compiled model ran (its kernels come from the same cache).
+  std::string package =
+      (fs::temp_directory_path() / (name + "_" + archive_key + "_" + std::to_string(getpid()) + ".kiln")).string();
+  compile_package(model, package);
+  std::vector<Tensor> packaged = load_package(package).run(inputs);
+  fs::remove(package);
+  ASSERT_EQ(packaged.size(), expected.size());
+  for (size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_TRUE(close(packaged[i], expected[i], rtol, atol)) << name << " (" << archive_key << ") package output " << i;
   }
 }
 
