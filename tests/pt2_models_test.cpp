@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -107,6 +108,34 @@ void check_model(const std::string& name, const std::string& archive_key) {
   for (size_t i = 0; i < expected.size(); ++i) {
     EXPECT_TRUE(close(fast[i], expected[i], rtol, atol)) << name << " (" << archive_key << ") compiled output " << i;
   }
+  // The same through the command line, as a user runs it: kiln run, eager and --compile, and kiln
+  // compile then kiln run MODEL.kiln; each writes its outputs as .npy.
+  fs::path work = fs::temp_directory_path() / (name + "_" + archive_key + "_cli_" + std::to_string(getpid()));
+  std::string archive_path = (f->dir / archive->as_string()).string();
+  std::string input_args;
+  for (const auto& in : manifest.at("inputs").as_array()) {
+    input_args += " --input " + in.at("name").as_string() + "=" + (dir / in.at("file").as_string()).string();
+  }
+  std::string kiln_package = (work / "model.kiln").string();
+  const std::vector<std::pair<std::string, std::string>> runs = {
+      {"eager", "run " + archive_path + input_args},
+      {"compiled", "run " + archive_path + input_args + " --compile"},
+      {"package",
+       "compile " + archive_path + " -o " + kiln_package + " && " + KILN_CLI + " run " + kiln_package + input_args}};
+  for (const auto& [mode, command] : runs) {
+    fs::path out = work / mode;
+    std::string line = std::string(KILN_CLI) + " " + command + " --output-dir " + out.string() + " > " +
+                       (work / (mode + ".log")).string() + " 2>&1";
+    fs::create_directories(work);
+    ASSERT_EQ(std::system(line.c_str()), 0) << line << "\n" << read_text(work / (mode + ".log"));
+    for (size_t i = 0; i < expected.size(); ++i) {
+      Tensor got = read_npy((out / ("output_" + std::to_string(i) + ".npy")).string());
+      EXPECT_TRUE(close(got, expected[i], rtol, atol))
+          << name << " (" << archive_key << ") kiln " << mode << " output " << i;
+    }
+  }
+  fs::remove_all(work);
+
   // Ahead of time: the package runs what the compiled model ran (its kernels come from the same cache).
   std::string package =
       (fs::temp_directory_path() / (name + "_" + archive_key + "_" + std::to_string(getpid()) + ".kiln")).string();

@@ -48,6 +48,14 @@ size_t ModelSignature::num_outputs() const {
   }));
 }
 
+std::vector<std::string> ModelSignature::output_names() const {
+  std::vector<std::string> names;
+  for (const auto& o : outputs_) {
+    if (o.kind == import::OutputKind::UserOutput || o.kind == import::OutputKind::LossOutput) names.push_back(o.name);
+  }
+  return names;
+}
+
 std::vector<Tensor> ModelSignature::graph_inputs(const std::vector<Tensor>& user_inputs) const {
   KILN_CHECK(user_inputs.size() == user_.size(), "{}: the model takes {} inputs ({}), got {}", source_, user_.size(),
              fmt::join(input_names(), ", "), user_inputs.size());

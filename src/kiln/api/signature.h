@@ -24,6 +24,8 @@ class ModelSignature {
   std::vector<std::string> input_names() const;
   std::vector<graph::TensorMeta> input_metas() const;
   size_t num_outputs() const;
+  // The graph values the user outputs are, in order (as the exported program names them).
+  std::vector<std::string> output_names() const;
   const std::string& source() const { return source_; }
   const std::vector<import::InputSpec>& inputs() const { return inputs_; }
   const std::vector<import::OutputSpec>& outputs() const { return outputs_; }

@@ -124,7 +124,7 @@ double milliseconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 }
 
-void print_outputs(const std::vector<Tensor>& outputs) {
+void print_outputs(const std::vector<Tensor>& outputs, const std::vector<std::string>& names) {
   for (size_t i = 0; i < outputs.size(); ++i) {
     const Tensor& t = outputs[i];
     std::string checksum = "-";
@@ -132,7 +132,8 @@ void print_outputs(const std::vector<Tensor>& outputs) {
       Tensor d = t.to(DType::Float64);
       checksum = fmt::format("sum={:.9g} abs_sum={:.9g}", d.sum().item<double>(), d.abs().sum().item<double>());
     }
-    std::printf("output_%zu: %s[%s] %s\n", i, std::string(dtype_name(t.dtype())).c_str(),
+    std::printf("output_%zu (%s): %s[%s] %s\n", i, i < names.size() ? names[i].c_str() : "?",
+                std::string(dtype_name(t.dtype())).c_str(),
                 fmt::format("{}", fmt::join(t.sizes().shape(), ", ")).c_str(), checksum.c_str());
   }
 }
@@ -185,7 +186,7 @@ int run_command(const std::vector<std::string>& args) {
     times.push_back(milliseconds_since(start));
   }
   std::sort(times.begin(), times.end());
-  print_outputs(outputs);
+  print_outputs(outputs, signature.output_names());
   std::printf("%s: median %.3f ms over %d run%s (min %.3f, max %.3f)\n",
               package ? "package" : (compiled ? "compiled" : "eager"), times[times.size() / 2], o->repeat,
               o->repeat == 1 ? "" : "s", times.front(), times.back());
