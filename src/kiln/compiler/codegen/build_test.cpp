@@ -282,7 +282,9 @@ TEST(ParallelBuild, PartsLinkIntoOneLibraryAndReportProgress) {
   // No part's source or object is left behind; the same source is a cache hit, plan or not.
   for (const auto& e : std::filesystem::directory_iterator(dir)) {
     EXPECT_FALSE(e.path().string().ends_with(".o")) << e.path();
-    if (codegen_sanitizers().empty()) EXPECT_FALSE(e.path().string().ends_with(".cpp")) << e.path();
+    if (codegen_sanitizers().empty()) {
+      EXPECT_FALSE(e.path().string().ends_with(".cpp")) << e.path();
+    }
   }
   EXPECT_TRUE(compile_cpp(source)->from_cache());
   std::filesystem::remove_all(dir);
