@@ -54,6 +54,13 @@ TEST(Package, CompiledOnceThenLoadedAndRunWithoutACompiler) {
     EXPECT_LT(max_difference(out[0], expected), 1e-4f) << name;
     // Runs again (the memory plan's slots are reused) with the same answer.
     EXPECT_EQ(max_difference(p.run({x})[0], out[0]), 0.0f) << name;
+    // An input laid out otherwise (here: a view over a buffer with the dims reversed) is taken in the
+    // exported layout, not refused.
+    std::vector<int64_t> reversed;
+    for (int64_t d = x.dim() - 1; d >= 0; --d) reversed.push_back(d);
+    Tensor transposed = x.permute(reversed).contiguous().permute(reversed);
+    ASSERT_NE(transposed.strides().shape(), x.strides().shape());
+    EXPECT_EQ(max_difference(p.run({transposed})[0], out[0]), 0.0f) << name;
     fs::remove(path);
   }
 }

@@ -48,6 +48,21 @@ size_t ModelSignature::num_outputs() const {
   }));
 }
 
+namespace {
+
+// `t` laid out as the export's input was (compiled code is specialized to those strides): itself
+// when its strides already agree (size-1 dims aside), else a copy in that layout.
+Tensor with_strides(const Tensor& t, const Shape& strides) {
+  bool same = true;
+  for (size_t d = 0; d < strides.size(); ++d) same = same && (t.sizes()[d] == 1 || t.strides()[d] == strides[d]);
+  if (same || t.numel() == 0) return t;
+  Tensor copy(empty_strided_tensor(t.sizes(), strides, t.dtype(), t.device()));
+  copy.copy_(t);
+  return copy;
+}
+
+}  // namespace
+
 std::vector<std::string> ModelSignature::output_names() const {
   std::vector<std::string> names;
   for (const auto& o : outputs_) {
@@ -70,7 +85,7 @@ std::vector<Tensor> ModelSignature::graph_inputs(const std::vector<Tensor>& user
                "{}: input '{}' is {}[{}] on {}; the model was exported for {}[{}] on {} (kiln loads static shapes)",
                source_, inputs_[i].target, t.dtype(), fmt::join(t.sizes().shape(), ", "), t.device(), m.dtype,
                fmt::join(m.sizes, ", "), m.device);
-    all[i] = t;
+    all[i] = t.device() == kMeta ? t : with_strides(t, m.strides);
   }
   return all;
 }

@@ -32,8 +32,10 @@ class ModelSignature {
   const std::vector<graph::TensorMeta>& metas() const { return metas_; }
   const std::vector<Tensor>& bound() const { return bound_; }
 
-  // Every graph input: the bound tensors with the user's in their places. Throws kiln::Error
-  // naming the input when a count, dtype, size or device differs from the export.
+  // Every graph input: the bound tensors with the user's in their places, a user input whose
+  // strides differ from the export's copied into the exported layout (a transposed view, a
+  // Fortran-order .npy). Throws kiln::Error naming the input when a count, dtype, size or device
+  // differs from the export.
   std::vector<Tensor> graph_inputs(const std::vector<Tensor>& user_inputs) const;
   // Writes buffer and user-input mutations back and returns the user outputs.
   std::vector<Tensor> user_outputs(const std::vector<Tensor>& user_inputs, const std::vector<Tensor>& outputs) const;
