@@ -188,14 +188,15 @@ void compile_package(const Model& model, const std::string& path, const PackageO
   KILN_CHECK_KIND(graph::print(graph::parse(text)) == text, ErrorKind::Internal,
                   "compile_package: {}: the prims graph does not print and parse back to itself", sig.source());
 
-  progress("generating code");
-  compiler::CompiledGraph c = compiler::run_pipeline(g, /*build=*/false, pipeline_options(emulate));
-  progress(fmt::format("compiling {} kernels", c.source.kernels.size()));
+  // The kernels are built from the graph as the package stores it (parsed back), which is what a load
+  // regenerates and checks against.
+  progress("generating and compiling code");
   compiler::PipelineOptions build_options = pipeline_options(emulate);
   build_options.build_progress = [&](size_t done, size_t total) {
     progress(fmt::format("compiled {} of {} kernels", done, total));
   };
-  c = compiler::run_pipeline(g = graph::parse(text), /*build=*/true, build_options);
+  graph::Graph stored = graph::parse(text);
+  compiler::CompiledGraph c = compiler::run_pipeline(stored, /*build=*/true, build_options);
   std::string source_hash = sha256_hex(c.source.code);
 
   progress("writing " + path);

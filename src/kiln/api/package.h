@@ -27,7 +27,8 @@ namespace kiln {
 
 struct PackageOptions {
   CompileOptions compile;  // the backend must be "inductor"
-  // Called with a line per stage (loading, tracing, generating, compiling N kernels, writing).
+  // Called with a line per stage (tracing, generating and compiling, kernels compiled of how many,
+  // writing).
   std::function<void(const std::string&)> progress;
 };
 
