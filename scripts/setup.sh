@@ -19,7 +19,7 @@ python=0
 for mode in "$@"; do
   case "$mode" in
     python) python=1
-            packages+=(python3-venv ca-certificates) ;;
+            packages+=(python3-venv python3-dev ca-certificates) ;;
     bench)  packages+=(python3 python3-torch python3-numpy libopenblas0-pthread) ;;
     format) packages+=(clang-format) ;;
     *)      echo "setup: unknown mode '$mode' (expected: python, bench, format)" >&2; exit 2 ;;

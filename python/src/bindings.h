@@ -1,0 +1,17 @@
+// The pieces of kiln's Python module (module.cpp puts them together).
+#pragma once
+
+#include <nanobind/nanobind.h>
+
+#include "kiln/ops/tensor.h"
+
+namespace kiln::python {
+
+// A kiln tensor from a kiln.Tensor, a DLPack capsule or any object with __dlpack__ (zero-copy).
+Tensor tensor_from_object(nanobind::handle obj);
+
+void bind_tensor(nanobind::module_& m);
+void bind_graph(nanobind::module_& m);
+void bind_model(nanobind::module_& m);
+
+}  // namespace kiln::python
