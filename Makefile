@@ -25,7 +25,10 @@ run: build
 	@$(BUILD)/kiln demo
 	@$(BUILD)/kiln explain mlp
 
-test: setup-python build
+# Configured again after setup-python: the Python package (python/) is built once .venv has nanobind.
+test: setup-python
+	@cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release $(CMAKE_ARGS) >/dev/null
+	@cmake --build $(BUILD) -j $(JOBS)
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
 test-asan: setup-python

@@ -34,16 +34,18 @@ if(NOT IS_ABSOLUTE "${lib_from_bin}")
 endif()
 set_target_properties(kiln PROPERTIES INSTALL_RPATH_USE_LINK_PATH ON)
 set_target_properties(kiln_cli PROPERTIES INSTALL_RPATH "${lib_from_bin}" INSTALL_RPATH_USE_LINK_PATH ON)
-install(TARGETS kiln EXPORT kilnTargets LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+install(TARGETS kiln EXPORT kilnTargets LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT python)
 install(TARGETS kiln_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 
+# The library and the headers are also part of the Python package: pip install . (pyproject.toml)
+# installs the component "python" only, under kiln/ (lib/libkiln.so beside the module, include/).
 # Headers. The test helpers include GoogleTest or zlib and are no part of the library's interface.
-install(DIRECTORY ${PROJECT_SOURCE_DIR}/src/kiln DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/src/kiln DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT python
         FILES_MATCHING PATTERN "*.h"
         PATTERN "*_for_tests.h" EXCLUDE
         PATTERN "*_test_util.h" EXCLUDE
         PATTERN "*_testing.h" EXCLUDE)
-install(DIRECTORY ${PROJECT_BINARY_DIR}/generated/kiln DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
+install(DIRECTORY ${PROJECT_BINARY_DIR}/generated/kiln DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT python
         FILES_MATCHING PATTERN "*.h" PATTERN "*.inc")
 
 # The CMake package: targets (kiln::kiln), a config that finds the public dependencies again, and

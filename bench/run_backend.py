@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+"""torch.compile(backend="kiln") against PyTorch eager and torch.compile() (Inductor), CPU (issue 13).
+
+Each model of the zoo (tests/models/export_models.py) runs in PROCESSES separate processes
+(bench/backend_one.py); each process runs eager, Inductor and kiln on the same inputs with the same
+threads, checking every compiled result against eager before timing it, and the order of the two
+compilers alternates between processes. The table reports, per model, the median of the process
+medians (min-max over processes) in milliseconds and each compiler's cold first call (fresh caches,
+Dynamo's own set-up paid beforehand), and the geometric means of Inductor / kiln.
+
+Usage: run_backend.py --python .venv/bin/python [--models mlp,cnn,...] [--processes 3]
+                      [--threads N] [--reps 20] [--out bench/results/backend_cpu.md] [--report-from X.jsonl]
+The interpreter must import torch and kiln (PYTHONPATH=build/python for the build tree).
+"""
+import argparse
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+MODELS = ["mlp", "cnn", "transformer_encoder_layer", "gpt_block", "resnet18", "mobilenet_v3_small", "gpt2", "bert", "vit"]
+
+
+def spread(values, fmt="{:.3f}"):
+    med = statistics.median(values)
+    if len(values) == 1:
+        return med, fmt.format(med)
+    return med, f"{fmt.format(med)} ({fmt.format(min(values))}-{fmt.format(max(values))})"
+
+
+def report(rows: list[dict]) -> str:
+    by_model: dict[str, list[dict]] = {}
+    for r in rows:
+        by_model.setdefault(r["model"], []).append(r)
+    head = rows[0]
+    lines = [
+        f"PyTorch {head['torch']}, {head['threads']} threads; ms: median of process medians (min-max), "
+        f"{max(len(v) for v in by_model.values())} processes per model; cold: first call, fresh caches, s.",
+        "",
+        "| model | eager | torch.compile | kiln | torch.compile / kiln | torch.compile cold s | kiln cold s | cold ratio | kiln fallbacks |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    speed, cold = [], []
+    for model in [m for m in MODELS if m in by_model] + sorted(set(by_model) - set(MODELS)):
+        rs = by_model[model]
+        e, e_text = spread([r["eager"]["median_ms"] for r in rs])
+        i, i_text = spread([r["inductor"]["median_ms"] for r in rs])
+        k, k_text = spread([r["kiln"]["median_ms"] for r in rs])
+        ic, ic_text = spread([r["inductor"]["first_s"] for r in rs], "{:.2f}")
+        kc, kc_text = spread([r["kiln"]["first_s"] for r in rs], "{:.2f}")
+        fallbacks = sorted({op for r in rs for op in r["kiln"].get("fallback_ops", {})})
+        speed.append(i / k)
+        cold.append(ic / kc)
+        lines.append(f"| {model} | {e_text} | {i_text} | {k_text} | **{i / k:.2f}** | {ic_text} | {kc_text} | "
+                     f"{ic / kc:.1f} | {', '.join(fallbacks) or '-'} |")
+    geo = lambda xs: math.exp(sum(map(math.log, xs)) / len(xs))  # noqa: E731
+    lines += ["", f"Geometric mean of torch.compile / kiln: **{geo(speed):.2f}** (run time), **{geo(cold):.1f}** (cold compile)."]
+    return "\n".join(lines) + "\n"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--python", default=sys.executable)
+    ap.add_argument("--models", default=",".join(MODELS))
+    ap.add_argument("--processes", type=int, default=3)
+    ap.add_argument("--threads", type=int, default=os.cpu_count())
+    ap.add_argument("--reps", type=int, default=20)
+    ap.add_argument("--out", default=str(HERE / "results" / "backend_cpu.md"))
+    ap.add_argument("--report-from", nargs="*")
+    a = ap.parse_args()
+    rows = []
+    if a.report_from:
+        for path in a.report_from:
+            rows += [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
+    else:
+        jsonl = Path(a.out).with_suffix(".jsonl")
+        jsonl.parent.mkdir(parents=True, exist_ok=True)
+        with jsonl.open("w") as sink:
+            for p in range(a.processes):
+                for model in a.models.split(","):
+                    order = "eager,inductor,kiln" if p % 2 == 0 else "eager,kiln,inductor"
+                    cmd = [a.python, str(HERE / "backend_one.py"), "--model", model, "--order", order,
+                           "--threads", str(a.threads), "--reps", str(a.reps)]
+                    out = subprocess.run(cmd, capture_output=True, text=True)
+                    if out.returncode != 0:
+                        sys.stderr.write(out.stderr[-4000:])
+                        sys.exit(f"{model}: process failed (exit {out.returncode})")
+                    row = json.loads(out.stdout.strip().splitlines()[-1])
+                    rows.append(row)
+                    sink.write(json.dumps(row) + "\n")
+                    sink.flush()
+                    print(f"{model} [{order}]: eager {row['eager']['median_ms']:.3f} ms, inductor "
+                          f"{row['inductor']['median_ms']:.3f} ms, kiln {row['kiln']['median_ms']:.3f} ms; cold "
+                          f"{row['inductor']['first_s']:.1f} s / {row['kiln']['first_s']:.1f} s", flush=True)
+    text = report(rows)
+    Path(a.out).write_text(text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
