@@ -10,10 +10,6 @@ from . import _kiln
 from ._fx import FxImporter, Unsupported
 
 
-def _zeros_like(t: torch.Tensor) -> torch.Tensor:
-    return torch.empty_strided(tuple(t.shape), tuple(t.stride()), dtype=t.dtype, device=t.device).zero_()
-
-
 def explain_function(fn: Callable, example_inputs: tuple[Any, ...]) -> str:
     """Captures ``fn(*example_inputs)`` as torch.compile(backend="kiln") would (TorchDynamo, then AOT
     autograd's inference graph in Core ATen) and explains each graph."""
@@ -29,8 +25,7 @@ def explain_function(fn: Callable, example_inputs: tuple[Any, ...]) -> str:
         except Unsupported as e:
             texts.append(f"#### graph {index}: PyTorch runs it (kiln cannot take {e})\n{gm.print_readable(False)}")
         else:
-            examples = [_zeros_like(t) for t in inputs] + list(imported.constants)
-            text = _kiln.explain_graph(imported.graph, examples, imported.input_names)
+            text = _kiln.explain_graph(imported.graph, imported.input_names)
             texts.append(f"#### graph {index}: {len(imported.ops)} Core ATen ops from TorchDynamo\n{text}")
 
         def run(args):

@@ -1,5 +1,6 @@
 // The backend's C++ half: PyTorch's FX graphs arrive through import::GraphImporter (the importer the
 // `.pt2` loader uses), become a kiln graph, and compile with kiln::compile's pipeline.
+#include <cstring>
 #include <memory>
 #include <optional>
 
@@ -189,12 +190,18 @@ void bind_graph(nb::module_& m) {
 
   m.def(
       "explain_graph",
-      [](const GraphHandle& g, nb::handle inputs, const std::vector<std::string>& names) {
-        std::vector<Tensor> tensors;
-        for (nb::handle obj : inputs) tensors.push_back(tensor_from_object(obj));
-        return explain(interpreter(g.graph), tensors, names);
+      [](const GraphHandle& g, const std::vector<std::string>& names) {
+        // Explaining needs only the inputs' dtypes, sizes and strides: zero-filled stand-ins.
+        std::vector<Tensor> examples;
+        for (const graph::Node* p : g.graph->placeholders()) {
+          const graph::TensorMeta& m = p->meta().at(0);
+          Tensor t(empty_strided_tensor(m.sizes, m.strides, m.dtype, m.device));
+          if (t.storage()->data()) std::memset(t.storage()->data(), 0, t.storage()->nbytes());
+          examples.push_back(std::move(t));
+        }
+        return explain(interpreter(g.graph), examples, names);
       },
-      nb::arg("graph"), nb::arg("inputs"), nb::arg("names"));
+      nb::arg("graph"), nb::arg("names"));
   m.def("has_op", &has_op, nb::arg("name"));
 }
 
