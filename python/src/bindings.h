@@ -10,6 +10,9 @@ namespace kiln::python {
 // A kiln tensor from a kiln.Tensor, a DLPack capsule or any object with __dlpack__ (zero-copy).
 Tensor tensor_from_object(nanobind::handle obj);
 
+// A torch.Tensor sharing `t`'s memory (torch must be imported).
+nanobind::object to_torch(const Tensor& t);
+
 void bind_tensor(nanobind::module_& m);
 void bind_graph(nanobind::module_& m);
 void bind_model(nanobind::module_& m);

@@ -142,8 +142,7 @@ Tensor wrap(const dl::Tensor& d, std::function<void(void*)> release) {
 
 std::pair<int32_t, int32_t> dlpack_device(Device device) {
   if (device.is_cuda()) return {dl::kCUDA, device.index < 0 ? 0 : device.index};
-  KILN_CHECK_KIND(device.is_cpu(), ErrorKind::NotImplemented, "to_dlpack: a {} tensor has no DLPack device",
-                  device);
+  KILN_CHECK_KIND(device.is_cpu(), ErrorKind::NotImplemented, "to_dlpack: a {} tensor has no DLPack device", device);
   return {dl::kCPU, 0};
 }
 
@@ -184,7 +183,7 @@ Tensor from_capsule(PyObject* capsule) {
     return t;
   }
   KILN_CHECK(PyCapsule_IsValid(capsule, kLegacyName),
-                   "from_dlpack: expected an unused DLPack capsule ('dltensor' or 'dltensor_versioned')");
+             "from_dlpack: expected an unused DLPack capsule ('dltensor' or 'dltensor_versioned')");
   auto* m = static_cast<dl::ManagedTensor*>(PyCapsule_GetPointer(capsule, kLegacyName));
   Tensor t = wrap(m->dl_tensor, [m](void*) {
     if (m->deleter) m->deleter(m);

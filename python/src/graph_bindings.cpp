@@ -38,46 +38,45 @@ std::vector<T> cast_list(nb::handle list) {
 
 // One argument as the Python side tags it (python/kiln/_fx.py): plain None/bool/int/float/str and
 // lists of them, or a (tag, payload) tuple for tensors and PyTorch's enum-like types.
-import::CallArg call_arg(nb::handle v, const std::string& what) {
-  if (v.is_none()) return Value();
-  if (nb::isinstance<nb::bool_>(v)) return Value(nb::cast<bool>(v));
-  if (nb::isinstance<nb::int_>(v)) return Value(nb::cast<int64_t>(v));
-  if (nb::isinstance<nb::float_>(v)) return Value(nb::cast<double>(v));
-  if (nb::isinstance<nb::str>(v)) return Value(nb::cast<std::string>(v));
-  KILN_CHECK_TYPE(nb::isinstance<nb::tuple>(v) && nb::len(v) == 2, "{}: argument {} is not one kiln reads", what,
-                  nb::cast<std::string>(nb::repr(v)));
-  auto tag = nb::cast<std::string>(v[0]);
-  nb::handle payload = v[1];
-  if (tag == "tensor") return import::TensorName{nb::cast<std::string>(payload)};
-  if (tag == "tensors") {
-    std::vector<std::optional<import::TensorName>> list;
-    for (nb::handle e : payload) {
-      if (e.is_none()) {
-        list.emplace_back();
-      } else {
-        list.emplace_back(import::TensorName{nb::cast<std::string>(e)});
-      }
+import::CallArg call_arg(nb::handle v, const std::string& what){if (v.is_none()) return Value();
+if (nb::isinstance<nb::bool_>(v)) return Value(nb::cast<bool>(v));
+if (nb::isinstance<nb::int_>(v)) return Value(nb::cast<int64_t>(v));
+if (nb::isinstance<nb::float_>(v)) return Value(nb::cast<double>(v));
+if (nb::isinstance<nb::str>(v)) return Value(nb::cast<std::string>(v));
+KILN_CHECK_TYPE(nb::isinstance<nb::tuple>(v) && nb::len(v) == 2, "{}: argument {} is not one kiln reads", what,
+                nb::cast<std::string>(nb::repr(v)));
+auto tag = nb::cast<std::string>(v[0]);
+nb::handle payload = v[1];
+if (tag == "tensor") return import::TensorName{nb::cast<std::string>(payload)};
+if (tag == "tensors") {
+  std::vector<std::optional<import::TensorName>> list;
+  for (nb::handle e : payload) {
+    if (e.is_none()) {
+      list.emplace_back();
+    } else {
+      list.emplace_back(import::TensorName{nb::cast<std::string>(e)});
     }
-    return list;
   }
-  if (tag == "ints") return Value(cast_list<int64_t>(payload));
-  if (tag == "floats") return Value(cast_list<double>(payload));
-  if (tag == "bools") return Value(cast_list<bool>(payload));
-  if (tag == "dtype") return Value(dtype_arg(nb::cast<std::string>(payload), what));
-  if (tag == "device") return Value(Device::parse(nb::cast<std::string>(payload)));
-  if (tag == "layout") {
-    auto layout = nb::cast<std::string>(payload);
-    KILN_CHECK_KIND(layout == "strided", ErrorKind::NotImplemented, "{}: layout {} is not strided", what, layout);
-    return Value(Layout::Strided);
-  }
-  if (tag == "memory_format") {
-    auto name = nb::cast<std::string>(payload);
-    auto f = parse_memory_format(name);
-    KILN_CHECK_KIND(f.has_value(), ErrorKind::NotImplemented, "{}: memory format {} is not supported", what, name);
-    return Value(*f);
-  }
-  KILN_FAIL(ErrorKind::Type, "{}: argument tag '{}' is not one kiln reads", what, tag);
+  return list;
 }
+if (tag == "ints") return Value(cast_list<int64_t>(payload));
+if (tag == "floats") return Value(cast_list<double>(payload));
+if (tag == "bools") return Value(cast_list<bool>(payload));
+if (tag == "dtype") return Value(dtype_arg(nb::cast<std::string>(payload), what));
+if (tag == "device") return Value(Device::parse(nb::cast<std::string>(payload)));
+if (tag == "layout") {
+  auto layout = nb::cast<std::string>(payload);
+  KILN_CHECK_KIND(layout == "strided", ErrorKind::NotImplemented, "{}: layout {} is not strided", what, layout);
+  return Value(Layout::Strided);
+}
+if (tag == "memory_format") {
+  auto name = nb::cast<std::string>(payload);
+  auto f = parse_memory_format(name);
+  KILN_CHECK_KIND(f.has_value(), ErrorKind::NotImplemented, "{}: memory format {} is not supported", what, name);
+  return Value(*f);
+}
+KILN_FAIL(ErrorKind::Type, "{}: argument tag '{}' is not one kiln reads", what, tag);
+}  // namespace
 
 graph::TensorMeta tensor_meta(const std::string& dtype, const std::vector<int64_t>& sizes,
                               const std::vector<int64_t>& strides, const std::string& device, const std::string& what) {
@@ -113,6 +112,13 @@ class CompiledGraph {
     nb::gil_scoped_release release;
     return fn_(tensors);
   }
+  // run, with the results as torch tensors (over kiln's memory).
+  nb::list run_torch(nb::handle inputs) {
+    std::vector<Tensor> results = run(inputs);
+    nb::list out;
+    for (const Tensor& t : results) out.append(to_torch(t));
+    return out;
+  }
   size_t compiled_signatures() const { return fn_.compiled_signatures(); }
 
  private:
@@ -126,7 +132,7 @@ bool has_op(const std::string& name) {
   return op && op->runs_on(DispatchKey::CPU);
 }
 
-}  // namespace
+}  // namespace kiln::python
 
 void bind_graph(nb::module_& m) {
   nb::class_<GraphHandle>(m, "Graph", "A kiln graph (graph/graph.h); str() prints its IR text.")
@@ -167,8 +173,8 @@ void bind_graph(nb::module_& m) {
                 metas.emplace_back();
                 continue;
               }
-              metas.push_back(import::RecordedMeta{dtype_arg(r->first, "node " + node),
-                                                   Shape(r->second.begin(), r->second.end())});
+              metas.push_back(
+                  import::RecordedMeta{dtype_arg(r->first, "node " + node), Shape(r->second.begin(), r->second.end())});
             }
             self.call(node, op, call_args, outputs, metas);
           },
@@ -186,6 +192,8 @@ void bind_graph(nb::module_& m) {
       .def("run", &CompiledGraph::run, nb::arg("inputs"),
            "Runs on `inputs` (kiln or DLPack tensors, shared without copies); compiles a new input\n"
            "signature on its first call.")
+      .def("run_torch", &CompiledGraph::run_torch, nb::arg("inputs"),
+           "run, returning torch tensors that share kiln's results' memory.")
       .def_prop_ro("compiled_signatures", &CompiledGraph::compiled_signatures);
 
   m.def(

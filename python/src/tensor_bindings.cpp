@@ -10,9 +10,45 @@ namespace nb = nanobind;
 
 namespace kiln::python {
 
+namespace {
+
+// PyTorch's own DLPack entry points, once torch is imported (kiln never imports it itself):
+// torch.utils.dlpack.to_dlpack takes a tensor straight to a capsule, skipping Tensor.__dlpack__'s
+// Python-level checks (ten times faster; it also reads tensors that require grad, as kiln should:
+// values only, autograd stays PyTorch's). Held for the life of the process (never destroyed, so
+// nothing is released after the interpreter is gone).
+struct TorchHooks {
+  nb::object tensor_type, to_dlpack, from_dlpack;
+};
+
+const TorchHooks* torch_hooks() {
+  static const TorchHooks* hooks = nullptr;
+  if (hooks) return hooks;
+  nb::dict modules = nb::borrow<nb::dict>(nb::module_::import_("sys").attr("modules"));
+  if (!modules.contains("torch")) return nullptr;
+  nb::module_ dlpack = nb::module_::import_("torch.utils.dlpack");
+  hooks = new TorchHooks{nb::module_::import_("torch").attr("Tensor"), dlpack.attr("to_dlpack"),
+                         dlpack.attr("from_dlpack")};
+  return hooks;
+}
+
+}  // namespace
+
+nb::object to_torch(const Tensor& t) {
+  const TorchHooks* hooks = torch_hooks();
+  KILN_CHECK_KIND(hooks, ErrorKind::NotImplemented, "to_torch: torch is not imported");
+  PyObject* capsule = to_capsule(t, /*versioned=*/false);
+  if (!capsule) throw nb::python_error();
+  return hooks->from_dlpack(nb::steal(capsule));
+}
+
 Tensor tensor_from_object(nb::handle obj) {
   if (nb::isinstance<Tensor>(obj)) return nb::cast<Tensor>(obj);
   if (PyCapsule_CheckExact(obj.ptr())) return from_capsule(obj.ptr());
+  if (const TorchHooks* hooks = torch_hooks(); hooks && PyObject_IsInstance(obj.ptr(), hooks->tensor_type.ptr()) == 1) {
+    nb::object capsule = hooks->to_dlpack(obj);
+    return from_capsule(capsule.ptr());
+  }
   KILN_CHECK_TYPE(nb::hasattr(obj, "__dlpack__"), "from_dlpack: a {} is neither a kiln.Tensor nor has __dlpack__",
                   nb::type_name(obj.type()).c_str());
   nb::object source = nb::borrow(obj);
@@ -29,8 +65,7 @@ void bind_tensor(nb::module_& m) {
   nb::class_<Tensor>(m, "Tensor",
                      "A kiln tensor. Shares memory with PyTorch and NumPy through DLPack:\n"
                      "torch.from_dlpack(t) and kiln.from_dlpack(torch_tensor) copy nothing.")
-      .def_prop_ro("shape",
-                   [](const Tensor& t) { return std::vector<int64_t>(t.sizes().begin(), t.sizes().end()); })
+      .def_prop_ro("shape", [](const Tensor& t) { return std::vector<int64_t>(t.sizes().begin(), t.sizes().end()); })
       .def_prop_ro("strides",
                    [](const Tensor& t) { return std::vector<int64_t>(t.strides().begin(), t.strides().end()); })
       .def_prop_ro("storage_offset", &Tensor::storage_offset)

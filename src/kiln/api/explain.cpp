@@ -44,17 +44,16 @@ std::string decompositions_text(const char* title, const std::vector<trace::Deco
 
 std::string explain(const trace::TracedFn& fn, const std::vector<Tensor>& example_inputs,
                     const std::vector<std::string>& names) {
-  graph::Graph aten = trace::trace(fn, example_inputs,
-                                   trace::TraceOptions{.level = trace::Level::ATen, .names = names});
+  graph::Graph aten =
+      trace::trace(fn, example_inputs, trace::TraceOptions{.level = trace::Level::ATen, .names = names});
   graph::verify_level(aten, graph::IrLevel::ATen);
   std::string out = fmt::format("== aten: the ops the function called ({})\n{}", op_counts(aten), graph::print(aten));
 
   std::vector<trace::Decomposition> decompositions;
-  graph::Graph core = trace::trace(fn, example_inputs,
-                                   trace::TraceOptions{.level = trace::Level::Core,
-                                                       .names = names,
-                                                       .table = nullptr,
-                                                       .decompositions = &decompositions});
+  graph::Graph core = trace::trace(
+      fn, example_inputs,
+      trace::TraceOptions{
+          .level = trace::Level::Core, .names = names, .table = nullptr, .decompositions = &decompositions});
   graph::verify_level(core, graph::IrLevel::Core);
   out += fmt::format("\n== core: Core ATen only ({})\n{}", op_counts(core), graph::print(core));
 

@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "kiln/api/model.h"
 #include "kiln/api/explain.h"
+#include "kiln/api/model.h"
 #include "kiln/graph/printer.h"
 #include "kiln/tools/commands.h"
 #include "kiln/tools/models.h"
