@@ -106,9 +106,7 @@ class CompiledGraph {
                           CompileOptions{.backend = backend, .emulate_precision_casts = emulate_precision_casts})) {}
 
   std::vector<Tensor> run(nb::handle inputs) {
-    std::vector<Tensor> tensors;
-    tensors.reserve(nb::len(inputs));
-    for (nb::handle obj : inputs) tensors.push_back(tensor_from_object(obj));
+    std::vector<Tensor> tensors = tensors_from_objects(inputs);
     nb::gil_scoped_release release;
     return fn_(tensors);
   }

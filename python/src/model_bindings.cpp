@@ -11,22 +11,12 @@
 namespace nb = nanobind;
 
 namespace kiln::python {
-namespace {
-
-std::vector<Tensor> tensors_of(nb::handle inputs) {
-  std::vector<Tensor> tensors;
-  for (nb::handle obj : inputs) tensors.push_back(tensor_from_object(obj));
-  return tensors;
-}
-
-}  // namespace
-
 void bind_model(nb::module_& m) {
   nb::class_<CompiledModel>(m, "CompiledModel", "A loaded model compiled by kiln::compile.")
       .def(
           "run",
           [](CompiledModel& self, nb::handle inputs) {
-            auto tensors = tensors_of(inputs);
+            auto tensors = tensors_from_objects(inputs);
             nb::gil_scoped_release release;
             return self.run(tensors);
           },
@@ -39,7 +29,7 @@ void bind_model(nb::module_& m) {
       .def(
           "run",
           [](const Model& self, nb::handle inputs) {
-            auto tensors = tensors_of(inputs);
+            auto tensors = tensors_from_objects(inputs);
             nb::gil_scoped_release release;
             return self.run(tensors);
           },
@@ -52,7 +42,7 @@ void bind_model(nb::module_& m) {
       .def(
           "run",
           [](const Package& self, nb::handle inputs) {
-            auto tensors = tensors_of(inputs);
+            auto tensors = tensors_from_objects(inputs);
             nb::gil_scoped_release release;
             return self.run(tensors);
           },

@@ -61,6 +61,13 @@ Tensor tensor_from_object(nb::handle obj) {
   return from_capsule(capsule.ptr());
 }
 
+std::vector<Tensor> tensors_from_objects(nb::handle sequence) {
+  std::vector<Tensor> tensors;
+  tensors.reserve(nb::len(sequence));
+  for (nb::handle obj : sequence) tensors.push_back(tensor_from_object(obj));
+  return tensors;
+}
+
 void bind_tensor(nb::module_& m) {
   nb::class_<Tensor>(m, "Tensor",
                      "A kiln tensor. Shares memory with PyTorch and NumPy through DLPack:\n"
