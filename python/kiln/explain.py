@@ -17,8 +17,9 @@ def _zeros_like(t: torch.Tensor) -> torch.Tensor:
 def explain_function(fn: Callable, example_inputs: tuple[Any, ...]) -> str:
     """Captures ``fn(*example_inputs)`` as torch.compile(backend="kiln") would (TorchDynamo, then AOT
     autograd's inference graph in Core ATen) and explains each graph."""
-    from torch._decomp import core_aten_decompositions
     from torch._dynamo.backends.common import aot_autograd
+
+    from .backend import _decompositions
 
     texts: list[str] = []
 
@@ -41,7 +42,7 @@ def explain_function(fn: Callable, example_inputs: tuple[Any, ...]) -> str:
         run._boxed_call = True
         return run
 
-    backend = aot_autograd(fw_compiler=explain_graph, decompositions=core_aten_decompositions())
+    backend = aot_autograd(fw_compiler=explain_graph, decompositions=_decompositions())
     with torch.no_grad():
         torch.compile(fn, backend=backend, dynamic=False)(*example_inputs)
     return "\n".join(texts)
