@@ -30,8 +30,13 @@ def explain_function(fn: Callable, example_inputs: tuple[Any, ...]) -> str:
         except Unsupported as e:
             texts.append(f"#### graph {index}: PyTorch runs it (kiln cannot take {e})\n{gm.print_readable(False)}")
         else:
-            examples = [_zeros_like(t) for t in inputs] + list(imported.constants)
-            text = _kiln.explain_graph(imported.graph, examples, imported.input_names)
+            # AOT autograd's example inputs are fake tensors (no data) under its fake mode: the
+            # examples kiln runs on must be real ones.
+            from torch._subclasses.fake_tensor import unset_fake_temporarily
+
+            with unset_fake_temporarily():
+                examples = [_zeros_like(t) for t in inputs] + list(imported.constants)
+                text = _kiln.explain_graph(imported.graph, examples, imported.input_names)
             texts.append(f"#### graph {index}: {len(imported.ops)} Core ATen ops from TorchDynamo\n{text}")
 
         def run(args):
