@@ -4,8 +4,10 @@ Inference: every model of tests/models (an MLP, a CNN with batch norm and poolin
 nn.TransformerEncoderLayer, the resnet18 and mobilenet_v3_small architectures, Hugging Face GPT-2,
 BERT and ViT from small configs with random weights) in eval mode under no_grad, outputs compared
 with eager's. Training: one step of the MLP, the CNN (batch norm in training mode) and GPT-2 with the
-loss inside the compiled function; the loss, every parameter's gradient, batch norm's running
-statistics, and the parameters after an SGD step compared with eager's.
+loss inside the compiled function; the loss, every parameter's gradient and batch norm's running
+statistics compared with eager's, then the loss of a second step after an SGD step (the compiled
+graphs read the updated parameters). Also: nn.TransformerEncoderLayer's fast path with norm_first
+and GELU, and kiln.explain of the MLP.
 
 The models, their inputs, batch norm calibration and the float32 tolerances come from
 tests/models/export_models.py (the .pt2 fixtures' exporter), so these tests and the loader's test the
@@ -14,7 +16,7 @@ quarter of assert_close's float32 defaults gets a looser atol (a power of ten at
 since kiln is a second float32 implementation that may err as much in another direction. Gradients
 get the same rule, per tensor.
 
-Every test also asserts that kiln compiled the graphs (``kiln.backend.stats``): at least one kiln
+Every compiling test also asserts that kiln compiled the graphs (``kiln.backend.stats``): at least one kiln
 region and no op that fell back to PyTorch.
 """
 
