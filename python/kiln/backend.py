@@ -75,9 +75,11 @@ class Options:
 class KilnGraph:
     """A graph imported into kiln and compiled, called with the FX graph's arguments (boxed)."""
 
-    _boxed_call = True
-
     def __init__(self, imported: ImportedGraph, options: Options):
+        # An instance attribute, not a class one: AOT autograd wraps backward graphs in
+        # torch._dynamo.disable, whose functools.wraps copies the instance's __dict__ only; a
+        # wrapper without the flag would be called unboxed (one argument per input).
+        self._boxed_call = True
         self.imported = imported
         self.compiled = _kiln.CompiledGraph(imported.graph, options.backend, options.emulate_precision_casts)
 
@@ -235,10 +237,23 @@ def kiln_backend(gm: torch.fx.GraphModule, example_inputs: list[Any], options: d
     if kwargs.get("mode") not in (None, "default"):
         raise _kiln.Error(f"torch.compile(backend='kiln'): mode={kwargs['mode']!r} is not supported; use options")
     opts = Options.parse(options)
-    from torch._decomp import core_aten_decompositions
     from torch._dynamo.backends.common import aot_autograd
 
     def compiler(graph: torch.fx.GraphModule, inputs: list[Any]) -> Callable:
         return compile_graph(graph, inputs, opts)
 
-    return aot_autograd(fw_compiler=compiler, bw_compiler=compiler, decompositions=core_aten_decompositions())(gm, example_inputs)
+    return aot_autograd(fw_compiler=compiler, bw_compiler=compiler, decompositions=_decompositions())(gm, example_inputs)
+
+
+def _decompositions() -> dict[Any, Callable]:
+    """PyTorch's Core ATen decompositions, less those a compiler must not take (as Inductor's table).
+
+    ``_scaled_dot_product_flash_attention_for_cpu``'s decomposition (meant for export) returns the
+    attention weights where the op returns its logsumexp. Under AOT autograd the forward is
+    decomposed but its derivative still calls ``_scaled_dot_product_flash_attention_for_cpu_backward``
+    with the saved "logsumexp": wrong gradients. kiln has the op itself (with a true logsumexp)."""
+    from torch._decomp import core_aten_decompositions
+
+    table = dict(core_aten_decompositions())
+    table.pop(torch.ops.aten._scaled_dot_product_flash_attention_for_cpu.default, None)
+    return table

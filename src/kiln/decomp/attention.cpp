@@ -4,10 +4,12 @@
 // boolean mask (false to -inf) or an additive float mask, dropout on the attention weights, and
 // grouped-query attention (each key/value head serves query_heads / kv_heads query heads). A row
 // that sees no key (all scores -inf) attends to nothing: 0, as PyTorch's safe softmax. The flash
-// op's own decomposition (for the Core ATen level) is the math formulation too.
+// op's own decomposition (for the Core ATen level) is the math formulation too, and so is its
+// backward's.
 #include <cmath>
 #include <limits>
 
+#include "kiln/kernels/meta/factory.h"
 #include "kiln/kernels/register.h"
 #include "kiln/ops/api.h"
 
@@ -153,9 +155,55 @@ std::tuple<Tensor, Tensor> flash_math(const Tensor& query, const Tensor& key, co
   return {out, lse};
 }
 
+// y laid out as PyTorch's zeros_like(like) (preserve format: like's strides where it is dense,
+// else dense strides in the order of like's), so that views of it in PyTorch's graph stay valid.
+Tensor laid_out_like(const Tensor& y, const Tensor& like) {
+  Shape strides = meta::like_spec(like, y.dtype(), MemoryFormat::Preserve).strides;
+  if (y.strides().equals(strides)) return y;
+  Tensor out = empty_strided(y.sizes(), strides, TensorOptions(y.dtype()).device(y.device()));
+  return copy(out, y);
+}
+
+// The flash op's gradients, computed in its accumulation type from the saved output and logsumexp:
+// P = exp(S - logsumexp) (0 where a score is -inf, so a row that sees no key gets no gradient),
+// dV = P^T dO, dS = P * (dO V^T - rowsum(dO * O)), dQ = dS K * scale, dK = dS^T Q * scale; each
+// laid out like its input, as PyTorch's kernel allocates them.
+std::tuple<Tensor, Tensor, Tensor> flash_math_backward(const Tensor& grad_out, const Tensor& query, const Tensor& key,
+                                                       const Tensor& value, const Tensor& out, const Tensor& logsumexp,
+                                                       double dropout_p, bool is_causal,
+                                                       const std::optional<Tensor>& attn_mask,
+                                                       std::optional<double> scale) {
+  constexpr std::string_view op = "_scaled_dot_product_flash_attention_for_cpu_backward";
+  KILN_CHECK_KIND(dropout_p == 0, ErrorKind::NotImplemented, "{}: dropout (dropout_p={}) is not supported", op,
+                  dropout_p);
+  KILN_CHECK(query.dim() == 4 && key.dim() == 4 && value.dim() == 4 && grad_out.sizes().equals(query.sizes()),
+             "{}: query {}, key {}, value {} and grad_out {} must be 4-D, grad_out shaped like query", op,
+             query.sizes(), key.sizes(), value.sizes(), grad_out.sizes());
+  DType acc = query.dtype() == DType::Float64 ? DType::Float64 : DType::Float32;
+  Tensor q = query.to(acc), k = key.to(acc), v = value.to(acc), dout = grad_out.to(acc), o = out.to(acc);
+  double factor = scale.value_or(1.0 / std::sqrt(double(query.size(-1))));
+  Tensor scores = mul(matmul(q, transpose(k, -2, -1)), Scalar(factor));
+  const double minus_inf = -std::numeric_limits<double>::infinity();
+  if (attn_mask) scores = add(scores, attn_mask->to(acc));
+  if (is_causal) {
+    Tensor allowed = tril(ones({q.size(2), k.size(2)}, TensorOptions(DType::Bool).device(q.device())));
+    scores = where(allowed, scores, full_like(scores, Scalar(minus_inf)));
+  }
+  Tensor weights = exp(sub(scores, unsqueeze(logsumexp.to(acc), -1)));
+  Tensor grad_value = matmul(transpose(weights, -2, -1), dout);
+  Tensor row = sum(mul(dout, o), IntArrayRef{-1}, true);
+  Tensor grad_scores = mul(weights, sub(matmul(dout, transpose(v, -2, -1)), row));
+  Tensor grad_query = mul(matmul(grad_scores, k), Scalar(factor));
+  Tensor grad_key = mul(matmul(transpose(grad_scores, -2, -1), q), Scalar(factor));
+  return {laid_out_like(grad_query.to(query.dtype()), query), laid_out_like(grad_key.to(key.dtype()), key),
+          laid_out_like(grad_value.to(value.dtype()), value)};
+}
+
 const KernelRegistrar kRegister([](Registry& r) {
   r.set_compound_kernel("aten::scaled_dot_product_attention", kiln::detail::boxed<&sdpa>());
   r.set_compound_kernel("aten::_scaled_dot_product_flash_attention_for_cpu", kiln::detail::boxed<&flash_math>());
+  r.set_compound_kernel("aten::_scaled_dot_product_flash_attention_for_cpu_backward",
+                        kiln::detail::boxed<&flash_math_backward>());
 });
 
 }  // namespace

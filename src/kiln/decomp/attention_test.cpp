@@ -1,7 +1,7 @@
 // scaled_dot_product_attention: the flash path (4-D inputs) against the math formulation (the same
 // values as 3-D inputs, which take it), rows that see no key on both paths, and what each IR level
 // and kiln::compile make of it: flash attention stays one extern at the prims level, and is the
-// math formulation at the Core ATen level.
+// math formulation at the Core ATen level. The flash op's backward against finite differences.
 #include <gtest/gtest.h>
 
 #include <limits>
@@ -11,6 +11,8 @@
 #include "kiln/graph/printer.h"
 #include "kiln/graph/verify_level.h"
 #include "kiln/ops/api.h"
+#include "kiln/ops/dispatcher.h"
+#include "kiln/ops/registry.h"
 #include "kiln/trace/trace.h"
 
 namespace kiln {
@@ -105,6 +107,48 @@ TEST(Sdpa, FlashStaysWholeAtThePrimsLevelAndIsMathInCoreAten) {
   Tensor got = compile(fn)(inputs)[0];
   EXPECT_LT(max_abs_diff(got, want), 1e-6);
   EXPECT_EQ(got.strides().vec(), want.strides().vec());
+}
+
+double dot(const Tensor& a, const Tensor& b) {
+  return sum(mul(a.to(DType::Float64), b.to(DType::Float64))).item<double>();
+}
+
+// The flash backward's gradients against central finite differences of the flash forward in float64
+// (<grad, d> against the change of <out, grad_out> along d), causal and with a float mask; each
+// gradient laid out like its input, as PyTorch's kernel allocates them (here q, k, v are transposed
+// views of [B, S, H, E], as a model's split heads are).
+TEST(Sdpa, FlashBackwardMatchesFiniteDifferences) {
+  manual_seed(14);
+  auto heads = [](int64_t s) { return transpose(randn({1, s, 2, 4}, DType::Float64), 1, 2); };
+  Tensor q = heads(3), k = heads(5), v = heads(5), dout = randn({1, 2, 3, 4}, DType::Float64);
+  for (bool causal : {false, true}) {
+    std::optional<Tensor> mask;
+    if (!causal) mask = randn({1, 1, 3, 5}, DType::Float64);
+    auto forward = [&](const Tensor& q1, const Tensor& k1, const Tensor& v1) {
+      return _scaled_dot_product_flash_attention_for_cpu(q1, k1, v1, 0.0, causal, mask);
+    };
+    auto [out, lse] = forward(q, k, v);
+    Stack stack{Value(dout), Value(q),      Value(k),
+                Value(v),    Value(out),    Value(lse),
+                Value(0.0),  Value(causal), mask ? Value(*mask) : Value(),
+                Value()};
+    call_op_boxed(Registry::global().get("aten::_scaled_dot_product_flash_attention_for_cpu_backward"), stack);
+    ASSERT_EQ(stack.size(), 3u);
+    const double eps = 1e-6;
+    for (int which = 0; which < 3; ++which) {
+      const Tensor& p = which == 0 ? q : which == 1 ? k : v;
+      Tensor d = randn(p.sizes(), DType::Float64);
+      auto loss = [&](const Tensor& shifted) {
+        Tensor args[3] = {q, k, v};
+        args[which] = shifted;
+        return dot(std::get<0>(forward(args[0], args[1], args[2])), dout);
+      };
+      double numeric = (loss(add(p, mul(d, Scalar(eps)))) - loss(sub(p, mul(d, Scalar(eps))))) / (2 * eps);
+      Tensor grad = stack[which].to_tensor();
+      EXPECT_NEAR(dot(grad, d), numeric, 1e-6) << "causal " << causal << ", gradient " << which;
+      EXPECT_EQ(grad.strides().vec(), contiguous(transpose(p, 1, 2)).transpose(1, 2).strides().vec());
+    }
+  }
 }
 
 }  // namespace

@@ -35,6 +35,14 @@ OpHandle scalar_overload(OpHandle op, size_t index) {
   return nullptr;
 }
 
+// -alpha for sub's `alpha` (an int or a float; absent means 1).
+Value negated(const Value* alpha) {
+  if (!alpha) return Value(int64_t{-1});
+  if (alpha->tag() == Value::Tag::Int) return Value(-alpha->to_int());
+  KILN_CHECK_TYPE(alpha->tag() == Value::Tag::Double, "sub: alpha {} is not a number", alpha->repr());
+  return Value(-alpha->to_double());
+}
+
 }  // namespace
 
 GraphImporter::GraphImporter(std::string source) : source_(std::move(source)) {}
@@ -69,6 +77,7 @@ void GraphImporter::call(const std::string& node_name, OpHandle op,
                          const std::vector<std::string>& outputs,
                          const std::vector<std::optional<RecordedMeta>>& recorded) {
   const std::string where = fmt::format("{}: node '{}' ({})", source_, node_name, op->name());
+  if (op->name() == "aten::sub.Tensor" && sub_from_number(node_name, args, outputs, recorded)) return;
   // Each given argument goes to its schema position; the positions up to the last given one that
   // were not given take their defaults.
   std::vector<const CallArg*> given(op->schema().arguments.size(), nullptr);
@@ -159,8 +168,28 @@ void GraphImporter::call(const std::string& node_name, OpHandle op,
     }
     stack[i] = Value(kMeta);
   }
+  // A backward op's output_mask turns results into None, which graphs do not carry (the tracer does
+  // the same): where the op's meta kernel takes a full mask, the node computes every result and the
+  // ones PyTorch's graph asked not to compute are left unnamed.
+  bool ran = false;
+  int64_t mask_at = schema.argument_index("output_mask");
+  if (mask_at >= 0 && static_cast<size_t>(mask_at) < node_args.size() && stack[mask_at].tag() == Value::Tag::BoolList) {
+    std::vector<bool> full_mask(stack[mask_at].to_bool_list().size(), true);
+    if (stack[mask_at].to_bool_list() != full_mask) {
+      Stack full = stack;
+      full[mask_at] = Value(full_mask);
+      try {
+        call_op_boxed(op, full);
+        node_args[mask_at] = Value(full_mask);
+        stack = std::move(full);
+        ran = true;
+      } catch (const Error&) {
+        // The op cannot give every result (a weight gradient without a weight): keep the mask.
+      }
+    }
+  }
   try {
-    call_op_boxed(op, stack);
+    if (!ran) call_op_boxed(op, stack);
   } catch (const Error& e) {
     KILN_FAIL(e.kind(), "{}: {}", where, e.what());
   }
@@ -197,6 +226,33 @@ void GraphImporter::call(const std::string& node_name, OpHandle op,
     KILN_CHECK(!values_.count(outputs[i]), "{}: value '{}' is defined twice", where, outputs[i]);
     values_[outputs[i]] = Bound{node->result(static_cast<int>(i)), results[i].to_tensor()};
   }
+}
+
+// `sub.Tensor(1, x)` (PyTorch's decomposition of rsub: `1 - x`) has a number where only a Tensor
+// goes, and no overload of sub takes a Scalar self. kiln records number - alpha * x as
+// add.Scalar(mul.Scalar(x, -alpha), number): the same product and sum, the same type promotion (the
+// number stays a wrapped number).
+bool GraphImporter::sub_from_number(const std::string& node_name,
+                                    const std::vector<std::pair<std::string, CallArg>>& args,
+                                    const std::vector<std::string>& outputs,
+                                    const std::vector<std::optional<RecordedMeta>>& recorded) {
+  const Value* self = nullptr;
+  const TensorName* other = nullptr;
+  const Value* alpha = nullptr;
+  for (const auto& [name, arg] : args) {
+    if (name == "self") self = std::get_if<Value>(&arg);
+    if (name == "other") other = std::get_if<TensorName>(&arg);
+    if (name == "alpha") alpha = std::get_if<Value>(&arg);
+  }
+  if (!self || !is_number(*self) || self->tag() == Value::Tag::Bool || !other) return false;
+  OpHandle mul = Registry::global().find("aten::mul.Scalar");
+  OpHandle add = Registry::global().find("aten::add.Scalar");
+  KILN_CHECK(mul && add, "{}: node '{}': kiln lacks mul.Scalar or add.Scalar", source_, node_name);
+  std::string scaled = node_name + "_scaled";
+  KILN_CHECK(!values_.count(scaled), "{}: node '{}': the name '{}' is taken", source_, node_name, scaled);
+  call(scaled, mul, {{"self", *other}, {"other", negated(alpha)}}, {scaled});
+  call(node_name, add, {{"self", TensorName{scaled}}, {"other", *self}}, outputs, recorded);
+  return true;
 }
 
 graph::Graph GraphImporter::output(const std::vector<std::string>& names) {

@@ -60,6 +60,10 @@ class GraphImporter {
     graph::ValueRef ref;
     Tensor meta;  // a meta tensor (no data) with the value's dtype, sizes and strides
   };
+  // Records sub.Tensor(number, x) as add.Scalar(mul.Scalar(x, -alpha), number); false if not that form.
+  bool sub_from_number(const std::string& node_name, const std::vector<std::pair<std::string, CallArg>>& args,
+                       const std::vector<std::string>& outputs,
+                       const std::vector<std::optional<RecordedMeta>>& recorded);
   const Bound& lookup(const std::string& name, const std::string& node_name, const std::string& argument) const;
 
   std::string source_;
