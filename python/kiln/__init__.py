@@ -38,7 +38,7 @@ def explain(fn: Callable, *example_inputs: Any) -> str:
     """What kiln makes of ``fn(*example_inputs)``, as ``kiln explain`` prints it: for each graph
     TorchDynamo captures, the ATen, Core ATen and prims graphs, the fused kernels with the memory plan,
     and the generated C++."""
-    from .explain import explain_function
+    from ._explain import explain_function
 
     return explain_function(fn, example_inputs)
 
