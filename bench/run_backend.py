@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """torch.compile(backend="kiln") against PyTorch eager and torch.compile() (Inductor), CPU (issue 13).
 
-Each model of the zoo (tests/models/export_models.py) runs in PROCESSES separate processes
-(bench/backend_one.py); each process runs eager, Inductor and kiln on the same inputs with the same
-threads, checking every compiled result against eager before timing it, and the order of the two
-compilers alternates between processes. The table reports, per model, the median of the process
-medians (min-max over processes) in milliseconds and each compiler's cold first call (fresh caches,
-Dynamo's own set-up paid beforehand), and the geometric means of Inductor / kiln.
+The zoo (tests/models/export_models.py) runs in PROCESSES separate processes (bench/backend_one.py),
+each running every model under eager, Inductor and kiln on the same inputs with the same threads,
+checking every compiled result against eager before timing it; the order of the two compilers
+alternates between processes. The table reports, per model, the median of the process medians
+(min-max over processes) in milliseconds and each model's cold compile (its first call, on caches
+empty at the process's start), each compiler's one-time start-up in a process apart, and the
+geometric means of Inductor / kiln.
 
 Usage: run_backend.py --python .venv/bin/python [--models mlp,cnn,...] [--processes 3]
                       [--threads N] [--reps 20] [--out bench/results/backend_cpu.md] [--report-from X.jsonl]
@@ -59,6 +60,12 @@ def report(rows: list[dict]) -> str:
                      f"{ic / kc:.1f} | {', '.join(fallbacks) or '-'} |")
     geo = lambda xs: math.exp(sum(map(math.log, xs)) / len(xs))  # noqa: E731
     lines += ["", f"Geometric mean of torch.compile / kiln: **{geo(speed):.2f}** (run time), **{geo(cold):.1f}** (cold compile)."]
+    startups: dict[str, list[float]] = {}
+    for r in {id(r["startup_s"]): r for r in rows}.values():
+        for name, seconds in r["startup_s"].items():
+            startups.setdefault(name, []).append(seconds)
+    lines += ["", "One-time start-up in a process (s; first compile of a small function, not in the cold column): " +
+              ", ".join(f"{name} {spread(v, '{:.2f}')[1]}" for name, v in startups.items()) + "."]
     return "\n".join(lines) + "\n"
 
 
@@ -81,21 +88,20 @@ def main():
         jsonl.parent.mkdir(parents=True, exist_ok=True)
         with jsonl.open("w") as sink:
             for p in range(a.processes):
-                for model in a.models.split(","):
-                    order = "eager,inductor,kiln" if p % 2 == 0 else "eager,kiln,inductor"
-                    cmd = [a.python, str(HERE / "backend_one.py"), "--model", model, "--order", order,
-                           "--threads", str(a.threads), "--reps", str(a.reps)]
-                    out = subprocess.run(cmd, capture_output=True, text=True)
-                    if out.returncode != 0:
-                        sys.stderr.write(out.stderr[-4000:])
-                        sys.exit(f"{model}: process failed (exit {out.returncode})")
-                    row = json.loads(out.stdout.strip().splitlines()[-1])
+                order = "eager,inductor,kiln" if p % 2 == 0 else "eager,kiln,inductor"
+                cmd = [a.python, str(HERE / "backend_one.py"), "--models", a.models, "--order", order,
+                       "--threads", str(a.threads), "--reps", str(a.reps)]
+                proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+                for line in proc.stdout:
+                    row = json.loads(line)
                     rows.append(row)
                     sink.write(json.dumps(row) + "\n")
                     sink.flush()
-                    print(f"{model} [{order}]: eager {row['eager']['median_ms']:.3f} ms, inductor "
+                    print(f"{row['model']} [{order}]: eager {row['eager']['median_ms']:.3f} ms, inductor "
                           f"{row['inductor']['median_ms']:.3f} ms, kiln {row['kiln']['median_ms']:.3f} ms; cold "
                           f"{row['inductor']['first_s']:.1f} s / {row['kiln']['first_s']:.1f} s", flush=True)
+                if proc.wait() != 0:
+                    sys.exit(f"process {p} failed (exit {proc.returncode})")
     text = report(rows)
     Path(a.out).write_text(text)
     print(text)
