@@ -129,6 +129,13 @@ def _import(gm: torch.fx.GraphModule, example_inputs: list[Any], source: str) ->
 def compile_graph(gm: torch.fx.GraphModule, example_inputs: list[Any], options: Options = Options()) -> Callable:
     """Compiles one functional Core ATen FX graph (AOT autograd's compiler interface): a boxed
     callable. Nodes kiln cannot take are left to PyTorch (see the module's documentation)."""
+    # AOT autograd calls its compilers under its FakeTensorMode, which refuses the graph's real
+    # constants (a torch.tensor(0.) lifted into the graph): detaching or copying one would raise.
+    with torch._subclasses.fake_tensor.unset_fake_temporarily():
+        return _compile_graph(gm, example_inputs, options)
+
+
+def _compile_graph(gm: torch.fx.GraphModule, example_inputs: list[Any], options: Options) -> Callable:
     stats["graphs"] += 1
     try:
         imported = _import(gm, example_inputs, "torch.compile graph")
