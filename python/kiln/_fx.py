@@ -33,11 +33,17 @@ def dtype_name(dtype: torch.dtype) -> str:
     return str(dtype).removeprefix("torch.")
 
 
+#: Ops AOT autograd leaves in graphs that kiln runs as another op of the same schema and meaning:
+#: lift_fresh_copy copies a tensor constant created in the traced code (``torch.tensor(0.)``).
+_SAME_AS = {"aten::lift_fresh_copy": "aten::clone"}
+
+
 def op_name(target: torch._ops.OpOverload) -> str:
     """``aten.add.Tensor`` -> ``aten::add.Tensor``; the default overload has no suffix."""
     name = target._schema.name
     overload = target._overloadname
-    return name if overload in ("default", "") else f"{name}.{overload}"
+    name = name if overload in ("default", "") else f"{name}.{overload}"
+    return _SAME_AS.get(name, name)
 
 
 def target_name(node: torch.fx.Node) -> str:
