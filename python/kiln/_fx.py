@@ -49,6 +49,8 @@ def op_name(target: torch._ops.OpOverload) -> str:
 def target_name(node: torch.fx.Node) -> str:
     if isinstance(node.target, torch._ops.OpOverload):
         return op_name(node.target)
+    if node.op in ("placeholder", "get_attr", "output"):
+        return node.op  # its target is a name, not an op: the log and stats must not count it as one
     return getattr(node.target, "__name__", str(node.target))
 
 

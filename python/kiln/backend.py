@@ -198,9 +198,10 @@ def _partition(gm: torch.fx.GraphModule, example_inputs: list[Any], options: Opt
             reasons[e.node] = e.reason
     ops = collections.Counter(bad.values())
     stats["fallback_ops"].update(ops)
+    why = "".join(f"\n  {node}: {reason}" for node, reason in reasons.items())
     if regions is None or not regions:
         stats["fallback_graphs"] += 1
-        log.warning("kiln: PyTorch runs this graph; kiln cannot take %s", ", ".join(f"{op} x{n}" for op, n in sorted(ops.items())))
+        log.warning("kiln: PyTorch runs this graph; kiln cannot take %s%s", ", ".join(f"{op} x{n}" for op, n in sorted(ops.items())), why)
         return _boxed(gm)
     stats["partitioned"] += 1
     stats["kiln_regions"] += len(regions)
@@ -208,7 +209,7 @@ def _partition(gm: torch.fx.GraphModule, example_inputs: list[Any], options: Opt
         "kiln: ops that fell back to PyTorch: %s (%d kiln regions)%s",
         ", ".join(f"{op} x{n}" for op, n in sorted(ops.items())),
         len(regions),
-        "".join(f"\n  {node}: {reason}" for node, reason in reasons.items()),
+        why,
     )
     return _boxed(fused)
 
