@@ -31,6 +31,10 @@ def compile(fn: Callable | None = None, *, options: dict[str, Any] | None = None
 
     if fn is None:
         return lambda f: compile(f, options=options, **torch_compile_kwargs)
+    # Checked now, not at the first call, where TorchDynamo would wrap kiln.Error in its own error.
+    from .backend import Options
+
+    Options.parse(options)
     return torch.compile(fn, backend=kiln_backend, options=options, **torch_compile_kwargs)
 
 

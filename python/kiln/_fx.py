@@ -33,16 +33,24 @@ def dtype_name(dtype: torch.dtype) -> str:
     return str(dtype).removeprefix("torch.")
 
 
+#: Ops AOT autograd leaves in graphs that kiln runs as another op of the same schema and meaning:
+#: lift_fresh_copy copies a tensor constant created in the traced code (``torch.tensor(0.)``).
+_SAME_AS = {"aten::lift_fresh_copy": "aten::clone"}
+
+
 def op_name(target: torch._ops.OpOverload) -> str:
     """``aten.add.Tensor`` -> ``aten::add.Tensor``; the default overload has no suffix."""
     name = target._schema.name
     overload = target._overloadname
-    return name if overload in ("default", "") else f"{name}.{overload}"
+    name = name if overload in ("default", "") else f"{name}.{overload}"
+    return _SAME_AS.get(name, name)
 
 
 def target_name(node: torch.fx.Node) -> str:
     if isinstance(node.target, torch._ops.OpOverload):
         return op_name(node.target)
+    if node.op in ("placeholder", "get_attr", "output"):
+        return node.op  # its target is a name, not an op: the log and stats must not count it as one
     return getattr(node.target, "__name__", str(node.target))
 
 

@@ -130,6 +130,13 @@ def _import(gm: torch.fx.GraphModule, example_inputs: list[Any], source: str) ->
 def compile_graph(gm: torch.fx.GraphModule, example_inputs: list[Any], options: Options = Options()) -> Callable:
     """Compiles one functional Core ATen FX graph (AOT autograd's compiler interface): a boxed
     callable. Nodes kiln cannot take are left to PyTorch (see the module's documentation)."""
+    # AOT autograd calls its compilers under its FakeTensorMode, which refuses the graph's real
+    # constants (a torch.tensor(0.) lifted into the graph): detaching or copying one would raise.
+    with torch._subclasses.fake_tensor.unset_fake_temporarily():
+        return _compile_graph(gm, example_inputs, options)
+
+
+def _compile_graph(gm: torch.fx.GraphModule, example_inputs: list[Any], options: Options) -> Callable:
     stats["graphs"] += 1
     try:
         imported = _import(gm, example_inputs, "torch.compile graph")
@@ -192,9 +199,10 @@ def _partition(gm: torch.fx.GraphModule, example_inputs: list[Any], options: Opt
             reasons[e.node] = e.reason
     ops = collections.Counter(bad.values())
     stats["fallback_ops"].update(ops)
+    why = "".join(f"\n  {node}: {reason}" for node, reason in reasons.items())
     if regions is None or not regions:
         stats["fallback_graphs"] += 1
-        log.warning("kiln: PyTorch runs this graph; kiln cannot take %s", ", ".join(f"{op} x{n}" for op, n in sorted(ops.items())))
+        log.warning("kiln: PyTorch runs this graph; kiln cannot take %s%s", ", ".join(f"{op} x{n}" for op, n in sorted(ops.items())), why)
         return _boxed(gm)
     stats["partitioned"] += 1
     stats["kiln_regions"] += len(regions)
@@ -202,7 +210,7 @@ def _partition(gm: torch.fx.GraphModule, example_inputs: list[Any], options: Opt
         "kiln: ops that fell back to PyTorch: %s (%d kiln regions)%s",
         ", ".join(f"{op} x{n}" for op, n in sorted(ops.items())),
         len(regions),
-        "".join(f"\n  {node}: {reason}" for node, reason in reasons.items()),
+        why,
     )
     return _boxed(fused)
 

@@ -12,6 +12,7 @@ Writes DIR/calls.txt (the index) and DIR/data.bin (tensor bytes); docs/opinfo_re
 Run with the pinned PyTorch of scripts/requirements.txt (.venv/bin/python); make test does.
 """
 import argparse
+import itertools
 import math
 import os
 import sys
@@ -182,25 +183,87 @@ def float64_reference(func, name, args, kwargs, out):
         return None
 
 
-class Recorder(TorchDispatchMode):
-    def __init__(self, writer, core, decompositions, per_overload):
+class CoreAtenMode(TorchDispatchMode):
+    """Runs code with PyTorch's Core ATen decompositions applied to every op that is not Core ATen,
+    so what reaches core_call is Core ATen wherever PyTorch can make it so. Subclasses see each call
+    of a Core ATen overload in core_call (python/tests/test_ops.py uses it to learn which overloads an
+    OpInfo sample reaches)."""
+
+    def __init__(self, core=None, decompositions=None):
         super().__init__()
-        self.writer, self.core, self.decompositions, self.per_overload = writer, core, decompositions, per_overload
-        self.count = {}
-        self.seen = set()
-        self.source = ""
+        if decompositions is None:
+            from torch._decomp import core_aten_decompositions
+            decompositions = core_aten_decompositions()
+        self.core = core_overloads() if core is None else core
+        self.decompositions = decompositions
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         name = func.name()
-        if name == "aten::_embedding_bag_forward_only":
-            self.also_as_embedding_bag(args, kwargs)
+        self.any_call(func, name, args, kwargs)
         if name not in self.core:
             decomposition = self.decompositions.get(func)
             if decomposition is not None:
                 with self:
                     return decomposition(*args, **kwargs)
             return func(*args, **kwargs)
+        return self.core_call(func, name, args, kwargs)
+
+    def any_call(self, func, name, args, kwargs):
+        """Sees every call, Core ATen or not, before it is decomposed or run."""
+
+    def core_call(self, func, name, args, kwargs):
+        return func(*args, **kwargs)
+
+
+def opinfo_samples(dtypes=SAMPLE_DTYPES, samples=4, errors=None, generate_all=True, only=None, seed=None):
+    """The OpInfo samples the recording is made from: (OpInfo, dtype, sample number, SampleInput) for
+    each OpInfo of op_db, each of `dtypes` it supports on the CPU, and its first `samples` samples.
+    A sample generator that raises is skipped (counted in errors[0] when errors is a list).
+    The recording uses the defaults; python/tests/test_ops.py passes the others:
+    generate_all=False stops each generator after `samples` (the recording generates every sample and
+    keeps the first, so its random values depend on that; stopping is several times faster, as some
+    OpInfos generate hundreds); `only`, a set of (opinfo_name(info), dtype), generates those only;
+    seed(info, dtype), an int, seeds PyTorch's generator before each, so a sample's values do not
+    depend on which others were generated."""
+    from torch.testing._internal.common_methods_invocations import op_db
+
+    for info in op_db:
+        supported = info.supported_dtypes("cpu")
+        for dtype in dtypes:
+            if dtype not in supported or (only is not None and (opinfo_name(info), dtype) not in only):
+                continue
+            if seed is not None:
+                torch.manual_seed(seed(info, dtype))
+            try:
+                generated = info.sample_inputs("cpu", dtype, requires_grad=False)
+                chosen = list(generated)[:samples] if generate_all else list(itertools.islice(generated, samples))
+            except Exception:
+                if errors is not None:
+                    errors[0] += 1
+                continue
+            for k, s in enumerate(chosen):
+                yield info, dtype, k, s
+
+
+def opinfo_name(info):
+    """An OpInfo's name with its variant, as the recording's sources spell it."""
+    return info.name + ("." + info.variant_test_name if info.variant_test_name else "")
+
+
+class Recorder(CoreAtenMode):
+    def __init__(self, writer, core, decompositions, per_overload):
+        super().__init__(core, decompositions)
+        self.writer, self.per_overload = writer, per_overload
+        self.count = {}
+        self.seen = set()
+        self.source = ""
+
+    def any_call(self, func, name, args, kwargs):
+        if name == "aten::_embedding_bag_forward_only":
+            self.also_as_embedding_bag(args, kwargs)
+
+    def core_call(self, func, name, args, kwargs):
         key = (name, signature(args, kwargs))
         record = self.count.get(name, 0) < self.cap(name) and key not in self.seen
         try:
@@ -730,25 +793,14 @@ def main():
     torch.manual_seed(0)
     writer = Writer(a.out)
     recorder = Recorder(writer, core_overloads(), core_aten_decompositions(), a.per_overload)
-    sample_errors = 0
-    for info in op_db:
-        supported = info.supported_dtypes("cpu")
-        for dtype in SAMPLE_DTYPES:
-            if dtype not in supported:
-                continue
-            try:
-                samples = list(info.sample_inputs("cpu", dtype, requires_grad=False))[: a.samples]
-            except Exception:
-                sample_errors += 1
-                continue
-            for k, s in enumerate(samples):
-                recorder.source = "%s/%s/%d" % (info.name + ("." + info.variant_test_name if info.variant_test_name else ""),
-                                                DTYPES[dtype], k)
-                try:
-                    with recorder:
-                        info.op(s.input, *s.args, **s.kwargs)
-                except Exception:
-                    pass  # recorded where a Core ATen call raised; the rest is PyTorch's own checking
+    sample_errors = [0]
+    for info, dtype, k, s in opinfo_samples(SAMPLE_DTYPES, a.samples, sample_errors):
+        recorder.source = "%s/%s/%d" % (opinfo_name(info), DTYPES[dtype], k)
+        try:
+            with recorder:
+                info.op(s.input, *s.args, **s.kwargs)
+        except Exception:
+            pass  # recorded where a Core ATen call raised; the rest is PyTorch's own checking
     for k, (name, thunk) in enumerate(targeted_samples() + kernel_samples() + convolution_samples()
                                       + backward_samples() + fft_samples()):
         recorder.source = "targeted.%s/%d" % (name, k)
@@ -772,7 +824,7 @@ def main():
     writer.data.close()
     total = sum(recorder.count.values())
     print("record_opinfo: %d calls of %d Core ATen overloads from %d OpInfos in %.0f s (%d sample generators failed)"
-          % (total, len(recorder.count), len(op_db), time.time() - start, sample_errors))
+          % (total, len(recorder.count), len(op_db), time.time() - start, sample_errors[0]))
 
 
 if __name__ == "__main__":
