@@ -83,23 +83,33 @@ class KilnGraph:
         self.imported = imported
         self.compiled = _kiln.CompiledGraph(imported.graph, options.backend, options.emulate_precision_casts)
 
+        # Per call, the fast path: PyTorch's strides as tuples (compared first, as a whole), and
+        # whether the results map one to one onto the FX outputs.
+        self._strides = [tuple(s) if s else None for s in imported.output_strides]
+        self._direct = all(o[0] == "value" and o[1] == i for i, o in enumerate(imported.outputs)) and len(
+            imported.outputs
+        ) == len(imported.output_strides)
+
     def __call__(self, args: list[Any]) -> Any:
-        inputs = list(args)
+        inputs = args + self.imported.constants if self.imported.constants else list(args)
         args.clear()  # the boxed convention: inputs may be freed as soon as they are used
-        tensors = self.compiled.run_torch(inputs + self.imported.constants)
-        for i, strides in enumerate(self.imported.output_strides):
+        tensors = self.compiled.run_torch(inputs)
+        for i, strides in enumerate(self._strides):
             t = tensors[i]
-            if strides and not _same_strides(t, strides):
+            if strides is not None and t.stride() != strides and not _same_strides(t, strides):
                 # PyTorch code after the graph may rely on the layout PyTorch recorded (a .view()).
                 tensors[i] = torch.empty_strided(t.shape, strides, dtype=t.dtype, device=t.device).copy_(t)
-        out = []
-        for o in self.imported.outputs:
-            if o[0] == "value":
-                out.append(tensors[o[1]])
-            elif o[0] == "none":
-                out.append(None)
-            else:
-                out.append(o[1])
+        if self._direct:
+            out = tensors
+        else:
+            out = []
+            for o in self.imported.outputs:
+                if o[0] == "value":
+                    out.append(tensors[o[1]])
+                elif o[0] == "none":
+                    out.append(None)
+                else:
+                    out.append(o[1])
         return out if self.imported.output_is_tuple else out[0]
 
 
