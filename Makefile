@@ -46,6 +46,8 @@ fuzz-compiled: build
 # small host. BENCH_ARGS adds flags to bench/run_compiled.py, e.g. BENCH_ARGS="--scales 8 --processes 1".
 BENCH_ARGS ?=
 # MODELS_ARGS adds flags to bench/run_models.py (the exported models), e.g. MODELS_ARGS="--processes 1 --only gpt2".
+# BACKEND_ARGS adds flags to bench/run_backend.py (torch.compile(backend="kiln") vs Inductor), e.g. "--models mlp,gpt2".
+BACKEND_ARGS ?=
 MODELS_ARGS ?=
 bench: build setup-python
 	@scripts/setup.sh bench
@@ -54,6 +56,8 @@ bench: build setup-python
 	@cmake --build $(BUILD) --target kiln_models
 	@/usr/bin/python3 bench/run_models.py --kiln $(BUILD)/kiln --python .venv/bin/python \
 	  --models tests/models/fixtures $(BUILD)/models --out bench/results/models_cpu.md $(MODELS_ARGS)
+	@PYTHONPATH=$(abspath $(BUILD))/python .venv/bin/python bench/run_backend.py --python .venv/bin/python \
+	  --out bench/results/backend_cpu.md $(BACKEND_ARGS)
 
 format:
 	@scripts/setup.sh format

@@ -34,6 +34,13 @@ class LoadedModel:
             self._compiled = self._model.compile(backend)
         return self
 
+    def save_package(self, path: str) -> None:
+        """Compiles a ``.pt2`` model ahead of time into a ``.kiln`` package (``kiln compile``):
+        kernels and weights in one file that loads with no tracing and no C++ compiler."""
+        if self._package:
+            raise _kiln.Error(f"{self.path} is a package already")
+        _kiln.compile_package(self._model, path)
+
     def __call__(self, *inputs: Any):
         runner = self._compiled or self._model
         return _to_torch(runner.run(list(inputs)))

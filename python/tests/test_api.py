@@ -39,7 +39,7 @@ def test_explain_shows_every_level():
     assert 'extern "C"' in text
 
 
-def test_load_pt2_runs_eager_and_compiled():
+def test_load_pt2_runs_eager_and_compiled(tmp_path):
     path = FIXTURES / "mlp.pt2"
     if not path.exists():
         pytest.skip(f"{path} is missing (tests/models/export_models.py writes it)")
@@ -51,6 +51,11 @@ def test_load_pt2_runs_eager_and_compiled():
     want = [torch.from_numpy(np.load(FIXTURES / "mlp" / "output_0.npy"))]
     torch.testing.assert_close(model(*inputs)[0], want[0], rtol=1e-4, atol=1e-5)
     torch.testing.assert_close(model.compile()(*inputs)[0], want[0], rtol=1e-4, atol=1e-5)
+    package = tmp_path / "mlp.kiln"
+    model.save_package(str(package))
+    loaded = kiln.load(str(package))
+    assert loaded.input_names == model.input_names
+    torch.testing.assert_close(loaded(*inputs)[0], want[0], rtol=1e-4, atol=1e-5)
 
 
 def test_errors_are_kiln_errors():
