@@ -61,3 +61,8 @@ def test_pip_install_then_torch_compile(tmp_path):
     assert f"KILN_FILE {site_packages}/kiln/__init__.py" in out.stdout, out.stdout
     assert "libkiln.so" in out.stdout, out.stdout
     assert Path(site_packages, "kiln", "include", "kiln", "core", "half.h").exists()
+    # The README's first Python example, as a new user would paste it.
+    readme = (REPO / "README.md").read_text()
+    example = readme.split("```python\n", 1)[1].split("```", 1)[0]
+    assert 'backend="kiln"' in example
+    subprocess.run([python, "-c", example], check=True, env=env, cwd=tmp_path, capture_output=True, text=True)
