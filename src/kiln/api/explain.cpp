@@ -47,7 +47,7 @@ std::string explain(const trace::TracedFn& fn, const std::vector<Tensor>& exampl
   graph::Graph aten =
       trace::trace(fn, example_inputs, trace::TraceOptions{.level = trace::Level::ATen, .names = names});
   graph::verify_level(aten, graph::IrLevel::ATen);
-  std::string out = fmt::format("== aten: the ops the function called ({})\n{}", op_counts(aten), graph::print(aten));
+  std::string out = fmt::format("== aten: the ops the model called ({})\n{}", op_counts(aten), graph::print(aten));
 
   std::vector<trace::Decomposition> decompositions;
   graph::Graph core = trace::trace(
