@@ -128,9 +128,9 @@ class _KilnModule(torch.nn.Module):
         return self.graph(list(args))
 
 
-def _describe(imported: ImportedGraph) -> str:
-    counts = collections.Counter(imported.ops)
-    return ", ".join(f"{op} x{n}" for op, n in sorted(counts.items()))
+def _counts(ops: collections.Counter) -> str:
+    """"aten::add.Tensor x2, aten::mm x1": how the log names ops."""
+    return ", ".join(f"{op} x{n}" for op, n in sorted(ops.items()))
 
 
 def _import(gm: torch.fx.GraphModule, example_inputs: list[Any], source: str) -> ImportedGraph:
@@ -153,7 +153,7 @@ def _compile_graph(gm: torch.fx.GraphModule, example_inputs: list[Any], options:
     except Unsupported as first:
         return _partition(gm, example_inputs, options, first)
     if options.log:
-        log.info("kiln compiles a graph of %d ops: %s", len(imported.ops), _describe(imported))
+        log.info("kiln compiles a graph of %d ops: %s", len(imported.ops), _counts(collections.Counter(imported.ops)))
     stats["kiln_regions"] += 1
     return KilnGraph(imported, options)
 
@@ -212,13 +212,13 @@ def _partition(gm: torch.fx.GraphModule, example_inputs: list[Any], options: Opt
     why = "".join(f"\n  {node}: {reason}" for node, reason in reasons.items())
     if regions is None or not regions:
         stats["fallback_graphs"] += 1
-        log.warning("kiln: PyTorch runs this graph; kiln cannot take %s%s", ", ".join(f"{op} x{n}" for op, n in sorted(ops.items())), why)
+        log.warning("kiln: PyTorch runs this graph; kiln cannot take %s%s", _counts(ops), why)
         return _boxed(gm)
     stats["partitioned"] += 1
     stats["kiln_regions"] += len(regions)
     log.warning(
         "kiln: ops that fell back to PyTorch: %s (%d kiln regions)%s",
-        ", ".join(f"{op} x{n}" for op, n in sorted(ops.items())),
+        _counts(ops),
         len(regions),
         why,
     )

@@ -32,34 +32,12 @@ dl::DataType to_dl(DType t) {
   KILN_FAIL(ErrorKind::Type, "to_dlpack: dtype {} has no DLPack type", t);
 }
 
+// The inverse of to_dl, derived from it so that the two cannot disagree.
 DType from_dl(dl::DataType t) {
   KILN_CHECK_TYPE(t.lanes == 1, "from_dlpack: vector types (lanes={}) are not supported", t.lanes);
-  switch (t.code) {
-    case dl::kBool:
-      if (t.bits == 8) return DType::Bool;
-      break;
-    case dl::kUInt:
-      if (t.bits == 8) return DType::UInt8;
-      break;
-    case dl::kInt:
-      if (t.bits == 8) return DType::Int8;
-      if (t.bits == 16) return DType::Int16;
-      if (t.bits == 32) return DType::Int32;
-      if (t.bits == 64) return DType::Int64;
-      break;
-    case dl::kFloat:
-      if (t.bits == 16) return DType::Float16;
-      if (t.bits == 32) return DType::Float32;
-      if (t.bits == 64) return DType::Float64;
-      break;
-    case dl::kBfloat:
-      if (t.bits == 16) return DType::BFloat16;
-      break;
-    case dl::kComplex:
-      if (t.bits == 64) return DType::ComplexFloat;
-      if (t.bits == 128) return DType::ComplexDouble;
-      break;
-    default: break;
+  for (DType d : kAllDTypes) {
+    dl::DataType e = to_dl(d);
+    if (e.code == t.code && e.bits == t.bits) return d;
   }
   KILN_FAIL(ErrorKind::Type, "from_dlpack: DLPack type code {} with {} bits has no kiln dtype", int{t.code},
             int{t.bits});
@@ -118,6 +96,22 @@ void capsule_destructor(PyObject* capsule) {
   if (m && m->deleter) m->deleter(m);
 }
 
+// A capsule named `name` owning an export of `t` (freed by the consumer, or by the capsule when
+// nobody consumed it).
+template <class Managed>
+PyObject* make_capsule(const Tensor& t, const char* name) {
+  auto e = std::make_unique<Export<Managed>>();
+  e->tensor = t;
+  fill(*e);
+  if constexpr (std::is_same_v<Managed, dl::ManagedTensorVersioned>) {
+    e->managed.version = {1, 0};
+    e->managed.flags = 0;
+  }
+  PyObject* capsule = PyCapsule_New(&e->managed, name, &capsule_destructor<Managed>);
+  if (capsule) e.release();
+  return capsule;
+}
+
 // A kiln tensor over `d`'s memory; `release` runs when the last tensor over it lets go.
 Tensor wrap(const dl::Tensor& d, std::function<void(void*)> release) {
   DType dtype = from_dl(d.dtype);
@@ -148,22 +142,8 @@ std::pair<int32_t, int32_t> dlpack_device(Device device) {
 
 PyObject* to_capsule(const Tensor& t, bool versioned) {
   KILN_CHECK(t.defined(), "to_dlpack: the tensor is undefined");
-  if (versioned) {
-    auto e = std::make_unique<Export<dl::ManagedTensorVersioned>>();
-    e->tensor = t;
-    fill(*e);
-    e->managed.version = {1, 0};
-    e->managed.flags = 0;
-    PyObject* capsule = PyCapsule_New(&e->managed, kVersionedName, &capsule_destructor<dl::ManagedTensorVersioned>);
-    if (capsule) e.release();
-    return capsule;
-  }
-  auto e = std::make_unique<Export<dl::ManagedTensor>>();
-  e->tensor = t;
-  fill(*e);
-  PyObject* capsule = PyCapsule_New(&e->managed, kLegacyName, &capsule_destructor<dl::ManagedTensor>);
-  if (capsule) e.release();
-  return capsule;
+  return versioned ? make_capsule<dl::ManagedTensorVersioned>(t, kVersionedName)
+                   : make_capsule<dl::ManagedTensor>(t, kLegacyName);
 }
 
 Tensor from_capsule(PyObject* capsule) {
