@@ -1,6 +1,7 @@
 #include "python/src/dlpack.h"
 
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 #include "kiln/support/error.h"
