@@ -1,20 +1,26 @@
-// The kiln side of the compiled CPU suite (bench/run_compiled.py drives it): one workload of
+// The kiln side of the compiled CPU suite (bench/run_compiled.py drives it): workloads of
 // shared/reference/torch_baseline.py, on inputs PyTorch wrote (bench/raw_tensors.h), in kiln eager
-// and through kiln::compile (the inductor backend). One process measures, in this order:
-//   1. the first compile in the process: the wall time of the first call (trace, lower, fuse,
-//      generate, g++, load, one run) with an empty cache, including one-time start-up (the
-//      toolchain probe); nothing is subtracted;
-//   2. a later cold compile: the same with a second, empty KILN_CACHE_DIR;
+// and through kiln::compile (the inductor backend). One process measures every workload it is given
+// (--dir, repeated), in order:
+//   1. the first compile in the process, of the first workload: the wall time of its first call
+//      (trace, lower, fuse, generate, g++, load, one run) with an empty cache, including one-time
+//      start-up (the toolchain probe); nothing is subtracted;
+//   then for each workload:
+//   2. a later cold compile: the same with a new, empty KILN_CACHE_DIR (for the first workload its
+//      second compile; for the others their first, in a process that has compiled before);
 //   3. the warm start: the first call of a new kiln::compile object whose code is in the cache;
 //   4. kiln eager: WARMUP calls, then REPS timed calls;
 //   5. kiln compiled: the same;
-//   6. the copy bandwidth: a parallel memcpy of 512 MiB (read + write counted).
+//   and last, 6. the copy bandwidth: a parallel memcpy of 512 MiB (read + write counted).
 // Every result (each first call, and eager's first call) is compared with the expected outputs in
 // the manifest before any time is taken; on a mismatch the process prints why on stderr, reports the
-// comparisons made (JSON, with check_failed) and exits 3.
-// --check-only stops after the checks of step 1 and of kiln eager. One JSON object on stdout.
+// comparisons made (JSON, with check_failed), skips the workloads after it and exits 3.
+// --check-only compiles (one cache for the process) and checks each workload's compiled and eager
+// results, timing nothing. At the end, one JSON object per workload measured on stdout; the
+// process's first compile is in the first one, its copy bandwidth in every one.
 // --write-outputs OUT writes each checked result to OUT as a raw file named after it (to study a failure).
-//   kiln_compiled_bench --dir DIR [--reps N] [--warmup N] [--check-only] [--copy-mib M] [--write-outputs OUT]
+//   kiln_compiled_bench --dir DIR [--dir DIR ...] [--reps N] [--warmup N] [--check-only] [--copy-mib M]
+//                       [--write-outputs OUT]
 #include <omp.h>
 #include <stdlib.h>
 
@@ -28,6 +34,7 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -207,7 +214,7 @@ kiln::CompiledFunction first_call(const Workload& fn, const Inputs& inputs, Chec
 }
 
 struct Options {
-  std::string dir;
+  std::vector<std::string> dirs;
   int reps = 10, warmup = 2;
   bool check_only = false;
   size_t copy_mib = 512;
@@ -222,7 +229,7 @@ Options parse(int argc, char** argv) {
       if (i + 1 >= argc) throw std::runtime_error(a + " needs a value");
       return argv[++i];
     };
-    if (a == "--dir") o.dir = value();
+    if (a == "--dir") o.dirs.push_back(value());
     else if (a == "--reps") o.reps = std::stoi(value());
     else if (a == "--warmup") o.warmup = std::stoi(value());
     else if (a == "--copy-mib") o.copy_mib = std::stoul(value());
@@ -230,68 +237,110 @@ Options parse(int argc, char** argv) {
     else if (a == "--write-outputs") o.write_outputs = value();
     else throw std::runtime_error("unknown argument " + a);
   }
-  if (o.dir.empty()) {
+  if (o.dirs.empty()) {
     throw std::runtime_error(
-        "usage: kiln_compiled_bench --dir DIR [--reps N] [--warmup N] [--check-only] [--copy-mib M] "
-        "[--write-outputs OUT] (DIR as bench/torch_suite.py prepare writes it)");
+        "usage: kiln_compiled_bench --dir DIR [--dir DIR ...] [--reps N] [--warmup N] [--check-only] "
+        "[--copy-mib M] [--write-outputs OUT] (each DIR as bench/torch_suite.py prepare writes it)");
   }
   return o;
 }
 
-int run(const Options& o) {
-  bench::Manifest manifest = bench::read_manifest(o.dir);
+// New empty cache directories, removed when the process ends.
+struct CacheDirs {
+  std::vector<std::string> dirs;
+  const std::string& fresh() { return dirs.emplace_back(fresh_cache_dir()); }
+  ~CacheDirs() {
+    std::error_code ec;
+    for (auto& d : dirs) std::filesystem::remove_all(d, ec);
+  }
+};
+
+// What one process measured of one workload.
+struct Row {
+  std::string workload;
+  int64_t scale = 0;
+  double cold_compile = NAN, warm_start = NAN;
+  std::vector<double> eager_times, compiled_times;
+  std::string checks, failure;
+};
+
+std::string num(double v) { return std::isnan(v) ? std::string("null") : fmt::format("{:.6g}", v); }
+
+std::string json_string(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) out += c == '"' || c == '\\' ? std::string("\\") + c : std::string(1, c);
+  return out + "\"";
+}
+
+void print_row(const Row& r, bool first, double first_compile, double copy, const std::vector<double>& copy_times) {
+  std::printf(
+      "{\"side\": \"kiln\", \"workload\": \"%s\", \"scale\": %lld, \"threads\": %d, \"first_in_process\": %s, "
+      "\"first_compile_s\": %s, \"cold_compile_s\": %s, \"warm_start_s\": %s, \"eager_s\": %s, \"compiled_s\": %s, "
+      "\"eager_times_s\": %s, \"compiled_times_s\": %s, \"copy_GBps\": %s, \"copy_times_s\": %s, \"checks\": [%s], "
+      "\"check_failed\": %s}\n",
+      r.workload.c_str(), static_cast<long long>(r.scale), omp_get_max_threads(), first ? "true" : "false",
+      num(first ? first_compile : NAN).c_str(), num(r.cold_compile).c_str(), num(r.warm_start).c_str(),
+      num(median(r.eager_times)).c_str(), num(median(r.compiled_times)).c_str(), json_list(r.eager_times).c_str(),
+      json_list(r.compiled_times).c_str(), num(copy / 1e9).c_str(), json_list(copy_times).c_str(), r.checks.c_str(),
+      r.failure.empty() ? "null" : json_string(r.failure).c_str());
+}
+
+// Measures one workload (steps 1-5; step 1 only when `first_compile` is given). Returns false when a
+// result failed its check (then nothing of it was timed).
+bool measure(const Options& o, const std::string& dir, CacheDirs& caches, double* first_compile, Row& row) {
+  bench::Manifest manifest = bench::read_manifest(dir);
   auto found = workloads().find(manifest.workload);
   if (found == workloads().end()) throw std::runtime_error("unknown workload " + manifest.workload);
   const Workload& fn = found->second;
+  row.workload = manifest.workload;
+  row.scale = manifest.scale;
   Inputs inputs;
-  for (const auto& spec : manifest.inputs) inputs.push_back(bench::read_raw_tensor(o.dir, spec));
+  for (const auto& spec : manifest.inputs) inputs.push_back(bench::read_raw_tensor(dir, spec));
   Checker checker{manifest, {}, {}, o.write_outputs};
   if (!o.write_outputs.empty()) std::filesystem::create_directories(o.write_outputs);
-  for (const auto& out : manifest.outputs) checker.expected.push_back(bench::read_raw_tensor(o.dir, out.tensor));
-
-  std::string first_dir = fresh_cache_dir(), second_dir = fresh_cache_dir();
-  struct RemoveDirs {
-    std::vector<std::string> dirs;
-    ~RemoveDirs() {
-      std::error_code ec;
-      for (auto& d : dirs) std::filesystem::remove_all(d, ec);
-    }
-  } cleanup{{first_dir, second_dir}};
-
-  double first_compile = NAN, cold_compile = NAN, warm_start = NAN, copy = NAN;
-  std::vector<double> eager_times, compiled_times, copy_times;
-  std::string failure;
+  for (const auto& out : manifest.outputs) checker.expected.push_back(bench::read_raw_tensor(dir, out.tensor));
   try {
-    setenv("KILN_CACHE_DIR", first_dir.c_str(), 1);
-    auto compiled = first_call(fn, inputs, checker, "kiln compiled (first compile in process)", &first_compile);
+    std::optional<kiln::CompiledFunction> compiled;
+    if (first_compile || o.check_only) {
+      double ignored = NAN;
+      compiled = first_call(fn, inputs, checker,
+                            first_compile ? "kiln compiled (first compile in process)" : "kiln compiled",
+                            first_compile ? first_compile : &ignored);
+    }
+    if (!o.check_only) {
+      setenv("KILN_CACHE_DIR", caches.fresh().c_str(), 1);
+      first_call(fn, inputs, checker, "kiln compiled (later cold compile)", &row.cold_compile);
+      compiled = first_call(fn, inputs, checker, "kiln compiled (warm start)", &row.warm_start);
+    }
     checker.check("kiln eager", fn(inputs));
     if (!o.check_only) {
-      setenv("KILN_CACHE_DIR", second_dir.c_str(), 1);
-      first_call(fn, inputs, checker, "kiln compiled (later cold compile)", &cold_compile);
-      compiled = first_call(fn, inputs, checker, "kiln compiled (warm start)", &warm_start);
-      eager_times = timed_reps([&] { fn(inputs); }, o.warmup, o.reps);
-      compiled_times = timed_reps([&] { compiled(inputs); }, o.warmup, o.reps);
-      copy = copy_bandwidth(o.copy_mib, 10, &copy_times);
+      row.eager_times = timed_reps([&] { fn(inputs); }, o.warmup, o.reps);
+      row.compiled_times = timed_reps([&] { (*compiled)(inputs); }, o.warmup, o.reps);
     }
   } catch (const CheckFailure& e) {
-    failure = e.what();
+    row.failure = e.what();
     std::fprintf(stderr, "CHECK FAILED: %s\n", e.what());
   }
-  // The comparisons made are reported also when one failed (nothing was timed then).
-  auto num = [](double v) { return std::isnan(v) ? std::string("null") : fmt::format("{:.6g}", v); };
-  std::string failed_json;
-  for (char c : failure) failed_json += c == '"' || c == '\\' ? std::string("\\") + c : std::string(1, c);
-  std::printf(
-      "{\"side\": \"kiln\", \"workload\": \"%s\", \"scale\": %lld, \"threads\": %d, \"first_compile_s\": %s, "
-      "\"cold_compile_s\": %s, \"warm_start_s\": %s, \"eager_s\": %s, \"compiled_s\": %s, \"eager_times_s\": %s, "
-      "\"compiled_times_s\": %s, \"copy_GBps\": %s, \"copy_times_s\": %s, \"checks\": [%s], \"check_failed\": %s}\n",
-      manifest.workload.c_str(), static_cast<long long>(manifest.scale), omp_get_max_threads(),
-      num(first_compile).c_str(), num(cold_compile).c_str(), num(warm_start).c_str(), num(median(eager_times)).c_str(),
-      num(median(compiled_times)).c_str(), json_list(eager_times).c_str(), json_list(compiled_times).c_str(),
-      num(copy / 1e9).c_str(), json_list(copy_times).c_str(), checker.json.c_str(),
-      failure.empty() ? "null" : ("\"" + failed_json + "\"").c_str());
+  row.checks = checker.json;
+  return row.failure.empty();
+}
+
+int run(const Options& o) {
+  CacheDirs caches;
+  setenv("KILN_CACHE_DIR", caches.fresh().c_str(), 1);
+  double first_compile = NAN;
+  std::vector<Row> rows;
+  for (const std::string& dir : o.dirs) {
+    Row& row = rows.emplace_back();
+    if (!measure(o, dir, caches, rows.size() == 1 ? &first_compile : nullptr, row)) break;
+  }
+  double copy = NAN;
+  std::vector<double> copy_times;
+  if (!o.check_only && rows.back().failure.empty()) copy = copy_bandwidth(o.copy_mib, 10, &copy_times);
+  // The comparisons made are reported also for a workload that failed (nothing of it was timed).
+  for (size_t i = 0; i < rows.size(); ++i) print_row(rows[i], i == 0, first_compile, copy, copy_times);
   std::fflush(stdout);
-  return failure.empty() ? 0 : 3;
+  return rows.back().failure.empty() ? 0 : 3;
 }
 
 }  // namespace

@@ -60,8 +60,9 @@ def header(results):
              f"- CPU: {m['cpu']} ({m['cores']} logical CPUs), host {m['host']}; {m['date']}; kiln {m['kiln']}.",
              f"- Threads: OMP_NUM_THREADS={m['threads']} for both; used: kiln {threads['kiln']} "
              f"(omp_get_max_threads), PyTorch {threads['torch']} (torch.get_num_threads).",
-             f"- {m['processes']} processes per side, workload, scale and allocator, kiln and PyTorch alternately "
-             f"first; each process reports the median of {m['reps']} calls after {m['warmup']} warm-up calls. "
+             f"- {m['processes']} processes per side and allocator, kiln and PyTorch alternately first, each "
+             "measuring every workload and scale in turn; each process reports, per workload, the median of "
+             f"{m['reps']} calls after {m['warmup']} warm-up calls. "
              "Cells: min / **median** / max of the per-process medians, in ms. Ratios are of medians.",
              f"- Command: `{m['command']}` ({m.get('wall_s', 0) / 60:.0f} min). Load average (1 min) at start "
              f"{m['load_average_at_start']:.1f}, at end {m.get('load_average_at_end', float('nan')):.1f}, on "
@@ -147,28 +148,47 @@ def timing_table(results, scale, allocator):
     return lines + [""]
 
 
+def first_compiles(results):
+    """The first compile of each process (its first workload's, with the one-time start-up), per side."""
+    lines = ["### First compile in a process", "",
+             "Wall time of the first call of the first workload in each timing process (compile and one run, "
+             "nothing subtracted; an empty cache), seconds, min / **median** / max over processes: kiln includes "
+             "its toolchain probe, PyTorch the import and start-up of Dynamo and Inductor (`import torch` itself "
+             "is not counted).", "", "| side | workload | first compile in process, s |", "|---|---|---|"]
+    for side in ("kiln", "torch"):
+        rows = [r for r in results["processes"] if r["side"] == side and r.get("first_compile_s") is not None
+                and r.get("allocator")]
+        if rows:
+            units = ", ".join(sorted({r["unit"] for r in rows}))
+            name = "kiln::compile" if side == "kiln" else "torch.compile"
+            lines.append(f"| {name} | {units} | {triple([r['first_compile_s'] for r in rows], seconds)} |")
+    return lines + [""]
+
+
 def compile_table(results, scale):
-    lines = [f"### Compile times, {'full shapes' if scale == 1 else f'scale {scale}'} (all allocators' processes)",
+    lines = [f"### Later compiles, {'full shapes' if scale == 1 else f'scale {scale}'} (all allocators' processes)",
              "",
              "Wall time of the first call (compile and one run; nothing subtracted), seconds, min / **median** / "
-             "max over processes. *First in process*: a fresh process with an empty cache (kiln: includes the "
-             "toolchain probe; PyTorch: Inductor's import and start-up). *Later cold*: a second compile in the same "
-             "process with a new empty cache (kiln: new KILN_CACHE_DIR; PyTorch: torch._dynamo.reset() and a fresh "
-             "Inductor cache). *Warm start*: a new kiln::compile object whose code is in kiln's cache.",
+             "max over processes. *Later cold*: a compile in a process that has compiled before, with a new empty "
+             "cache (kiln: a new KILN_CACHE_DIR; PyTorch: torch._dynamo.reset() and a fresh Inductor cache, which "
+             "also clears Inductor's in-memory caches). *Warm start*: a new kiln::compile object whose code is in "
+             "kiln's cache.",
              "",
-             "| workload | kiln first in process | torch.compile first in process | kiln later cold | "
-             "torch.compile later cold | kiln warm start ms |",
-             "|---|---|---|---|---|---|"]
+             "| workload | kiln later cold | torch.compile later cold | cold ratio | kiln warm start ms |",
+             "|---|---|---|---|---|"]
     for unit, measured in measured_units(results):
         if unit["scale"] != scale or unit["failed"]:
             continue
-        cells = []
-        for side, key in (("kiln", "first_compile_s"), ("torch", "first_compile_s"), ("kiln", "cold_compile_s"),
-                          ("torch", "cold_compile_s"), ("kiln", "warm_start_s")):
-            values = [v for a in results["meta"]["allocators"] for v in per_process(results, measured, a, side, key)]
-            cells.append(triple(values, ms if key == "warm_start_s" else seconds) if values else "-")
+        values = {(side, key): [v for a in results["meta"]["allocators"]
+                                for v in per_process(results, measured, a, side, key)]
+                  for side, key in (("kiln", "cold_compile_s"), ("torch", "cold_compile_s"), ("kiln", "warm_start_s"))}
+        if not all(values.values()):
+            continue
+        ratio = statistics.median(values["torch", "cold_compile_s"]) / statistics.median(values["kiln", "cold_compile_s"])
         mark = " †" if unit["measured_as"] else ""
-        lines.append(f"| {unit['workload']}{mark} | " + " | ".join(cells) + " |")
+        lines.append(f"| {unit['workload']}{mark} | {triple(values['kiln', 'cold_compile_s'], seconds)} | "
+                     f"{triple(values['torch', 'cold_compile_s'], seconds)} | {ratio:.1f} | "
+                     f"{triple(values['kiln', 'warm_start_s'], ms)} |")
     return lines + [""]
 
 
@@ -217,5 +237,5 @@ def write_report(results):
         for allocator in results["meta"]["allocators"]:
             lines += timing_table(results, scale, allocator)
         lines += compile_table(results, scale)
-    lines += check_table(results)
+    lines += first_compiles(results) + check_table(results)
     return "\n".join(lines)

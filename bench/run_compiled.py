@@ -4,15 +4,17 @@ against PyTorch eager and torch.compile (bench/torch_suite.py), on the workloads
 shared/reference/torch_baseline.py, in separate processes, on the same inputs.
 
 1. Prepare and check: for each scale and workload, PyTorch writes the seeded inputs and the expected
-   outputs with their tolerances (torch_suite.py prepare); one kiln process and one PyTorch process
-   compile the workload and compare every result (kiln compiled, kiln eager, torch.compile, torch
-   eager) with them. A result outside its tolerance fails the run here, before anything is timed
+   outputs with their tolerances (torch_suite.py prepare); then one kiln process and one PyTorch
+   process compile every workload and compare every result (kiln compiled, kiln eager, torch.compile,
+   torch eager) with them. A result outside its tolerance fails the run here, before anything is timed
    (--keep-going: time the other workloads, and still exit non-zero). A workload whose inputs are the
    same at two scales is prepared at both and measured once.
-2. Time: for each workload, each allocator policy, processes p = 1..P: a kiln process and a PyTorch
-   process, alternately first. Each process checks its results again before timing, measures the
-   first compile in the process, a later cold compile, the medians of REPS eager and compiled calls,
-   and the copy bandwidth; all cores (OMP_NUM_THREADS) on both sides.
+2. Time: for each allocator policy, processes p = 1..P: a kiln process and a PyTorch process,
+   alternately first, each measuring every workload in turn (one process per side and round, so
+   Inductor's one-time start-up is paid once per process, as a user pays it). Each process checks
+   its results again before timing, measures its first compile (the first workload's: the start-up),
+   then per workload a later cold compile and the medians of REPS eager and compiled calls, and last
+   the copy bandwidth; all cores (OMP_NUM_THREADS) on both sides.
 3. Report: a markdown table per scale and allocator (min / median / max of the per-process medians,
    ratios of medians) and the compile times, in --out; every per-process number in the JSON beside it.
 
@@ -64,9 +66,9 @@ def allocator_description(name):
 
 
 class ProcessFailed(Exception):
-    def __init__(self, message, row=None):
+    def __init__(self, message, rows=None):
         super().__init__(message)
-        self.row = row  # what the process reported before it failed, if anything
+        self.rows = rows or []  # what the process reported before it failed (the last row: the failed workload)
 
 
 class Runner:
@@ -86,7 +88,8 @@ class Runner:
         return env
 
     def run(self, what, command, allocator):
-        """Runs one process; returns its JSON line as a dict, or raises ProcessFailed with its stderr."""
+        """Runs one process; returns its JSON lines (one per workload measured) as dicts, or raises
+        ProcessFailed with its stderr and the rows it reported (the last one the failed workload's)."""
         env = self.env(allocator)
         env["TMPDIR"] = tempfile.mkdtemp(prefix="tmp-", dir=self.work)  # the caches of both sides go there
         start = time.perf_counter()
@@ -96,30 +99,34 @@ class Runner:
             shutil.rmtree(env["TMPDIR"], ignore_errors=True)
         wall = time.perf_counter() - start
         rows = [json.loads(line) for line in p.stdout.splitlines() if line.startswith("{")]
-        if rows:
-            rows[0]["process_wall_s"] = wall
-        if p.returncode != 0 or len(rows) != 1:
+        for row in rows:
+            row["process_wall_s"] = wall
+        if p.returncode != 0 or not rows:
             kind = "a result is outside its tolerance" if p.returncode == 3 else f"exit status {p.returncode}"
             raise ProcessFailed(f"{what} failed ({kind}).\n  command: {shlex.join(command)}\n"
-                                + "\n".join("  | " + line for line in p.stderr.strip().splitlines()[-15:]),
-                                rows[0] if len(rows) == 1 else None)
-        return rows[0]
+                                + "\n".join("  | " + line for line in p.stderr.strip().splitlines()[-15:]), rows)
+        return rows
 
-    def prepare(self, workload, scale, dir):
-        return self.run(f"PyTorch prepare of {workload} at scale {scale}",
-                        [self.args.python, self.suite, "prepare", "--workload", workload, "--scale", str(scale),
-                         "--dir", dir], "glibc")
+    def prepare(self, units):
+        """Prepares every unit in one PyTorch process; returns what it wrote of each, in order."""
+        command = [self.args.python, self.suite, "prepare"]
+        for u in units:
+            command += ["--workload", u["workload"], "--scale", str(u["scale"]), "--dir", u["dir"]]
+        rows = self.run("PyTorch prepare", command, "glibc")
+        if len(rows) != len(units):
+            raise ProcessFailed(f"PyTorch prepare reported {len(rows)} workloads of {len(units)}")
+        return rows
 
-    def kiln(self, dir, allocator, check_only=False):
-        command = [self.kiln_binary, "--dir", dir, "--reps", str(self.args.reps), "--warmup", str(self.args.warmup)]
-        return self.run(f"kiln process ({os.path.basename(dir)}, {allocator})",
-                        command + (["--check-only"] if check_only else []), allocator)
+    def kiln(self, dirs, allocator, check_only=False):
+        command = [self.kiln_binary, "--reps", str(self.args.reps), "--warmup", str(self.args.warmup)]
+        command += [arg for d in dirs for arg in ("--dir", d)] + (["--check-only"] if check_only else [])
+        return self.run(f"kiln process ({allocator})", command, allocator)
 
-    def torch(self, dir, allocator, check_only=False):
-        command = [self.args.python, self.suite, "time", "--dir", dir, "--reps", str(self.args.reps), "--warmup",
+    def torch(self, dirs, allocator, check_only=False):
+        command = [self.args.python, self.suite, "time", "--reps", str(self.args.reps), "--warmup",
                    str(self.args.warmup)]
-        return self.run(f"PyTorch process ({os.path.basename(dir)}, {allocator})",
-                        command + (["--check-only"] if check_only else []), allocator)
+        command += [arg for d in dirs for arg in ("--dir", d)] + (["--check-only"] if check_only else [])
+        return self.run(f"PyTorch process ({allocator})", command, allocator)
 
 
 def parse_args():
@@ -141,6 +148,11 @@ def parse_args():
     p.add_argument("--out", default="bench/results/compiled_cpu.md", help="the markdown table; the JSON goes beside it")
     p.add_argument("--work-dir", default=None, help="where inputs and expected outputs go (default: a new temp dir)")
     p.add_argument("--check-only", action="store_true", help="prepare and check every workload; time nothing")
+    p.add_argument("--report-from", metavar="JSON",
+                   help="only write --out's table from a run's JSON (or the .json.partial of a run cut short)")
+    p.add_argument("--skip-check-phase", action="store_true",
+                   help="go straight to timing (each timing process still checks every result before timing it, "
+                        "and the run fails on the first mismatch): saves two processes' start-up on a slow host")
     p.add_argument("--keep-going", action="store_true",
                    help="when a check fails, time the workloads that passed (the run still exits non-zero)")
     a = p.parse_args()
@@ -155,7 +167,7 @@ def parse_args():
             p.error(f"unknown allocator {name} (known: {', '.join(ALLOCATORS)})")
         if name == "jemalloc" and not find_jemalloc():
             p.error("--allocators jemalloc: no libjemalloc.so.2 found (Debian/Ubuntu: apt install libjemalloc2)")
-    if not os.access(os.path.join(a.build, "bench", "kiln_compiled_bench"), os.X_OK):
+    if not a.report_from and not os.access(os.path.join(a.build, "bench", "kiln_compiled_bench"), os.X_OK):
         p.error(f"no {a.build}/bench/kiln_compiled_bench: build it (cmake --build {a.build} --target "
                 "kiln_compiled_bench; bench/ is built when Google Benchmark is installed)")
     if a.processes < 1 or a.reps < 1:
@@ -164,6 +176,8 @@ def parse_args():
 
 
 def git_commit():
+    if os.environ.get("KILN_COMMIT"):  # a copy of the tree without .git (another host)
+        return os.environ["KILN_COMMIT"]
     try:
         return subprocess.run(["git", "-C", REPO, "describe", "--always", "--dirty"], capture_output=True, text=True,
                               check=True).stdout.strip()
@@ -173,6 +187,14 @@ def git_commit():
 
 def main():
     a = parse_args()
+    if a.report_from:
+        with open(a.report_from) as f:
+            results = json.load(f)
+        text = write_report(results)
+        with open(a.out, "w") as f:
+            f.write(text)
+        print(text)
+        return
     work = os.path.abspath(a.work_dir or tempfile.mkdtemp(prefix="kiln-bench-"))
     os.makedirs(work, exist_ok=True)
     runner = Runner(a, work)
@@ -191,32 +213,34 @@ def main():
             log(f"checked {len(units)} workloads at scales {a.scales}: {len(results['failures'])} failed")
             sys.exit(1 if results["failures"] else 0)
         timed = [u for u in units if u["measured_as"] is None and not u["failed"]]
-        total = len(timed) * len(a.allocators) * a.processes * 2
+        by_key = {(u["workload"], u["scale"]): u for u in timed}
+        total = len(a.allocators) * a.processes * 2
         done = 0
-        for unit in timed:
+        for p in range(a.processes):  # rounds: a run cut short still has every allocator column
             for allocator in a.allocators:
-                for p in range(a.processes):
-                    sides = ["kiln", "torch"] if p % 2 == 0 else ["torch", "kiln"]
-                    for position, side in enumerate(sides):
-                        done += 1
-                        where = dict(unit=unit["name"], allocator=allocator, process=p + 1, position=position + 1)
-                        try:
-                            row = getattr(runner, side)(unit["dir"], allocator)
-                        except ProcessFailed as e:
-                            (e.row or {}).update(where)
-                            raise
-                        row.update(where)
+                sides = ["kiln", "torch"] if p % 2 == 0 else ["torch", "kiln"]
+                for position, side in enumerate(sides):
+                    done += 1
+                    where = dict(allocator=allocator, process=p + 1, position=position + 1)
+                    try:
+                        rows = getattr(runner, side)([u["dir"] for u in timed], allocator)
+                    except ProcessFailed as e:
+                        for row in e.rows:
+                            row.update(where, unit=by_key[row["workload"], row["scale"]]["name"])
+                        raise
+                    for row in rows:
+                        row.update(where, unit=by_key[row["workload"], row["scale"]]["name"])
                         results["processes"].append(row)
-                        log(f"[{done}/{total}] {unit['name']} {allocator} process {p + 1} {side}: eager "
-                            f"{row['eager_s'] * 1e3:.3f} ms, compiled {row['compiled_s'] * 1e3:.3f} ms, first compile "
-                            f"{row['first_compile_s']:.2f} s, later cold {row['cold_compile_s']:.2f} s, copy "
-                            f"{row['copy_GBps']:.1f} GB/s, {row['threads']} threads")
+                    log(f"[{done}/{total}] {allocator} process {p + 1} {side} ({rows[0]['process_wall_s']:.0f} s): "
+                        f"first compile {rows[0]['first_compile_s']:.2f} s, copy {rows[0]['copy_GBps']:.1f} GB/s, "
+                        f"{rows[0]['threads']} threads; compiled ms: "
+                        + ", ".join(f"{r['unit']} {r['compiled_s'] * 1e3:.3f}" for r in rows))
+                    save_json(a.out, results, partial=True, quiet=True)  # --report-from can make a table of it
     except ProcessFailed as e:
         if str(e) not in results["failures"]:
             log(f"FAILED: {e}")
             results["failures"].append(str(e))
-        if e.row:
-            results["processes"].append(e.row)
+        results["processes"] += e.rows
         save_json(a.out, results, partial=True)
         log("stopped: nothing is written to the table when a result fails its check (--keep-going: time the rest)")
         sys.exit(1)
@@ -226,6 +250,8 @@ def main():
     results["meta"]["wall_s"] = time.perf_counter() - started
     results["meta"]["load_average_at_end"] = os.getloadavg()[0]
     save_json(a.out, results)
+    if os.path.exists(json_path(a.out) + ".partial"):
+        os.remove(json_path(a.out) + ".partial")
     text = write_report(results)
     os.makedirs(os.path.dirname(a.out) or ".", exist_ok=True)
     with open(a.out, "w") as f:
@@ -240,38 +266,53 @@ def main():
 def prepare_and_check(a, runner, work, workloads, results):
     """Phase 1. Returns the units (workload at a scale) with their directories; raises ProcessFailed on
     the first failure unless --keep-going, which records it in results['failures'] and marks the unit."""
-    units, seen = [], {}
-    for scale in a.scales:
-        for name in workloads:
-            unit = {"name": f"{name}@{scale}", "workload": name, "scale": scale,
-                    "dir": os.path.join(work, f"{name}-scale{scale}"), "measured_as": None, "failed": False}
-            unit["prepared"] = runner.prepare(name, scale, unit["dir"])
-            results["meta"].setdefault("torch", unit["prepared"]["torch"])
-            key = (name, json.dumps(unit["prepared"]["inputs"]))
-            if key in seen:  # the same inputs at another scale: measured once
-                unit["measured_as"] = seen[key]["name"]
-                unit["failed"] = seen[key]["failed"]
-                shutil.rmtree(unit["dir"], ignore_errors=True)
-            else:
-                seen[key] = unit
-                unit["checks"], failures = [], []
-                for side in ("kiln", "torch"):
-                    try:
-                        unit["checks"].append(getattr(runner, side)(unit["dir"], a.allocators[0], check_only=True))
-                    except ProcessFailed as e:
-                        unit["checks"] += [e.row] if e.row else []
-                        failures.append(str(e))
-                        log(f"FAILED: {e}")
-                results["failures"] += failures
-                unit["failed"] = bool(failures)
-                if failures and not a.keep_going:
-                    results["units"].append({k: v for k, v in unit.items() if k != "dir"})
-                    raise ProcessFailed(failures[0])
-                if not failures:
-                    log(f"checked {unit['name']}: {summarize_checks(unit['checks'])}")
-            units.append(unit)
-            results["units"].append({k: v for k, v in unit.items() if k != "dir"})
+    units = [{"name": f"{name}@{scale}", "workload": name, "scale": scale, "dir": os.path.join(work, f"{name}-scale{scale}"),
+              "measured_as": None, "failed": False, "checks": []} for scale in a.scales for name in workloads]
+    seen = {}
+    for unit, prepared in zip(units, runner.prepare(units)):
+        unit["prepared"] = prepared
+        results["meta"].setdefault("torch", prepared["torch"])
+        key = (unit["workload"], json.dumps(prepared["inputs"]))
+        if key in seen:  # the same inputs at another scale: measured once
+            unit["measured_as"] = seen[key]["name"]
+            shutil.rmtree(unit["dir"], ignore_errors=True)
+        else:
+            seen[key] = unit
+    if a.skip_check_phase:
+        results["units"] = [{k: v for k, v in u.items() if k != "dir"} for u in units]
+        return units
+    checked = [u for u in units if u["measured_as"] is None]
+    by_key = {(u["workload"], u["scale"]): u for u in checked}
+    for side in ("kiln", "torch"):
+        todo = checked
+        while todo:  # one process checks every workload; after a failure (--keep-going) the next ones
+            try:
+                rows, failure = getattr(runner, side)([u["dir"] for u in todo], a.allocators[0], check_only=True), None
+            except ProcessFailed as e:
+                rows, failure = e.rows, str(e)
+            for row in rows:
+                by_key[row["workload"], row["scale"]]["checks"].append(row)
+            if failure is None:
+                break
+            failed = by_key[rows[-1]["workload"], rows[-1]["scale"]] if rows else todo[0]
+            failed["failed"] = True
+            results["failures"].append(failure)
+            log(f"FAILED: {failure}")
+            if not a.keep_going:
+                results["units"] = [{k: v for k, v in u.items() if k != "dir"} for u in units]
+                raise ProcessFailed(failure)
+            todo = todo[todo.index(failed) + 1:]
+    for unit in units:
+        if unit["measured_as"]:
+            unit["failed"] = seen_unit(units, unit["measured_as"])["failed"]
+        elif not unit["failed"]:
+            log(f"checked {unit['name']}: {summarize_checks(unit['checks'])}")
+        results["units"].append({k: v for k, v in unit.items() if k != "dir"})
     return units
+
+
+def seen_unit(units, name):
+    return next(u for u in units if u["name"] == name)
 
 
 def summarize_checks(rows):
@@ -286,13 +327,13 @@ def json_path(out):
     return os.path.splitext(out)[0] + ".json"
 
 
-def save_json(out, results, partial=False):
+def save_json(out, results, partial=False, quiet=False):
     path = json_path(out) + (".partial" if partial else "")
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     with open(path, "w") as f:
         json.dump(results, f, indent=1)
-    if partial:
-        log(f"what was measured before the failure: {path}")
+    if partial and not quiet:
+        log(f"what was measured before the failure: {path} (bench/run_compiled.py --report-from it)")
 
 
 if __name__ == "__main__":

@@ -2,8 +2,8 @@
 """The PyTorch side of the compiled CPU suite (bench/run_compiled.py drives it): the workloads of
 shared/reference/torch_baseline.py in PyTorch eager and torch.compile, on the same inputs as kiln.
 
-  torch_suite.py prepare --workload NAME --scale S --dir DIR
-      Generates the workload's inputs (seeded) and its expected outputs, and writes them to DIR as raw
+  torch_suite.py prepare --workload NAME --scale S --dir DIR [--workload NAME --scale S --dir DIR ...]
+      Generates each workload's inputs (seeded) and its expected outputs, and writes them to DIR as raw
       little-endian files with a manifest.txt (format: bench/raw_tensors.h), for both sides to load.
       Expected outputs and tolerances:
         - most rows: PyTorch eager's outputs, within torch.testing.assert_close's default tolerance for
@@ -20,16 +20,17 @@ shared/reference/torch_baseline.py in PyTorch eager and torch.compile, on the sa
           float32's default atol and a tenth of it, floors for when PyTorch is exact). "Twice the
           float32 error against float64, as RMSE" is the idea of Inductor's own accuracy check; the
           elementwise bound keeps one wrong element from hiding in a mean.
-      Prints one JSON object describing what it wrote.
+      Prints one JSON object per workload describing what it wrote.
 
-  torch_suite.py time --dir DIR [--reps N] [--warmup N] [--check-only]
-      One measuring process, in the same order as kiln_compiled_bench: the first torch.compile in the
-      process (an empty TORCHINDUCTOR_CACHE_DIR; includes Inductor's one-time start-up), a later cold
-      compile (torch._dynamo.reset() and a fresh Inductor cache), both as the wall time of the first
-      call; eager and compiled medians of REPS calls after WARMUP; then the copy bandwidth (copy_ of
-      512 MiB). Every result is checked against the expected outputs before any time is taken; on a
-      mismatch it prints why on stderr and exits 3. One JSON object on stdout (with check_failed and the
-      comparisons made when one failed).
+  torch_suite.py time --dir DIR [--dir DIR ...] [--reps N] [--warmup N] [--check-only]
+      One measuring process over the workloads given, in the same order as kiln_compiled_bench: the
+      first torch.compile in the process, of the first workload (an empty TORCHINDUCTOR_CACHE_DIR;
+      includes Inductor's one-time start-up); then for each workload a later cold compile
+      (torch._dynamo.reset() and a fresh Inductor cache), both as the wall time of the first call, and
+      eager and compiled medians of REPS calls after WARMUP; last the copy bandwidth (copy_ of 512 MiB).
+      Every result is checked against the expected outputs before any time is taken; on a mismatch it
+      prints why on stderr, skips the workloads after it and exits 3. One JSON object per workload
+      measured on stdout (with check_failed and the comparisons made for one that failed).
 
 Runs on any PyTorch 2.x with NumPy; nothing else."""
 import argparse
@@ -293,11 +294,15 @@ def fresh_inductor_cache():
     return (getattr(inductor_utils, "fresh_cache", None) or inductor_utils.fresh_inductor_cache)()
 
 
-def time_process(dir, reps, warmup, check_only):
+def measure(dir, reps, warmup, check_only, first):
+    """One workload's measurements (a JSON-able dict); `first`: its first compile is the process's first.
+    Raises CheckFailure (with the row so far) when a result is outside its tolerance."""
     m = read_manifest(dir)
     name, inputs = m["workload"], m["inputs"]
     fn = WORKLOADS[name][0]
-    checks = []
+    row = {"side": "torch", "workload": name, "scale": m["scale"], "torch": torch.__version__,
+           "threads": torch.get_num_threads(), "first_in_process": first, "first_compile_s": None,
+           "check_failed": None, "checks": []}
 
     def check(result, outputs):
         outputs = as_list(outputs)
@@ -307,8 +312,8 @@ def time_process(dir, reps, warmup, check_only):
         for i, (got, want) in enumerate(zip(outputs, m["outputs"])):
             ok, problem, max_abs, max_rel, rmse = compare(got, want["tensor"], want["atol"], want["rtol"],
                                                           want["max_rmse"])
-            checks.append({"result": result, "output": i, "ok": ok, "max_abs_err": max_abs, "max_rel_err": max_rel,
-                           "rmse": rmse})
+            row["checks"].append({"result": result, "output": i, "ok": ok, "max_abs_err": max_abs,
+                                  "max_rel_err": max_rel, "rmse": rmse})
             if not ok:
                 raise CheckFailure(
                     f"{name} (scale {m['scale']}): {result}, output {i} ({DTYPE_NAMES.get(got.dtype, got.dtype)}"
@@ -325,28 +330,45 @@ def time_process(dir, reps, warmup, check_only):
         check(what, outputs)
         return compiled, seconds
 
-    row = {"side": "torch", "workload": name, "scale": m["scale"], "torch": torch.__version__,
-           "threads": torch.get_num_threads(), "check_failed": None}
     try:
         with torch.no_grad():
-            _, row["first_compile_s"] = first_call("torch.compile (first compile in process)")
-            check("torch eager", fn(*inputs))
+            if first or check_only:
+                _, seconds = first_call("torch.compile (first compile in process)" if first else "torch.compile")
+                if first:
+                    row["first_compile_s"] = seconds
             if not check_only:
                 torch._dynamo.reset()
                 with fresh_inductor_cache():
                     compiled, row["cold_compile_s"] = first_call("torch.compile (later cold compile)")
+                    check("torch eager", fn(*inputs))
                     row["eager_times_s"] = timed_reps(lambda: fn(*inputs), warmup, reps)
                     row["compiled_times_s"] = timed_reps(lambda: compiled(*inputs), warmup, reps)
                 row["eager_s"] = median(row["eager_times_s"])
                 row["compiled_s"] = median(row["compiled_times_s"])
-                copy, row["copy_times_s"] = copy_bandwidth()
-                row["copy_GBps"] = copy / 1e9
-    except CheckFailure as e:  # the comparisons made are reported too (nothing was timed)
+            else:
+                check("torch eager", fn(*inputs))
+    except CheckFailure as e:  # the comparisons made are reported too (nothing of this workload was timed)
         row["check_failed"] = str(e)
         print(f"CHECK FAILED: {e}", file=sys.stderr)
-    row["checks"] = checks
-    print(json.dumps(row), flush=True)
-    return 3 if row["check_failed"] else 0
+    return row
+
+
+def time_process(dirs, reps, warmup, check_only):
+    """Measures each workload in turn (stopping at one that fails its check), then the copy bandwidth;
+    prints one JSON object per workload measured. Returns the exit status (3: a check failed)."""
+    rows = []
+    for dir in dirs:
+        rows.append(measure(dir, reps, warmup, check_only, first=not rows))
+        if rows[-1]["check_failed"]:
+            break
+    copy, copy_times = (None, [])
+    if not check_only and not rows[-1]["check_failed"]:
+        copy, copy_times = copy_bandwidth()
+    for row in rows:
+        row["copy_GBps"] = copy / 1e9 if copy else None
+        row["copy_times_s"] = copy_times
+        print(json.dumps(row), flush=True)
+    return 3 if rows[-1]["check_failed"] else 0
 
 
 def main():
@@ -354,18 +376,22 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="command", required=True)
     prep = sub.add_parser("prepare")
-    prep.add_argument("--workload", required=True, choices=list(WORKLOADS))
-    prep.add_argument("--scale", type=int, required=True)
-    prep.add_argument("--dir", required=True)
+    prep.add_argument("--workload", required=True, choices=list(WORKLOADS), action="append",
+                      help="repeat --workload, --scale and --dir together to prepare several in one process")
+    prep.add_argument("--scale", type=int, required=True, action="append")
+    prep.add_argument("--dir", required=True, action="append")
     timing = sub.add_parser("time")
-    timing.add_argument("--dir", required=True)
+    timing.add_argument("--dir", required=True, action="append", help="a prepared workload (repeat for more)")
     timing.add_argument("--reps", type=int, default=10)
     timing.add_argument("--warmup", type=int, default=2)
     timing.add_argument("--check-only", action="store_true")
     a = p.parse_args()
     try:
         if a.command == "prepare":
-            prepare(a.workload, a.scale, a.dir)
+            if not len(a.workload) == len(a.scale) == len(a.dir):
+                p.error("prepare: give --workload, --scale and --dir the same number of times")
+            for name, scale, dir in zip(a.workload, a.scale, a.dir):
+                prepare(name, scale, dir)
         else:
             status = time_process(a.dir, a.reps, a.warmup, a.check_only)
     finally:
