@@ -1,4 +1,4 @@
-// Typed calls of kiln's prims (the Prims IR; see prims_ops.cpp). Operands of elementwise prims
+// Typed calls of kiln's prims (the Prims IR; see prims_ops.def). Operands of elementwise prims
 // must already share one dtype and one shape: these functions do no promotion or broadcasting.
 //   Tensor y = prims::binary("add", prims::convert_element_type(a, f32), prims::broadcast_in_dim(b, ...));
 #pragma once

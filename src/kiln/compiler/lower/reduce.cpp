@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "kiln/compiler/lower/lowering.h"
+#include "kiln/ops/generated/handles.h"
 
 namespace kiln::compiler {
 
@@ -61,10 +62,10 @@ std::optional<ScalarExpr> Lowerer::fold_division_into_sum(const graph::Node& div
   if (c == 0 || !std::isfinite(c)) return std::nullopt;
   graph::ValueRef r = std::get<graph::ValueRef>(div.args().at(0));
   while (uses_[key(r)] == 1 && r.node->kind() == graph::NodeKind::Call &&
-         r.node->op() == KILN_OP("prims::broadcast_in_dim")) {
+         r.node->op() == op::prims::broadcast_in_dim()) {
     r = std::get<graph::ValueRef>(r.node->args().at(0));
   }
-  if (uses_[key(r)] != 1 || r.node->kind() != graph::NodeKind::Call || r.node->op() != KILN_OP("prims::sum") ||
+  if (uses_[key(r)] != 1 || r.node->kind() != graph::NodeKind::Call || r.node->op() != op::prims::sum() ||
       !get(r).strided) {
     return std::nullopt;
   }
