@@ -284,10 +284,8 @@ Schedule schedule(const loopir::Program& p) {
     if (open) {
       std::string why = can_fuse(p, *open, *n);
       if (why.empty()) {
-        KILN_LOG("fusion",
-                 "{}: fuse buf{} ({}), {}: same {} rows x {} cols, shares data with the kernel and reads its buffers "
-                 "only where it computes",
-                 open->name, n->out, n->origin, fusion_edge(p, *open, *n), open->rows, open->cols);
+        KILN_LOG("fusion", "{}: fuse buf{} ({}), {} (same {} rows x {} cols)", open->name, n->out, n->origin,
+                 fusion_edge(p, *open, *n), open->rows, open->cols);
         open->nodes.push_back(static_cast<int>(i));
         open->name += "_" + n->origin;
         continue;
