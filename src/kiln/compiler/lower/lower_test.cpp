@@ -6,6 +6,7 @@
 
 #include "kiln/compiler/loopir/operations.h"
 #include "kiln/compiler/lower/lowering.h"
+#include "kiln/decomp/prims/table.h"
 
 namespace kiln::compiler {
 namespace {
@@ -65,6 +66,23 @@ TEST(Lowering, EveryViewPrimItLowersHasAGeometry) {
   EXPECT_EQ(names(view_geometry_attr().missing(lowered_views)), "")
       << "view prims with a lowering rule but no geometry (compiler/lower/views.cpp)";
   for (OpHandle op : view_geometry_attr().ops()) EXPECT_TRUE(op->has_tag(OpTag::View)) << op->name();
+}
+
+// An extern call runs the op's eager kernel: every prim marked extern and every op kept whole at the
+// prims level (mm, convolution, kiln::attention, ...) must have one on the CPU.
+TEST(Lowering, EveryExternCanRunOnTheCpu) {
+  std::vector<OpHandle> externs;
+  for (OpHandle op : Registry::global().ops()) {
+    const LoweringRule* rule = lowering_rule_attr().get(op);
+    bool marked = op->has_tag(OpTag::Prim) && rule != nullptr && rule->lower == nullptr;
+    if (marked || stays_at_prims_level(op)) externs.push_back(op);
+  }
+  EXPECT_GT(externs.size(), 40u);
+  std::vector<OpHandle> cannot;
+  for (OpHandle op : externs) {
+    if (!op->runs_on(DispatchKey::CPU)) cannot.push_back(op);
+  }
+  EXPECT_EQ(names(cannot), "") << "extern calls without a CPU kernel";
 }
 
 }  // namespace
