@@ -184,8 +184,10 @@ std::string fusion_edge(const loopir::Program& p, const Kernel& k, const LoopNod
   for (int i : k.nodes) {
     const auto& m = std::get<LoopNode>(p.steps[static_cast<size_t>(i)]);
     if (!reads.contains(m.out)) continue;
-    // The closest reduction it reads names the edge (an epilogue); else the last node it reads.
-    if (producer == nullptr || producer->pattern != PatternKind::Reduction) producer = &m;
+    // The last reduction it reads names the edge (an epilogue); else the last node it reads.
+    if (m.pattern == PatternKind::Reduction || producer == nullptr || producer->pattern != PatternKind::Reduction) {
+      producer = &m;
+    }
   }
   std::string_view kind = pattern_kind_name(n.pattern);
   if (producer == nullptr) return fmt::format("{} sibling: loads what the kernel loads", kind);
