@@ -19,7 +19,7 @@ std::optional<PatternKind> pattern(std::string_view p) {
 }
 
 const OpDecl kPrims[] = {
-#define KILN_PRIM(schema, tags, kind) {schema, tags, OpKind::Leaf, pattern(kind)},
+#define KILN_PRIM(schema, tags, kind, api) {schema, tags, OpKind::Leaf, pattern(kind)},
 #include "kiln/ops/prims_ops.def"
 #undef KILN_PRIM
 };

@@ -5,11 +5,12 @@
 // native_ops.def; the C++ types follow PyTorch's (Tensor -> const Tensor&, int[] -> IntArrayRef,
 // Scalar? -> std::optional<Scalar>, ...).
 //
-// It also writes a typed handle per op of both tables (native_ops.def, prims_ops.def):
-// kiln::op::aten::add_Tensor(), kiln::op::prims::mul() (handles.h).
+// It also writes the prims' typed functions from prims_ops.def (kiln::prims::add(a, b),
+// prims_functions.h) and a typed handle per op of both tables: kiln::op::aten::add_Tensor(),
+// kiln::op::prims::mul() (handles.h).
 //
 //   kiln_gen_api <native_ops.def> <prims_ops.def> <output dir>
-// writes <output dir>/{functions.h, functions.cpp, methods.inc, methods.cpp, handles.h, handles.cpp};
+// writes <output dir>/{functions, prims_functions, handles}.{h,cpp}, methods.inc and methods.cpp;
 // a file whose content is unchanged is not rewritten, so its dependents are not rebuilt.
 #include <algorithm>
 #include <cctype>
@@ -61,11 +62,15 @@ class DefReader {
       expect(',');
       row.tags = strings();
       expect(',');
-      std::string third = strings();  // the api words; a prim's pattern kind (not the generator's)
-      if (row.ns == "aten") row.api = std::move(third);
+      std::string third = strings();  // the api words; a prim's pattern kind, then its api words
+      if (row.ns == "aten") row.api = third;
       static const std::set<std::string> kPatterns = {"",          "elementwise", "broadcast",
                                                       "injective", "reduction",   "opaque"};
       if (row.ns == "prims" && !kPatterns.contains(third)) fail(fmt::format("unknown pattern kind '{}'", third));
+      if (row.ns == "prims") {
+        expect(',');
+        row.api = strings();
+      }
       expect(')');
       out.push_back(std::move(row));
     }
@@ -441,20 +446,27 @@ struct Output {
   int functions = 0, methods = 0;
 };
 
-Output generate(const std::vector<Row>& rows, const std::string& path) {
+// The functions of `rows` (native rows in namespace kiln, prims rows in kiln::prims).
+Output generate(const std::vector<Row>& rows, const std::string& path, bool prims = false) {
   Output o;
   std::string& h = o.functions_h;
   std::string& cpp = o.functions_cpp;
   std::string& inc = o.methods_inc;
   std::string& mcpp = o.methods_cpp;
-  h = std::string(kBanner) +
-      "// The typed C++ API: one function per op overload the table offers (`fn`), each a call through\n"
-      "// the dispatcher with its arguments boxed in schema order. ops/api.h adds the hand-written rest.\n"
+  const std::string ns = prims ? "kiln::prims" : "kiln";
+  const std::string banner = prims ? std::string(kBanner).replace(kBanner.find("native_ops.def"), 14, "prims_ops.def")
+                                   : std::string(kBanner);
+  h = banner +
+      (prims ? "// The prims' typed C++ API: one function per prim whose row offers it (`fn`), each a call through\n"
+               "// the dispatcher with its arguments boxed in schema order. ops/prims_api.h adds the rest.\n"
+             : "// The typed C++ API: one function per op overload the table offers (`fn`), each a call through\n"
+               "// the dispatcher with its arguments boxed in schema order. ops/api.h adds the hand-written rest.\n") +
       "#pragma once\n\n#include <cstdint>\n#include <optional>\n#include <span>\n#include <string_view>\n"
       "#include <tuple>\n#include <vector>\n\n#include \"kiln/ops/tensor.h\"\n#include \"kiln/ops/tensor_options.h\"\n\n"
-      "namespace kiln {\n";
-  cpp = std::string(kBanner) +
-        "#include \"kiln/ops/generated/functions.h\"\n\n#include \"kiln/ops/boxing.h\"\n\nnamespace kiln {\n";
+      "namespace " +
+      ns + " {\n";
+  cpp = banner + "#include \"kiln/ops/generated/" + (prims ? "prims_functions.h" : "functions.h") +
+        "\"\n\n#include \"kiln/ops/boxing.h\"\n\nnamespace " + ns + " {\n";
   inc = std::string(kBanner) +
         "// Tensor's methods for the ops whose rows say `method`; included inside class Tensor (ops/tensor.h).\n";
   mcpp = std::string(kBanner) + "#include \"kiln/ops/boxing.h\"\n#include \"kiln/ops/tensor.h\"\n\nnamespace kiln {\n";
@@ -469,10 +481,12 @@ Output generate(const std::vector<Row>& rows, const std::string& path) {
         continue;
       }
       Schema s = parse_schema(row.schema);
+      if (prims) s.ns = "prims";
+      KILN_CHECK(!prims || !spec.method, "prims have no Tensor methods");
       Function f = make_function(s, spec);
       std::string comment = "// " + f.qualified.substr(0, f.qualified.find("::") + 2) + f.schema + "\n";
       if (spec.fn) {
-        check_unambiguous(functions[f.name], "kiln::" + f.name, signature(f, 0, row.line));
+        check_unambiguous(functions[f.name], ns + "::" + f.name, signature(f, 0, row.line));
         h += "\n" + comment + wrap_call(f.result + " " + f.name, param_texts(f.params, 0, true), ";") + "\n";
         cpp += "\n" + wrap_call(f.result + " " + f.name, param_texts(f.params, 0, false), " {") + "\n" + body(f, "") +
                "}\n";
@@ -495,8 +509,8 @@ Output generate(const std::vector<Row>& rows, const std::string& path) {
                 e.what());
     }
   }
-  h += "\n}  // namespace kiln\n";
-  cpp += "\n}  // namespace kiln\n";
+  h += "\n}  // namespace " + ns + "\n";
+  cpp += "\n}  // namespace " + ns + "\n";
   mcpp += "\n}  // namespace kiln\n";
   return o;
 }
@@ -582,12 +596,15 @@ int main(int argc, char** argv) {
     std::vector<Row> prims = DefReader(prims_source, argv[2]).rows();
     for (const Row& p : prims) KILN_CHECK(p.ns == "prims", "{}:{}: expected KILN_PRIM rows only", argv[2], p.line);
     rows.insert(rows.end(), prims.begin(), prims.end());
+    Output p = generate(prims, argv[2], /*prims=*/true);
     auto [handles_h, handles_cpp] = generate_handles(rows);
     std::string dir = argv[3];
     write_if_changed(dir + "/functions.h", o.functions_h);
     write_if_changed(dir + "/functions.cpp", o.functions_cpp);
     write_if_changed(dir + "/methods.inc", o.methods_inc);
     write_if_changed(dir + "/methods.cpp", o.methods_cpp);
+    write_if_changed(dir + "/prims_functions.h", p.functions_h);
+    write_if_changed(dir + "/prims_functions.cpp", p.functions_cpp);
     write_if_changed(dir + "/handles.h", handles_h);
     write_if_changed(dir + "/handles.cpp", handles_cpp);
   } catch (const kiln::Error& e) {
