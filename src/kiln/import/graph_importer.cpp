@@ -1,6 +1,7 @@
 #include "kiln/import/graph_importer.h"
 
 #include "kiln/ops/dispatcher.h"
+#include "kiln/ops/generated/handles.h"
 
 namespace kiln::import {
 namespace {
@@ -77,7 +78,7 @@ void GraphImporter::call(const std::string& node_name, OpHandle op,
                          const std::vector<std::string>& outputs,
                          const std::vector<std::optional<RecordedMeta>>& recorded) {
   const std::string where = fmt::format("{}: node '{}' ({})", source_, node_name, op->name());
-  if (op->name() == "aten::sub.Tensor" && sub_from_number(node_name, args, outputs, recorded)) return;
+  if (op == op::aten::sub_Tensor() && sub_from_number(node_name, args, outputs, recorded)) return;
   // Each given argument goes to its schema position; the positions up to the last given one that
   // were not given take their defaults.
   std::vector<const CallArg*> given(op->schema().arguments.size(), nullptr);

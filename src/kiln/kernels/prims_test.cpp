@@ -37,19 +37,19 @@ TEST(Prims, EveryPrimHasMetaAndCpuKernels) {
 
 TEST(Prims, ElementwisePrimsNeitherPromoteNorBroadcast) {
   Tensor f = ones({2, 3}), i = ones({2, 3}, DType::Int64), row = ones({3});
-  EXPECT_EQ(error_of([&] { prims::binary("add", f, i); }),
+  EXPECT_EQ(error_of([&] { prims::add(f, i); }),
             "prims::add: operands must have the same dtype (prims do not promote; use convert_element_type), got "
             "float32 and int64");
-  EXPECT_EQ(error_of([&] { prims::binary("mul", f, row); }),
+  EXPECT_EQ(error_of([&] { prims::mul(f, row); }),
             "prims::mul: operands must have the same shape (prims do not broadcast; use broadcast_in_dim), got [2, 3] "
             "and [3]");
-  EXPECT_EQ(error_of([&] { prims::unary("exp", i); }), "prims::exp: not defined for int64 operands");
+  EXPECT_EQ(error_of([&] { prims::exp(i); }), "prims::exp: not defined for int64 operands");
   EXPECT_EQ(error_of([&] { prims::where(f, f, f); }), "prims::where: pred must be bool, got float32");
-  EXPECT_EQ(prims::binary("lt", f, f).dtype(), DType::Bool);
+  EXPECT_EQ(prims::lt(f, f).dtype(), DType::Bool);
   // Integer division truncates toward zero, as C does.
-  Tensor q = prims::binary("div", from_vector<int64_t>({-7, 7}), from_vector<int64_t>({2, -2}));
+  Tensor q = prims::div(from_vector<int64_t>({-7, 7}), from_vector<int64_t>({2, -2}));
   EXPECT_EQ(q.to_string(), "tensor([-3, -3])");
-  Tensor meta = prims::unary("exp", to_meta(f));
+  Tensor meta = prims::exp(to_meta(f));
   EXPECT_TRUE(meta.device().is_meta());
   EXPECT_EQ(vec(meta.sizes()), (std::vector<int64_t>{2, 3}));
 }
@@ -93,12 +93,12 @@ TEST(Prims, CollapseSplitSqueezeSliceAndTranspose) {
 
 TEST(Prims, ReductionsCopiesAndFactories) {
   Tensor x = arange(24, DType::Float64).view({2, 3, 4});
-  EXPECT_EQ(max_diff(prims::reduce("sum", x, IntArrayRef{0, 2}), sum(x, IntArrayRef{0, 2})), 0.0);
-  EXPECT_EQ(max_diff(prims::reduce("sum", x, IntArrayRef{}), x), 0.0);  // no dims: nothing reduced
-  EXPECT_EQ(prims::reduce("sum", x, std::nullopt).item<double>(), 276.0);
-  EXPECT_EQ(prims::reduce("prod", from_vector<int64_t>({2, 3, 4}), std::nullopt).item<int64_t>(), 24);
-  EXPECT_EQ(max_diff(prims::reduce("amax", x, IntArrayRef{1}), amax(x, {1})), 0.0);
-  EXPECT_EQ(prims::reduce("sum", ones({3}, DType::Int32), std::nullopt).dtype(), DType::Int32);
+  EXPECT_EQ(max_diff(prims::sum(x, IntArrayRef{0, 2}), sum(x, IntArrayRef{0, 2})), 0.0);
+  EXPECT_EQ(max_diff(prims::sum(x, IntArrayRef{}), x), 0.0);  // no dims: nothing reduced
+  EXPECT_EQ(prims::sum(x, std::nullopt).item<double>(), 276.0);
+  EXPECT_EQ(prims::prod(from_vector<int64_t>({2, 3, 4}), std::nullopt).item<int64_t>(), 24);
+  EXPECT_EQ(max_diff(prims::amax(x, IntArrayRef{1}), amax(x, {1})), 0.0);
+  EXPECT_EQ(prims::sum(ones({3}, DType::Int32), std::nullopt).dtype(), DType::Int32);
   EXPECT_LT(max_diff(prims::var(x, IntArrayRef{2}, 0.0), var(x, IntArrayRef{2}, Scalar(0))), 1e-12);
   Tensor t = x.permute({2, 1, 0});
   Tensor r = prims::reshape(t, {4, 6});

@@ -76,6 +76,7 @@ OpEntry& Registry::declare(const OpDecl& decl, Provenance provenance, std::strin
   std::string name = schema.qualified_name();
   KILN_CHECK(!by_name_.contains(name), "op {} is already registered", name);
   OpEntry& e = entries_.emplace_back();
+  e.index_ = entries_.size() - 1;
   e.pattern_ = decl.pattern.value_or(derive_pattern(schema, tags));
   e.schema_ = std::move(schema);
   e.name_ = name;

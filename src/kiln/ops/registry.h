@@ -42,6 +42,9 @@ class OpEntry {
  public:
   const Schema& schema() const { return schema_; }
   const std::string& name() const { return name_; }  // "aten::add.Tensor"
+  // The op's position in declaration order: stable for the process, dense (0, 1, ...), so tables
+  // indexed by op (OpAttr, op_attr.h) are vectors.
+  size_t index() const { return index_; }
   TagSet tags() const { return tags_; }
   bool has_tag(OpTag t) const { return tags_.has(t); }
   OpKind kind() const { return kind_; }
@@ -61,6 +64,7 @@ class OpEntry {
   friend class Registry;
   Schema schema_;
   std::string name_;
+  size_t index_ = 0;
   TagSet tags_;
   OpKind kind_ = OpKind::Leaf;
   Provenance provenance_ = Provenance::Native;

@@ -8,6 +8,7 @@
 #include "kiln/decomp/prims/table.h"
 #include "kiln/ops/api.h"
 #include "kiln/ops/dispatcher.h"
+#include "kiln/ops/generated/handles.h"
 
 namespace kiln::trace {
 namespace {
@@ -123,55 +124,52 @@ void Tracer::refresh_view(const Tensor& v) {
 // Any other view (diagonal, as_strided, ...): which elements of `parent` it covers is found by
 // applying the same view to the row-major positions of `parent`; src is scattered there.
 Tensor scatter_through_positions(Tracer& t, const Tracer::ViewStep& step, const Tensor& parent, const Tensor& src) {
-  auto& r = Registry::global();
-  if (step.op->name() == "aten::as_strided") {
+  if (step.op == op::aten::as_strided()) {
     KILN_CHECK_KIND(parent.is_contiguous() && parent.storage_offset() == 0, ErrorKind::NotImplemented,
                     "trace: functionalizing a write through as_strided of a non-contiguous or offset tensor ({}) is "
                     "not supported yet",
                     parent.describe());
   }
-  auto call = [&](const char* op, Stack args) {
-    record(t, r.get(op), args, t.below_trace);
+  auto call = [&](OpHandle op, Stack args) {
+    record(t, op, args, t.below_trace);
     return args.at(0).to_tensor();
   };
   std::vector<int64_t> flat{-1};
-  Tensor positions = call("aten::arange.start_step", {Value(int64_t{0}), Value(parent.numel()), Value(int64_t{1}),
-                                                      Value(DType::Int64), Value(), Value(t.device), Value()});
-  positions = call("aten::view", {Value(positions), Value(parent.sizes().vec())});
+  Tensor positions = call(op::aten::arange_start_step(), {Value(int64_t{0}), Value(parent.numel()), Value(int64_t{1}),
+                                                          Value(DType::Int64), Value(), Value(t.device), Value()});
+  positions = call(op::aten::view(), {Value(positions), Value(parent.sizes().vec())});
   Tensor covered = record_call(t, step.op, positions, step.args);
-  Tensor covered_flat = call("aten::reshape", {Value(covered), Value(flat)});
-  Tensor src_flat = call("aten::reshape", {Value(src), Value(flat)});
-  Tensor parent_flat = call("aten::reshape", {Value(parent), Value(flat)});
+  Tensor covered_flat = call(op::aten::reshape(), {Value(covered), Value(flat)});
+  Tensor src_flat = call(op::aten::reshape(), {Value(src), Value(flat)});
+  Tensor parent_flat = call(op::aten::reshape(), {Value(parent), Value(flat)});
   Tensor updated =
-      call("aten::scatter.src", {Value(parent_flat), Value(int64_t{0}), Value(covered_flat), Value(src_flat)});
-  return call("aten::view", {Value(updated), Value(parent.sizes().vec())});
+      call(op::aten::scatter_src(), {Value(parent_flat), Value(int64_t{0}), Value(covered_flat), Value(src_flat)});
+  return call(op::aten::view(), {Value(updated), Value(parent.sizes().vec())});
 }
 
 // What writing `src` into the result of view step `step` of `parent` makes of `parent`.
 Tensor scatter_back(Tracer& t, const Tracer::ViewStep& step, const Tensor& parent, const Tensor& src) {
-  const std::string& name = step.op->name();
-  auto call = [&](const char* op, Stack args) { return record_call(t, Registry::global().get(op), parent, args); };
-  if (name == "aten::slice.Tensor") {
+  OpHandle view = step.op;
+  auto call = [&](OpHandle op, Stack args) { return record_call(t, op, parent, args); };
+  if (view == op::aten::slice_Tensor()) {
     Stack args{Value(src)};
     args.insert(args.end(), step.args.begin(), step.args.end());
-    return call("aten::slice_scatter", args);
+    return call(op::aten::slice_scatter(), args);
   }
-  if (name == "aten::select.int") return call("aten::select_scatter", {Value(src), step.args[0], step.args[1]});
-  auto reshaped = [&] {
-    return record_call(t, Registry::global().get("aten::view"), src, {Value(parent.sizes().vec())});
-  };
-  if (name == "aten::view" || name == "aten::unsqueeze" || name == "aten::squeeze" || name == "aten::squeeze.dim" ||
-      name == "aten::squeeze.dims" || name == "aten::alias") {
+  if (view == op::aten::select_int()) return call(op::aten::select_scatter(), {Value(src), step.args[0], step.args[1]});
+  auto reshaped = [&] { return record_call(t, op::aten::view(), src, {Value(parent.sizes().vec())}); };
+  if (view == op::aten::view() || view == op::aten::unsqueeze() || view == op::aten::squeeze() ||
+      view == op::aten::squeeze_dim() || view == op::aten::squeeze_dims() || view == op::aten::alias()) {
     return reshaped();
   }
-  if (name == "aten::permute") {
+  if (view == op::aten::permute()) {
     const auto& dims = step.args[0].to_int_list();
     std::vector<int64_t> inverse(dims.size());
     for (size_t i = 0; i < dims.size(); ++i)
       inverse[static_cast<size_t>(wrap_dim(dims[i], parent.dim(), "permute"))] = static_cast<int64_t>(i);
-    return record_call(t, Registry::global().get("aten::permute"), src, {Value(inverse)});
+    return record_call(t, op::aten::permute(), src, {Value(inverse)});
   }
-  KILN_CHECK(name != "aten::expand",
+  KILN_CHECK(view != op::aten::expand(),
              "trace: an in-place write through an expanded view writes some elements more than "
              "once (unsupported, as in PyTorch); clone the expanded tensor first");
   return scatter_through_positions(t, step, parent, src);
@@ -179,10 +177,9 @@ Tensor scatter_back(Tracer& t, const Tracer::ViewStep& step, const Tensor& paren
 
 // The functional op an in-place op stands for (add_.Tensor -> add.Tensor, zero_ -> fill.Scalar).
 OpHandle functional_variant(OpHandle op, Stack& stack) {
-  const Schema& s = op->schema();
-  if (s.name == "zero_") {
+  if (op == op::aten::zero_()) {
     stack.emplace_back(Scalar(0));
-    return Registry::global().get("aten::fill.Scalar");
+    return op::aten::fill_Scalar();
   }
   OpHandle f = Registry::global().functional_variant(op);
   KILN_CHECK(f != nullptr, "trace: {} has no functional form to functionalize into", op->name());
@@ -196,7 +193,7 @@ void assign(Tracer& t, const Tensor& target, Tensor value, OpHandle op) {
   KILN_CHECK(value.sizes().equals(target.sizes()), "{}: output with shape {} doesn't match the broadcast shape {}",
              op->name(), target.sizes(), value.sizes());
   if (value.dtype() != target.dtype()) {
-    value = record_call(t, Registry::global().get("aten::_to_copy"), value,
+    value = record_call(t, op::aten::_to_copy(), value,
                         {Value(target.dtype()), Value(), Value(), Value(), Value(false), Value()});
   }
   auto view = t.views.find(target.impl());
@@ -222,9 +219,9 @@ bool writes_self_in_place(const Schema& s) {
 
 bool has_functional_form(OpHandle op) {
   auto& r = Registry::global();
-  if (writes_self_in_place(op->schema())) return op->schema().name == "zero_" || r.functional_variant(op) != nullptr;
+  if (writes_self_in_place(op->schema())) return op == op::aten::zero_() || r.functional_variant(op) != nullptr;
   if (Registry::is_out_variant(op)) return r.functional_of_out_variant(op) != nullptr;
-  return op->name() == "aten::_native_batch_norm_legit";
+  return op == op::aten::_native_batch_norm_legit();
 }
 
 namespace {
@@ -257,9 +254,9 @@ void functionalize(Tracer& t, OpHandle op, Stack& stack) {
     stack.emplace_back(out);
     return;
   }
-  if (op->name() == "aten::_native_batch_norm_legit") {
+  if (op == op::aten::_native_batch_norm_legit()) {
     Tensor running_mean = stack.at(3).to_tensor(), running_var = stack.at(4).to_tensor();
-    record(t, r.get("aten::_native_batch_norm_legit_functional"), stack, t.below_trace);
+    record(t, op::aten::_native_batch_norm_legit_functional(), stack, t.below_trace);
     assign(t, running_mean, stack.at(3).to_tensor(), op);
     assign(t, running_var, stack.at(4).to_tensor(), op);
     stack.resize(3);
@@ -529,7 +526,7 @@ graph::Graph trace(const TracedFn& fn, std::span<const Tensor> example_inputs, c
   }
   // Inputs the function mutated get their final values written back at the graph's boundary.
   auto placeholders = tracer.graph.placeholders();
-  OpHandle copy_ = Registry::global().get("aten::copy_");
+  OpHandle copy_ = op::aten::copy_();
   for (size_t i = 0; i < tracer.inputs.size(); ++i) {
     graph::ValueRef now = tracer.values.at(tracer.inputs[i].impl());
     if (now.node == placeholders[i]) continue;

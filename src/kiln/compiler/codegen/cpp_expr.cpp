@@ -24,9 +24,6 @@ bool wraps(DType d) { return !is_floating(d) && d != DType::Bool; }
 std::string apply(const std::string& op, const std::vector<std::string>& a, DType out, DType in) {
   const loopir::ElementwiseOp* row = loopir::elementwise_op(op);
   if (row == nullptr) KILN_FAIL(ErrorKind::NotImplemented, "codegen: no C++ for operation {}", op);
-  // Integer arithmetic wraps around (two's complement), as eager's does; C++'s would be undefined.
-  static const std::map<std::string, std::string> kWrapping = {
-      {"add", "k_add"}, {"sub", "k_sub"}, {"mul", "k_mul"}, {"neg", "k_neg"}, {"abs", "k_abs"}};
   std::string t = compute_type(out);
   if (op == "convert_element_type") {
     if (out == DType::Bool) return fmt::format("({} != 0)", a[0]);
@@ -36,10 +33,8 @@ std::string apply(const std::string& op, const std::vector<std::string>& a, DTyp
     if (out == DType::Float16) return fmt::format("k_from_f16(k_to_f16(static_cast<float>({})))", a[0]);
     return fmt::format("static_cast<{}>({})", t, a[0]);
   }
-  if (wraps(out)) {
-    if (auto it = kWrapping.find(op); it != kWrapping.end())
-      return fmt::format("{}({})", it->second, fmt::join(a, ", "));
-  }
+  // Integer arithmetic wraps around (two's complement), as eager's does; C++'s would be undefined.
+  if (wraps(out) && !row->wrapping.empty()) return fmt::format("{}({})", row->wrapping, fmt::join(a, ", "));
   switch (row->spelling) {
     case loopir::Spelling::Special:
       if (op == "neg") return fmt::format("(-{})", a[0]);
@@ -49,8 +44,7 @@ std::string apply(const std::string& op, const std::vector<std::string>& a, DTyp
         return in == DType::Bool ? fmt::format("(!{})", a[0]) : fmt::format("static_cast<{}>(~{})", t, a[0]);
       break;
     case loopir::Spelling::Call: {
-      bool rounding = op == "ceil" || op == "floor" || op == "round" || op == "trunc";
-      if (rounding && !is_floating(in)) return a[0];
+      if (row->integer_identity && !is_floating(in)) return a[0];
       if (row->propagate_nan && is_floating(in)) return fmt::format("({0} != {0} ? {0} : {1}({0}))", a[0], row->cpp);
       return fmt::format("{}({})", row->cpp, fmt::join(a, ", "));
     }

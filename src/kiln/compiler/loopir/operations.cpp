@@ -1,7 +1,5 @@
 #include "kiln/compiler/loopir/operations.h"
 
-#include <algorithm>
-
 namespace kiln::loopir {
 namespace {
 
@@ -9,72 +7,82 @@ constexpr Spelling kCall = Spelling::Call;
 constexpr Spelling kInfix = Spelling::Infix;
 constexpr Spelling kSpecial = Spelling::Special;
 
+// {name, arity, spelling, cpp, propagate_nan, wrapping, integer_identity}
+const ElementwiseOp kRows[] = {
+    // Unary.
+    {"abs", 1, kCall, "std::abs", false, "k_abs"},
+    {"acos", 1, kCall, "std::acos", true},
+    {"acosh", 1, kCall, "std::acosh", true},
+    {"asin", 1, kCall, "std::asin", true},
+    {"asinh", 1, kCall, "std::asinh", true},
+    {"atan", 1, kCall, "std::atan", true},
+    {"atanh", 1, kCall, "std::atanh", true},
+    {"bitwise_not", 1, kSpecial, ""},  // ! for bool, ~ otherwise
+    {"ceil", 1, kCall, "std::ceil", false, "", true},
+    {"cos", 1, kCall, "std::cos", true},
+    {"cosh", 1, kCall, "std::cosh", true},
+    {"erf", 1, kCall, "k_erf"},
+    {"exp", 1, kCall, "k_exp"},
+    {"expm1", 1, kCall, "std::expm1", true},
+    {"floor", 1, kCall, "std::floor", false, "", true},
+    {"log", 1, kCall, "std::log", true},
+    {"log1p", 1, kCall, "std::log1p", true},
+    {"log2", 1, kCall, "std::log2", true},
+    {"log10", 1, kCall, "std::log10", true},
+    {"neg", 1, kSpecial, "", false, "k_neg"},
+    {"reciprocal", 1, kSpecial, ""},  // 1 / x in the result's type
+    {"round", 1, kCall, "std::nearbyint", false, "", true},
+    {"rsqrt", 1, kSpecial, ""},  // 1 / sqrt(x)
+    {"sign", 1, kCall, "k_sign"},
+    {"sin", 1, kCall, "std::sin", true},
+    {"sinh", 1, kCall, "std::sinh", true},
+    {"sqrt", 1, kCall, "std::sqrt"},
+    {"tan", 1, kCall, "std::tan", true},
+    {"tanh", 1, kCall, "std::tanh", true},
+    {"trunc", 1, kCall, "std::trunc", false, "", true},
+    // Binary.
+    {"add", 2, kInfix, "+", false, "k_add"},
+    {"atan2", 2, kCall, "std::atan2"},
+    {"bitwise_and", 2, kInfix, "&"},
+    {"bitwise_or", 2, kInfix, "|"},
+    {"bitwise_xor", 2, kInfix, "^"},
+    {"div", 2, kInfix, "/"},  // integer division reports a zero divisor
+    {"eq", 2, kInfix, "=="},
+    {"fmod", 2, kCall, "std::fmod"},
+    {"ge", 2, kInfix, ">="},
+    {"gt", 2, kInfix, ">"},
+    {"le", 2, kInfix, "<="},
+    {"lt", 2, kInfix, "<"},
+    {"maximum", 2, kCall, "k_max"},
+    {"minimum", 2, kCall, "k_min"},
+    {"mul", 2, kInfix, "*", false, "k_mul"},
+    {"ne", 2, kInfix, "!="},
+    {"pow", 2, kCall, "k_pow"},
+    {"remainder", 2, kCall, "k_remainder"},
+    {"sub", 2, kInfix, "-", false, "k_sub"},
+    // Others.
+    {"where", 3, kSpecial, ""},
+    {"convert_element_type", 1, kSpecial, ""},
+};
+
+// Each row becomes its prim's attribute value.
+const OpAttrRegistrar kAttach([](Registry& r) {
+  for (const ElementwiseOp& row : kRows) elementwise_attr().set(r.get(prim_name(row)), row);
+});
+
 }  // namespace
 
-const std::vector<ElementwiseOp>& elementwise_ops() {
-  static const std::vector<ElementwiseOp> ops = {
-      // Unary.
-      {"abs", 1, kCall, "std::abs"},  // integers wrap: k_abs
-      {"acos", 1, kCall, "std::acos", true},
-      {"acosh", 1, kCall, "std::acosh", true},
-      {"asin", 1, kCall, "std::asin", true},
-      {"asinh", 1, kCall, "std::asinh", true},
-      {"atan", 1, kCall, "std::atan", true},
-      {"atanh", 1, kCall, "std::atanh", true},
-      {"bitwise_not", 1, kSpecial, ""},  // ! for bool, ~ otherwise
-      {"ceil", 1, kCall, "std::ceil"},   // identity on integers
-      {"cos", 1, kCall, "std::cos", true},
-      {"cosh", 1, kCall, "std::cosh", true},
-      {"erf", 1, kCall, "k_erf"},
-      {"exp", 1, kCall, "k_exp"},
-      {"expm1", 1, kCall, "std::expm1", true},
-      {"floor", 1, kCall, "std::floor"},
-      {"log", 1, kCall, "std::log", true},
-      {"log1p", 1, kCall, "std::log1p", true},
-      {"log2", 1, kCall, "std::log2", true},
-      {"log10", 1, kCall, "std::log10", true},
-      {"neg", 1, kSpecial, ""},         // integers wrap: k_neg
-      {"reciprocal", 1, kSpecial, ""},  // 1 / x in the result's type
-      {"round", 1, kCall, "std::nearbyint"},
-      {"rsqrt", 1, kSpecial, ""},  // 1 / sqrt(x)
-      {"sign", 1, kCall, "k_sign"},
-      {"sin", 1, kCall, "std::sin", true},
-      {"sinh", 1, kCall, "std::sinh", true},
-      {"sqrt", 1, kCall, "std::sqrt"},
-      {"tan", 1, kCall, "std::tan", true},
-      {"tanh", 1, kCall, "std::tanh", true},
-      {"trunc", 1, kCall, "std::trunc"},
-      // Binary.
-      {"add", 2, kInfix, "+"},  // integers wrap: k_add
-      {"atan2", 2, kCall, "std::atan2"},
-      {"bitwise_and", 2, kInfix, "&"},
-      {"bitwise_or", 2, kInfix, "|"},
-      {"bitwise_xor", 2, kInfix, "^"},
-      {"div", 2, kInfix, "/"},  // integer division reports a zero divisor
-      {"eq", 2, kInfix, "=="},
-      {"fmod", 2, kCall, "std::fmod"},
-      {"ge", 2, kInfix, ">="},
-      {"gt", 2, kInfix, ">"},
-      {"le", 2, kInfix, "<="},
-      {"lt", 2, kInfix, "<"},
-      {"maximum", 2, kCall, "k_max"},
-      {"minimum", 2, kCall, "k_min"},
-      {"mul", 2, kInfix, "*"},  // integers wrap: k_mul
-      {"ne", 2, kInfix, "!="},
-      {"pow", 2, kCall, "k_pow"},
-      {"remainder", 2, kCall, "k_remainder"},
-      {"sub", 2, kInfix, "-"},  // integers wrap: k_sub
-      // Others.
-      {"where", 3, kSpecial, ""},
-      {"convert_element_type", 1, kSpecial, ""},
-  };
-  return ops;
+std::span<const ElementwiseOp> elementwise_rows() { return kRows; }
+
+std::string prim_name(const ElementwiseOp& row) { return "prims::" + std::string(row.name); }
+
+OpAttr<ElementwiseOp>& elementwise_attr() {
+  static OpAttr<ElementwiseOp> attr("loopir.elementwise");
+  return attr;
 }
 
 const ElementwiseOp* elementwise_op(std::string_view name) {
-  const auto& ops = elementwise_ops();
-  auto it = std::find_if(ops.begin(), ops.end(), [&](const ElementwiseOp& o) { return o.name == name; });
-  return it == ops.end() ? nullptr : &*it;
+  return elementwise_attr().get(Registry::global().find("prims::" + std::string(name)));
 }
 
 }  // namespace kiln::loopir

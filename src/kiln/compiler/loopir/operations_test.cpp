@@ -1,5 +1,6 @@
-// The table of elementwise operations covers every elementwise prim the registry declares (a prim
-// without a row would silently become an extern call), and names nothing else.
+// The elementwise operations are attributes of their prims: every pointwise prim of the registry
+// has a row (a prim without one would get no loop-IR operation), rows name nothing else, and the
+// row read by a loop-IR operation's name is the object registered on the prim.
 #include <gtest/gtest.h>
 
 #include <set>
@@ -11,35 +12,42 @@
 namespace kiln::loopir {
 namespace {
 
-// Elementwise prims lowering handles by their own rule, not as an operation.
-const std::set<std::string> kLoweredOtherwise = {"clone", "fill"};
-
 TEST(Operations, EveryElementwisePrimHasARow) {
-  size_t prims = 0;
+  std::vector<OpHandle> pointwise;
   for (OpHandle op : Registry::global().ops()) {
-    const Schema& s = op->schema();
-    if (s.ns != "prims" || op->pattern() != PatternKind::Elementwise || kLoweredOtherwise.contains(s.name)) continue;
-    ++prims;
-    const ElementwiseOp* row = elementwise_op(s.name);
-    ASSERT_NE(row, nullptr) << "prims::" << s.name << " has no row in loopir/operations.cpp";
-    size_t tensors = 0;
-    for (const auto& a : s.arguments) tensors += a.type.base == BaseType::Tensor && !a.type.list ? 1 : 0;
-    EXPECT_EQ(static_cast<size_t>(row->arity), tensors) << s.name;
+    if (op->has_tag(OpTag::Prim) && op->has_tag(OpTag::Pointwise)) pointwise.push_back(op);
   }
-  EXPECT_GT(prims, 40u);
+  EXPECT_GT(pointwise.size(), 40u);
+  std::string missing;
+  for (OpHandle op : elementwise_attr().missing(pointwise)) missing += " " + op->name();
+  EXPECT_EQ(missing, "") << "pointwise prims without a row in loopir/operations.cpp";
+  for (OpHandle op : pointwise) {
+    const ElementwiseOp* row = elementwise_op(op);
+    if (row == nullptr) continue;
+    size_t tensors = 0;
+    for (const auto& a : op->schema().arguments) tensors += a.type.base == BaseType::Tensor && !a.type.list ? 1 : 0;
+    EXPECT_EQ(static_cast<size_t>(row->arity), tensors) << op->name();
+  }
 }
 
-TEST(Operations, EveryRowIsARegisteredPrim) {
+TEST(Operations, EveryRowIsAttachedToItsPrim) {
   std::set<std::string_view> seen;
-  for (const auto& row : elementwise_ops()) {
+  for (const auto& row : elementwise_rows()) {
     EXPECT_TRUE(seen.insert(row.name).second) << row.name << " twice";
-    OpHandle op = Registry::global().find("prims::" + std::string(row.name));
+    OpHandle op = Registry::global().find(prim_name(row));
     ASSERT_NE(op, nullptr) << row.name;
     EXPECT_EQ(op->pattern(), PatternKind::Elementwise) << row.name;
     EXPECT_TRUE(row.spelling == Spelling::Special || !row.cpp.empty()) << row.name;
     EXPECT_TRUE(row.spelling != Spelling::Infix || row.arity == 2) << row.name;
+    // By handle and by loop-IR name: the one value the attribute holds.
+    const ElementwiseOp* attached = elementwise_op(op);
+    ASSERT_NE(attached, nullptr) << row.name;
+    EXPECT_EQ(elementwise_op(row.name), attached);
+    EXPECT_EQ(attached->cpp, row.cpp);
   }
+  EXPECT_EQ(elementwise_attr().ops().size(), seen.size());
   EXPECT_EQ(elementwise_op("no_such_op"), nullptr);
+  EXPECT_EQ(elementwise_op(Registry::global().get("prims::sum")), nullptr);
 }
 
 }  // namespace

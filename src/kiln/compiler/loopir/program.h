@@ -45,6 +45,10 @@ struct LoopNode {
   Shape sizes;
   Shape reduction_sizes;
   ReduceKind reduce = ReduceKind::None;
+  // The pattern kind of the op it was lowered from (OpEntry::pattern()), as the scheduler reads it:
+  // Reduction exactly when `reduce` is set (a reduction op's pointwise remainder, var's formula, is
+  // Elementwise); the verifier checks that.
+  PatternKind pattern = PatternKind::Elementwise;
   double scale = 1.0;
   ScalarExpr value = ScalarExpr::constant(0, DType::Float32);
   // The buffers `value` loads.

@@ -51,6 +51,10 @@ void verify(const Program& p) {
       KILN_CHECK((n->reduce == ReduceKind::None) == n->reduction_sizes.empty(),
                  "loop IR: node buf{} ({}) has reduction sizes {} but reduce kind {}", n->out, n->origin,
                  n->reduction_sizes, reduce_kind_name(n->reduce));
+      // The scheduler reads the pattern kind: a reduction node is exactly one of kind Reduction.
+      KILN_CHECK((n->reduce != ReduceKind::None) == (n->pattern == PatternKind::Reduction),
+                 "loop IR: node buf{} ({}) has pattern kind {} but reduce kind {}", n->out, n->origin,
+                 pattern_kind_name(n->pattern), reduce_kind_name(n->reduce));
       Ranges ranges;
       for (size_t k = 0; k < n->sizes.size(); ++k) ranges[index_var(k).name()] = {0, n->sizes[k] - 1};
       for (size_t k = 0; k < n->reduction_sizes.size(); ++k) {

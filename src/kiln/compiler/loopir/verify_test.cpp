@@ -28,6 +28,7 @@ Program row_program() {
   s.sizes = {4};
   s.reduction_sizes = {8};
   s.reduce = ReduceKind::Sum;
+  s.pattern = PatternKind::Reduction;
   s.value = ScalarExpr::load(in, index_var(0) * 8 + reduction_var(0), DType::Float32);
   p.steps.emplace_back(s);
   int out = p.add_buffer(DType::Float32, {4, 8}, BufferRole::Computed, "");
@@ -56,6 +57,9 @@ TEST(VerifyLoopIr, AcceptsAWellFormedProgramAndNamesEachBrokenRule) {
   Program wrong_shape = row_program();
   std::get<LoopNode>(wrong_shape.steps[0]).sizes = {2, 2};
   EXPECT_NE(error_of(wrong_shape).find("into buf1 of shape [4]"), std::string::npos);
+  Program unmarked = row_program();
+  std::get<LoopNode>(unmarked.steps[0]).pattern = PatternKind::Elementwise;
+  EXPECT_EQ(error_of(unmarked), "loop IR: node buf1 (sum) has pattern kind elementwise but reduce kind sum");
 }
 
 }  // namespace

@@ -21,9 +21,9 @@ using namespace patterns;
 std::optional<ValueRef> row_statistic(Match& m, ValueRef top, int* reciprocals = nullptr) {
   std::vector<const Node*> chain, taken;
   ValueRef r = top;
-  while (r.index == 0 && (is_call(r.node, "prims::broadcast_in_dim") ||
-                          (reciprocals != nullptr && is_call(r.node, "prims::reciprocal")))) {
-    if (is_call(r.node, "prims::reciprocal")) ++*reciprocals;
+  while (r.index == 0 && (is_call(r.node, op::prims::broadcast_in_dim()) ||
+                          (reciprocals != nullptr && is_call(r.node, op::prims::reciprocal())))) {
+    if (is_call(r.node, op::prims::reciprocal())) ++*reciprocals;
     else chain.push_back(r.node);
     taken.push_back(r.node);
     r = *ref_arg(r.node, 0);
@@ -48,7 +48,7 @@ std::optional<ValueRef> row_statistic(Match& m, ValueRef top, int* reciprocals =
 }
 
 // Whether r is prims::<op>(x, [last dim], ...) of x, as a reduction over the scores' last dim.
-bool reduces_last_dim(const Node* n, std::string_view op, const ValueRef& x) {
+bool reduces_last_dim(const Node* n, OpHandle op, const ValueRef& x) {
   if (!is_call(n, op) || ref_arg(n, 0) != x) return false;
   const Value* dims = value_arg(n, 1);
   auto rank = static_cast<int64_t>(meta_of(x).sizes.size());
@@ -65,20 +65,20 @@ struct Attention {
 // softmax(X) over the last dim from its last node: exp(X - amax(X)) scaled by the reciprocal of its
 // row sum (mul(e, reciprocal(sum(e))), as kiln decomposes _softmax) or divided by it (div(e, sum(e))).
 std::optional<ValueRef> softmax_input(Match& m, const Node* last) {
-  bool scaled = is_call(last, "prims::mul");
-  if (!scaled && !is_call(last, "prims::div")) return std::nullopt;
+  bool scaled = is_call(last, op::prims::mul());
+  if (!scaled && !is_call(last, op::prims::div())) return std::nullopt;
   auto e = ref_arg(last, 0), denominator = ref_arg(last, 1);
-  if (!e || !denominator || !is_call(e->node, "prims::exp")) return std::nullopt;
+  if (!e || !denominator || !is_call(e->node, op::prims::exp())) return std::nullopt;
   int reciprocals = 0;
   auto total = row_statistic(m, *denominator, &reciprocals);
-  if (!total || reciprocals != (scaled ? 1 : 0) || !reduces_last_dim(total->node, "prims::sum", *e))
+  if (!total || reciprocals != (scaled ? 1 : 0) || !reduces_last_dim(total->node, op::prims::sum(), *e))
     return std::nullopt;
   auto shifted = ref_arg(e->node, 0);
-  if (!shifted || !is_call(shifted->node, "prims::sub")) return std::nullopt;
+  if (!shifted || !is_call(shifted->node, op::prims::sub())) return std::nullopt;
   auto x = ref_arg(shifted->node, 0), max_b = ref_arg(shifted->node, 1);
   if (!x || !max_b) return std::nullopt;
   auto max = row_statistic(m, *max_b);
-  if (!max || !reduces_last_dim(max->node, "prims::amax", *x)) return std::nullopt;
+  if (!max || !reduces_last_dim(max->node, op::prims::amax(), *x)) return std::nullopt;
   for (const Node* n : std::initializer_list<const Node*>{last, e->node, total->node, shifted->node, max->node}) {
     m.take(n);
   }
@@ -89,12 +89,12 @@ std::optional<ValueRef> softmax_input(Match& m, const Node* last) {
 bool scores_of(Match& m, ValueRef x, Attention& a) {
   auto product = [&](ValueRef y) -> const Node* {
     ValueRef s = m.through_reshapes(y);
-    return is_call(s.node, "aten::bmm") ? s.node : nullptr;
+    return is_call(s.node, op::aten::bmm()) ? s.node : nullptr;
   };
   auto scaled = [&](ValueRef y) -> const Node* {
     if (const Node* bmm = product(y)) return bmm;
     const Node* n = y.node;
-    if (!is_call(n, "prims::mul") && !is_call(n, "prims::div")) return nullptr;
+    if (!is_call(n, op::prims::mul()) && !is_call(n, op::prims::div())) return nullptr;
     auto s = ref_arg(n, 0), c = ref_arg(n, 1);
     if (!s || !c) return nullptr;
     auto constant = constant_of(m, *c);
@@ -102,11 +102,11 @@ bool scores_of(Match& m, ValueRef x, Attention& a) {
     const Node* bmm = product(*s);
     if (bmm == nullptr) return nullptr;
     m.take(n);
-    a.scale = is_call(n, "prims::mul") ? *constant : 1 / *constant;
+    a.scale = is_call(n, op::prims::mul()) ? *constant : 1 / *constant;
     return bmm;
   };
   const Node* bmm = scaled(x);
-  if (bmm == nullptr && is_call(x.node, "prims::add")) {
+  if (bmm == nullptr && is_call(x.node, op::prims::add())) {
     for (size_t side : {0u, 1u}) {
       auto y = ref_arg(x.node, side), mask = ref_arg(x.node, 1 - side);
       if (!y || !mask) continue;
@@ -126,7 +126,7 @@ bool scores_of(Match& m, ValueRef x, Attention& a) {
 
 // The match rooted at bmm `last` (weights @ values), if it is one.
 std::optional<Attention> match(const Node* last) {
-  if (!is_call(last, "aten::bmm")) return std::nullopt;
+  if (!is_call(last, op::aten::bmm())) return std::nullopt;
   auto weights = ref_arg(last, 0), values = ref_arg(last, 1);
   if (!weights || !values) return std::nullopt;
   Match m;
@@ -156,9 +156,9 @@ std::optional<Attention> match(const Node* last) {
 
 // [N, n, e] as the 4-D [outer, N / outer, n, e] (outer 0: [1, N, n, e]).
 ValueRef four_d(graph::Graph& g, ValueRef x, int64_t outer) {
-  if (outer > 0) return emit(g, "prims::split_dim", {x, Value(int64_t{0}), Value(outer)})->result();
+  if (outer > 0) return emit(g, op::prims::split_dim(), {x, Value(int64_t{0}), Value(outer)})->result();
   const auto& s = meta_of(x).sizes;
-  return emit(g, "prims::broadcast_in_dim",
+  return emit(g, op::prims::broadcast_in_dim(),
               {x, Value(std::vector<int64_t>{1, s[0], s[1], s[2]}), Value(std::vector<int64_t>{1, 2, 3})})
       ->result();
 }
@@ -166,20 +166,20 @@ ValueRef four_d(graph::Graph& g, ValueRef x, int64_t outer) {
 bool rewrite(graph::Graph& g, Node* last, const Attention& a) {
   graph::Graph::InsertPoint here(g, last);
   int64_t outer = a.scores.size() == 4 ? a.scores[0] : 0;
-  ValueRef k = emit(g, "prims::transpose", {a.kt, Value(std::vector<int64_t>{0, 2, 1})})->result();
+  ValueRef k = emit(g, op::prims::transpose(), {a.kt, Value(std::vector<int64_t>{0, 2, 1})})->result();
   Arg mask = Value();
   if (a.mask) {
     mask = outer > 0 ? *a.mask
-                     : emit(g, "prims::broadcast_in_dim",
+                     : emit(g, op::prims::broadcast_in_dim(),
                             {*a.mask, Value(std::vector<int64_t>{1, a.scores[0], a.scores[1], a.scores[2]}),
                              Value(std::vector<int64_t>{1, 2, 3})})
                            ->result();
   }
   Node* att =
-      emit(g, "kiln::attention",
+      emit(g, KILN_OP("kiln::attention"),
            {four_d(g, a.q, outer), four_d(g, k, outer), four_d(g, a.v, outer), mask, Value(a.scale), Value(false)});
-  Node* out = outer > 0 ? emit(g, "prims::collapse_view", {att->result(), Value(int64_t{0}), Value(int64_t{1})})
-                        : emit(g, "prims::squeeze", {att->result(), Value(std::vector<int64_t>{0})});
+  Node* out = outer > 0 ? emit(g, op::prims::collapse_view(), {att->result(), Value(int64_t{0}), Value(int64_t{1})})
+                        : emit(g, op::prims::squeeze(), {att->result(), Value(std::vector<int64_t>{0})});
   if (!(out->meta()[0] == last->meta()[0])) return false;  // left dead: DCE removes it
   g.replace_all_uses(last->result(), out->result());
   return true;
@@ -190,7 +190,7 @@ bool rewrite(graph::Graph& g, Node* last, const Attention& a) {
 int fuse_attention(graph::Graph& g) {
   std::vector<Node*> candidates;
   for (const auto& n : g.nodes()) {
-    if (is_call(n.get(), "aten::bmm")) candidates.push_back(n.get());
+    if (is_call(n.get(), op::aten::bmm())) candidates.push_back(n.get());
   }
   int fused = 0;
   for (Node* last : candidates) {

@@ -17,7 +17,7 @@ using namespace patterns;
 bool near(double v, double c) { return std::abs(v - c) <= 1e-6 * std::abs(c); }
 
 // The operand of binary `op` node n beside a constant c (either side), if n is one; n is taken.
-std::optional<ValueRef> beside_constant(Match& m, const ValueRef& v, std::string_view op, double c) {
+std::optional<ValueRef> beside_constant(Match& m, const ValueRef& v, OpHandle op, double c) {
   if (v.index != 0 || !is_call(v.node, op)) return std::nullopt;
   for (size_t side : {0u, 1u}) {
     auto x = ref_arg(v.node, side), k = ref_arg(v.node, 1 - side);
@@ -32,14 +32,14 @@ std::optional<ValueRef> beside_constant(Match& m, const ValueRef& v, std::string
 }
 
 // The operand of unary `op` node n, if n is one; n is taken.
-std::optional<ValueRef> operand_of(Match& m, const ValueRef& v, std::string_view op) {
+std::optional<ValueRef> operand_of(Match& m, const ValueRef& v, OpHandle op) {
   if (v.index != 0 || !is_call(v.node, op)) return std::nullopt;
   m.take(v.node);
   return ref_arg(v.node, 0);
 }
 
 // Both operands of binary `op` node n, if n is one; n is taken.
-std::optional<std::pair<ValueRef, ValueRef>> operands_of(Match& m, const ValueRef& v, std::string_view op) {
+std::optional<std::pair<ValueRef, ValueRef>> operands_of(Match& m, const ValueRef& v, OpHandle op) {
   if (v.index != 0 || !is_call(v.node, op)) return std::nullopt;
   auto a = ref_arg(v.node, 0), b = ref_arg(v.node, 1);
   if (!a || !b) return std::nullopt;
@@ -53,9 +53,9 @@ using Matcher = std::optional<ValueRef> (*)(Match&, const ValueRef&);
 
 // where(lt(x, 0), 0, x)
 std::optional<ValueRef> relu_input(Match& m, const ValueRef& f) {
-  if (f.index != 0 || !is_call(f.node, "prims::where")) return std::nullopt;
+  if (f.index != 0 || !is_call(f.node, op::prims::where())) return std::nullopt;
   auto cond = ref_arg(f.node, 0), zero = ref_arg(f.node, 1), x = ref_arg(f.node, 2);
-  if (!cond || !zero || !x || !is_call(cond->node, "prims::lt")) return std::nullopt;
+  if (!cond || !zero || !x || !is_call(cond->node, op::prims::lt())) return std::nullopt;
   auto z = constant_value(*zero);
   if (!z || *z != 0 || ref_arg(cond->node, 0) != x) return std::nullopt;
   auto bound = ref_arg(cond->node, 1);
@@ -68,11 +68,11 @@ std::optional<ValueRef> relu_input(Match& m, const ValueRef& f) {
 
 // mul(mul(x, 0.5), q) (either order), returning x and q.
 std::optional<std::pair<ValueRef, ValueRef>> half_x_times(Match& m, const ValueRef& f) {
-  auto ops = operands_of(m, f, "prims::mul");
+  auto ops = operands_of(m, f, op::prims::mul());
   if (!ops) return std::nullopt;
   for (auto [p, q] : {*ops, std::pair{ops->second, ops->first}}) {
     Match trial = m;
-    if (auto x = beside_constant(trial, p, "prims::mul", 0.5)) {
+    if (auto x = beside_constant(trial, p, op::prims::mul(), 0.5)) {
       m = trial;
       return std::pair{*x, q};
     }
@@ -84,9 +84,9 @@ std::optional<std::pair<ValueRef, ValueRef>> half_x_times(Match& m, const ValueR
 std::optional<ValueRef> gelu_input(Match& m, const ValueRef& f) {
   auto xq = half_x_times(m, f);
   if (!xq) return std::nullopt;
-  auto e = beside_constant(m, xq->second, "prims::add", 1.0);
-  auto scaled = e ? operand_of(m, *e, "prims::erf") : std::nullopt;
-  auto x = scaled ? beside_constant(m, *scaled, "prims::mul", M_SQRT1_2) : std::nullopt;
+  auto e = beside_constant(m, xq->second, op::prims::add(), 1.0);
+  auto scaled = e ? operand_of(m, *e, op::prims::erf()) : std::nullopt;
+  auto x = scaled ? beside_constant(m, *scaled, op::prims::mul(), M_SQRT1_2) : std::nullopt;
   return x && *x == xq->first ? x : std::nullopt;
 }
 
@@ -95,29 +95,29 @@ std::optional<ValueRef> gelu_tanh_input(Match& m, const ValueRef& f) {
   auto xq = half_x_times(m, f);
   if (!xq) return std::nullopt;
   const ValueRef x = xq->first;
-  auto t = beside_constant(m, xq->second, "prims::add", 1.0);
-  auto scaled = t ? operand_of(m, *t, "prims::tanh") : std::nullopt;
-  auto sum = scaled ? beside_constant(m, *scaled, "prims::mul", M_2_SQRTPI * M_SQRT1_2) : std::nullopt;
-  auto terms = sum ? operands_of(m, *sum, "prims::add") : std::nullopt;
+  auto t = beside_constant(m, xq->second, op::prims::add(), 1.0);
+  auto scaled = t ? operand_of(m, *t, op::prims::tanh()) : std::nullopt;
+  auto sum = scaled ? beside_constant(m, *scaled, op::prims::mul(), M_2_SQRTPI * M_SQRT1_2) : std::nullopt;
+  auto terms = sum ? operands_of(m, *sum, op::prims::add()) : std::nullopt;
   if (!terms) return std::nullopt;
   auto cubic = terms->first == x ? terms->second : terms->first;
   if (terms->first != x && terms->second != x) return std::nullopt;
-  auto cube = beside_constant(m, cubic, "prims::mul", 0.044715);
-  auto base = cube ? beside_constant(m, *cube, "prims::pow", 3.0) : std::nullopt;
+  auto cube = beside_constant(m, cubic, op::prims::mul(), 0.044715);
+  auto base = cube ? beside_constant(m, *cube, op::prims::pow(), 3.0) : std::nullopt;
   // pow(x, 3): the constant must be the exponent, not the base.
   return base && *base == x && ref_arg(cube->node, 0) == x ? std::optional(x) : std::nullopt;
 }
 
 // mul(x, reciprocal(add(exp(neg(x)), 1))) (either order)
 std::optional<ValueRef> silu_input(Match& m, const ValueRef& f) {
-  auto ops = operands_of(m, f, "prims::mul");
+  auto ops = operands_of(m, f, op::prims::mul());
   if (!ops) return std::nullopt;
   for (auto [x, r] : {*ops, std::pair{ops->second, ops->first}}) {
     Match trial = m;
-    auto denominator = operand_of(trial, r, "prims::reciprocal");
-    auto e = denominator ? beside_constant(trial, *denominator, "prims::add", 1.0) : std::nullopt;
-    auto negated = e ? operand_of(trial, *e, "prims::exp") : std::nullopt;
-    auto y = negated ? operand_of(trial, *negated, "prims::neg") : std::nullopt;
+    auto denominator = operand_of(trial, r, op::prims::reciprocal());
+    auto e = denominator ? beside_constant(trial, *denominator, op::prims::add(), 1.0) : std::nullopt;
+    auto negated = e ? operand_of(trial, *e, op::prims::exp()) : std::nullopt;
+    auto y = negated ? operand_of(trial, *negated, op::prims::neg()) : std::nullopt;
     if (y && *y == x) {
       m = trial;
       return x;
@@ -176,7 +176,8 @@ std::optional<Epilogue> match(Node* gemm, const std::map<const Node*, Activation
   int64_t rank = static_cast<int64_t>(out.sizes.size());
   auto same_shape = [&](const graph::TensorMeta& t) { return t.sizes == out.sizes && t.dtype == out.dtype; };
   // Aliases of the product (bmm's result seen through view_of).
-  for (Node* u = only_user(cur); u && is_call(u, "prims::view_of") && same_shape(u->meta()[0]); u = only_user(cur)) {
+  for (Node* u = only_user(cur); u && is_call(u, op::prims::view_of()) && same_shape(u->meta()[0]);
+       u = only_user(cur)) {
     m.take(u);
     cur = u->result();
   }
@@ -188,10 +189,10 @@ std::optional<Epilogue> match(Node* gemm, const std::map<const Node*, Activation
     if (m.closed(e.last)) best = e;
   };
   // add(product, broadcast_in_dim(bias, sizes, [last dim]))
-  if (Node* u = only_user(cur); is_call(u, "prims::add") && same_shape(u->meta()[0])) {
+  if (Node* u = only_user(cur); is_call(u, op::prims::add()) && same_shape(u->meta()[0])) {
     for (size_t side : {0u, 1u}) {
       auto p = ref_arg(u, side), row = ref_arg(u, 1 - side);
-      if (!p || !row || *p != cur || row->index != 0 || !is_call(row->node, "prims::broadcast_in_dim")) continue;
+      if (!p || !row || *p != cur || row->index != 0 || !is_call(row->node, op::prims::broadcast_in_dim())) continue;
       auto vec = ref_arg(row->node, 0);
       const Value* dims = value_arg(row->node, 2);
       if (!vec || dims == nullptr || dims->tag() != Value::Tag::IntList ||
@@ -215,7 +216,7 @@ std::optional<Epilogue> match(Node* gemm, const std::map<const Node*, Activation
   }
   // add(value, residual) of the product's shape, not computed from the product; a broadcast
   // residual (a zero stride) is left to a pointwise kernel.
-  if (Node* u = only_user(cur); is_call(u, "prims::add") && same_shape(u->meta()[0])) {
+  if (Node* u = only_user(cur); is_call(u, op::prims::add()) && same_shape(u->meta()[0])) {
     for (size_t side : {0u, 1u}) {
       auto v = ref_arg(u, side), r = ref_arg(u, 1 - side);
       if (!v || !r || *v != cur || *r == cur || !same_shape(meta_of(*r)) || depends_on(r->node, gemm)) continue;
@@ -236,7 +237,7 @@ std::optional<Epilogue> match(Node* gemm, const std::map<const Node*, Activation
 bool rewrite(graph::Graph& g, const Epilogue& e) {
   graph::Graph::InsertPoint here(g, e.last);
   auto optional = [](const std::optional<ValueRef>& r) { return r ? graph::Arg(*r) : graph::Arg(Value()); };
-  Node* fused = emit(g, "kiln::gemm_epilogue",
+  Node* fused = emit(g, KILN_OP("kiln::gemm_epilogue"),
                      {e.a, e.b, optional(e.bias), Value(std::string(e.activation)), optional(e.residual)});
   if (!(fused->meta()[0] == e.last->meta()[0])) return false;  // left dead: DCE removes it
   g.replace_all_uses(e.last->result(), fused->result());
@@ -248,7 +249,7 @@ bool rewrite(graph::Graph& g, const Epilogue& e) {
 int fuse_gemm_epilogues(graph::Graph& g) {
   std::vector<Node*> gemms;
   for (const auto& n : g.nodes()) {
-    if (is_call(n.get(), "aten::mm") || is_call(n.get(), "aten::bmm")) gemms.push_back(n.get());
+    if (is_call(n.get(), op::aten::mm()) || is_call(n.get(), op::aten::bmm())) gemms.push_back(n.get());
   }
   if (gemms.empty()) return 0;
   auto acts = activations(g);

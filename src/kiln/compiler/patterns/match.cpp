@@ -10,9 +10,7 @@ using graph::Node;
 using graph::NodeKind;
 using graph::ValueRef;
 
-bool is_call(const Node* n, std::string_view op) {
-  return n != nullptr && n->kind() == NodeKind::Call && n->op()->name() == op;
-}
+bool is_call(const Node* n, OpHandle op) { return n != nullptr && n->kind() == NodeKind::Call && n->op() == op; }
 
 const graph::TensorMeta& meta_of(const ValueRef& r) { return r.node->meta().at(static_cast<size_t>(r.index)); }
 
@@ -35,12 +33,12 @@ int64_t numel(IntArrayRef s) {
 
 bool keeps_order(const Node* n) {
   if (n->kind() != NodeKind::Call || n->meta().size() != 1) return false;
-  std::string_view op = n->op()->name();
-  if (op == "prims::squeeze" || op == "prims::collapse_view" || op == "prims::split_dim" || op == "prims::view_of" ||
-      op == "prims::reshape" || op == "prims::collapse") {
+  OpHandle o = n->op();
+  if (o == op::prims::squeeze() || o == op::prims::collapse_view() || o == op::prims::split_dim() ||
+      o == op::prims::view_of() || o == op::prims::reshape() || o == op::prims::collapse()) {
     return true;
   }
-  if (op != "prims::broadcast_in_dim") return false;
+  if (o != op::prims::broadcast_in_dim()) return false;
   auto in = ref_arg(n, 0);
   return in && numel(meta_of(*in).sizes) == numel(n->meta()[0].sizes);
 }
@@ -54,7 +52,7 @@ ValueRef Match::through_reshapes(ValueRef r) {
 }
 
 ValueRef Match::through_broadcasts(ValueRef r) {
-  while (r.index == 0 && is_call(r.node, "prims::broadcast_in_dim")) {
+  while (r.index == 0 && is_call(r.node, op::prims::broadcast_in_dim())) {
     nodes_.insert(r.node);
     r = *ref_arg(r.node, 0);
   }
@@ -75,11 +73,11 @@ namespace {
 
 // The node holding the constant a broadcast scalar holds, and its value.
 std::optional<std::pair<const Node*, double>> scalar_source(ValueRef r) {
-  while (r.index == 0 && is_call(r.node, "prims::broadcast_in_dim")) r = *ref_arg(r.node, 0);
+  while (r.index == 0 && is_call(r.node, op::prims::broadcast_in_dim())) r = *ref_arg(r.node, 0);
   const Node* n = r.node;
   const Value* v = nullptr;
-  if (is_call(n, "prims::full") && meta_of(r).sizes.empty()) v = value_arg(n, 1);
-  if (is_call(n, "prims::scalar_tensor")) v = value_arg(n, 0);
+  if (is_call(n, op::prims::full()) && meta_of(r).sizes.empty()) v = value_arg(n, 1);
+  if (is_call(n, op::prims::scalar_tensor())) v = value_arg(n, 0);
   if (v == nullptr || v->is_tensor() || v->is_none()) return std::nullopt;
   return std::pair{n, v->to_double()};
 }
@@ -117,8 +115,7 @@ bool depends_on(const Node* node, const Node* ancestor) {
   return false;
 }
 
-Node* emit(graph::Graph& g, std::string_view op_name, std::vector<Arg> args) {
-  OpHandle op = Registry::global().get(op_name);
+Node* emit(graph::Graph& g, OpHandle op, std::vector<Arg> args) {
   Stack stack;
   Device device = kCPU;
   for (const Arg& arg : args) {

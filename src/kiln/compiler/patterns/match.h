@@ -1,5 +1,5 @@
 // What the graph patterns (attention.h, gemm_epilogue.h) share: reading a prims-level graph —
-// calls by name, their tensor and constant arguments, constants behind broadcasts, reshapes that
+// calls of an op (by its handle), their tensor and constant arguments, constants behind broadcasts, reshapes that
 // keep element order — collecting the nodes a match consumes, and emitting a replacement call
 // with its meta computed by the op's meta kernel.
 #pragma once
@@ -10,10 +10,12 @@
 #include <vector>
 
 #include "kiln/graph/graph.h"
+#include "kiln/ops/generated/handles.h"
 
 namespace kiln::compiler::patterns {
 
-bool is_call(const graph::Node* n, std::string_view op);
+// Whether n is a call of `op` (a handle: kiln::op::prims::mul()).
+bool is_call(const graph::Node* n, OpHandle op);
 const graph::TensorMeta& meta_of(const graph::ValueRef& r);
 // Argument i as a tensor reference or a constant, if it is one.
 std::optional<graph::ValueRef> ref_arg(const graph::Node* n, size_t i);
@@ -53,6 +55,6 @@ std::optional<double> constant_value(graph::ValueRef r);
 bool depends_on(const graph::Node* node, const graph::Node* ancestor);
 
 // Appends a call of `op` (before the insert point) with its meta computed by the op's meta kernel.
-graph::Node* emit(graph::Graph& g, std::string_view op_name, std::vector<graph::Arg> args);
+graph::Node* emit(graph::Graph& g, OpHandle op, std::vector<graph::Arg> args);
 
 }  // namespace kiln::compiler::patterns

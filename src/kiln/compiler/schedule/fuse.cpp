@@ -161,19 +161,44 @@ std::string can_fuse(const loopir::Program& p, const Kernel& k, const LoopNode& 
     }
     shares = true;
     const LoopNode& src = *src_it->second;
-    // A reduction result is read per row; a pointwise result per element.
-    bool per_row = src.reduce != loopir::ReduceKind::None;
+    // A reduction's result is read per row (n is its epilogue); an elementwise, broadcast or
+    // injective result per element (n continues its chain).
+    bool per_row = src.pattern == PatternKind::Reduction;
     Expr want = per_row ? row_index(n, k.cols) : element_index(n);
-    if (!per_row && n.reduce == loopir::ReduceKind::None && trailing_dims(src.sizes, k.cols) < 0) {
-      return fmt::format("buf{} has another row shape", l.buffer());
+    if (!per_row && n.pattern != PatternKind::Reduction && trailing_dims(src.sizes, k.cols) < 0) {
+      return fmt::format("{} buf{} has another row shape", pattern_kind_name(src.pattern), l.buffer());
     }
     if (loopir::simplify(l.index(), ranges) != loopir::simplify(want, ranges)) {
-      return fmt::format("it reads buf{} at {}, not at the {} it is computing", l.buffer(), l.index().str(),
-                         per_row ? "row" : "element");
+      return fmt::format("it reads {} buf{} at {}, not at the {} it is computing", pattern_kind_name(src.pattern),
+                         l.buffer(), l.index().str(), per_row ? "row" : "element");
     }
   }
   if (!shares) return "it shares no data with the kernel (no buffer the kernel writes, no load at the same place)";
   return "";
+}
+
+std::string fusion_edge(const loopir::Program& p, const Kernel& k, const LoopNode& n) {
+  std::set<int> reads;
+  for (int b : n.reads()) reads.insert(b);
+  const LoopNode* producer = nullptr;
+  for (int i : k.nodes) {
+    const auto& m = std::get<LoopNode>(p.steps[static_cast<size_t>(i)]);
+    if (!reads.contains(m.out)) continue;
+    // The last reduction it reads names the edge (an epilogue); else the last node it reads.
+    if (m.pattern == PatternKind::Reduction || producer == nullptr || producer->pattern != PatternKind::Reduction) {
+      producer = &m;
+    }
+  }
+  std::string_view kind = pattern_kind_name(n.pattern);
+  if (producer == nullptr) return fmt::format("{} sibling: loads what the kernel loads", kind);
+  if (producer->pattern == PatternKind::Reduction && n.pattern == PatternKind::Reduction) {
+    return fmt::format("reduction of the same rows after reduction buf{}", producer->out);
+  }
+  if (producer->pattern == PatternKind::Reduction) {
+    return fmt::format("{} epilogue of reduction buf{}: reads it per row", kind, producer->out);
+  }
+  return fmt::format("{} consumer of {} buf{}: reads it at the element it computes", kind,
+                     pattern_kind_name(producer->pattern), producer->out);
 }
 
 std::string can_fuse_column(const loopir::Program& p, const Kernel& k, const LoopNode& n) {
@@ -261,15 +286,14 @@ Schedule schedule(const loopir::Program& p) {
     if (open) {
       std::string why = can_fuse(p, *open, *n);
       if (why.empty()) {
-        KILN_LOG("fusion",
-                 "{}: fuse buf{} ({}): same {} rows x {} cols, shares data with the kernel and reads its buffers "
-                 "only where it computes",
-                 open->name, n->out, n->origin, open->rows, open->cols);
+        KILN_LOG("fusion", "{}: fuse buf{} ({}), {} (same {} rows x {} cols)", open->name, n->out, n->origin,
+                 fusion_edge(p, *open, *n), open->rows, open->cols);
         open->nodes.push_back(static_cast<int>(i));
         open->name += "_" + n->origin;
         continue;
       }
-      KILN_LOG("fusion", "{}: buf{} ({}) starts a new kernel: {}", open->name, n->out, n->origin, why);
+      KILN_LOG("fusion", "{}: buf{} ({}, {}) starts a new kernel: {}", open->name, n->out, n->origin,
+               pattern_kind_name(n->pattern), why);
     }
     Kernel k;
     k.name = fmt::format("kernel{}_{}", sched.kernel_count(), n->origin);

@@ -2,8 +2,10 @@
 // whose body runs each of its nodes over `cols` in turn: a reduction node reduces a row, a
 // pointwise node computes a row's elements. A node joins the open kernel (can_fuse) when it has
 // the same rows and cols, shares data with it (reads a buffer the kernel writes, or an outside
-// buffer a node of the kernel loads at the same place), reads what the kernel wrote only at the
-// element (or row) it is computing, and is not a column reduction (which runs faster alone, its
+// buffer a node of the kernel loads at the same place), reads what the kernel wrote only where it
+// is computing — by the pattern kind of the writer (LoopNode::pattern, the op's): a reduction's
+// result per row (the node is its epilogue), an elementwise, broadcast or injective result per
+// element (the node continues its chain) — and is not a column reduction (which runs faster alone, its
 // reduced dim outside, unless it is a column sum of the kernel: Kernel::columns) — so softmax, layer_norm and RMSNorm
 // become one kernel each, pointwise chains one loop, and nodes that merely have the same shape stay apart. Groups
 // follow program order, so fusion never forms a cycle. Buffers that no later step and no output reads stay inside their
@@ -41,6 +43,11 @@ struct Schedule {
 
 // Why loop node `n` cannot join kernel `k` (whose nodes are steps of `p`), or "" when it can.
 std::string can_fuse(const loopir::Program& p, const Kernel& k, const loopir::LoopNode& n);
+
+// How loop node `n` joins kernel `k` (can_fuse accepted it), in pattern kinds: the epilogue of a
+// reduction it reads per row, the consumer of an elementwise/broadcast/injective node it reads at its
+// element, or a sibling loading what the kernel loads. For the fusion log (KILN_LOG=fusion).
+std::string fusion_edge(const loopir::Program& p, const Kernel& k, const loopir::LoopNode& n);
 
 // Why column reduction `n` cannot be computed as a column sum of row kernel `k` (Kernel::columns):
 // it must be a floating-point sum of k.cols outputs over k.rows reduced elements, read no buffer

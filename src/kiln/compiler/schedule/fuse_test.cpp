@@ -29,6 +29,7 @@ struct Builder {
     n.sizes = std::move(sizes);
     n.reduction_sizes = std::move(reduction_sizes);
     n.reduce = kind;
+    n.pattern = kind == ReduceKind::None ? PatternKind::Elementwise : PatternKind::Reduction;
     n.value = loopir::parse_scalar(value);
     p.steps.emplace_back(n);
     return n.out;
@@ -104,6 +105,33 @@ TEST(Fusion, ReadingAnotherElementOfTheKernelIsRefused) {
   b.node("exp(load(buf0, 16*i0 + i1):float32)", {8, 16});
   b.node("neg(load(buf1, 16*i0 + 15 - i1):float32)", {8, 16});  // flip: another thread's element
   EXPECT_NE(can_fuse(b.p, b.kernel(1, 8, 16), b.step(1)).find("not at the element"), std::string::npos);
+}
+
+// Decisions are explained in the pattern kinds of the nodes (the ops they were lowered from): a
+// reduction's result is read per row by its epilogue, an injective copy (a transpose realized) reads
+// its elementwise producer at another element and is refused.
+TEST(Fusion, DecisionsNameThePatternKinds) {
+  Builder b;
+  b.input({8, 16});
+  b.node("load(buf0, 16*i0 + r0):float32", {8}, {16}, ReduceKind::Max);                 // buf1: amax
+  b.node("exp(sub(load(buf0, 16*i0 + i1):float32, load(buf1, i0):float32))", {8, 16});  // buf2: exp
+  b.node("load(buf2, 16*i0 + r0):float32", {8}, {16}, ReduceKind::Sum);                 // buf3: sum
+  b.node("div(load(buf2, 16*i0 + i1):float32, load(buf3, i0):float32)", {8, 16});       // buf4: div
+  EXPECT_EQ(fusion_edge(b.p, b.kernel(1, 8, 16), b.step(1)),
+            "elementwise epilogue of reduction buf1: reads it per row");
+  EXPECT_EQ(fusion_edge(b.p, b.kernel(2, 8, 16), b.step(2)),
+            "reduction consumer of elementwise buf2: reads it at the element it computes");
+  EXPECT_EQ(fusion_edge(b.p, b.kernel(3, 8, 16), b.step(3)),
+            "elementwise epilogue of reduction buf3: reads it per row");
+  EXPECT_EQ(schedule(b.p).kernel_count(), 1u);
+
+  Builder t;  // exp, then a copy of it transposed (an injective node)
+  t.input({16, 16});
+  t.node("exp(load(buf0, 16*i0 + i1):float32)", {16, 16});
+  t.node("load(buf1, i0 + 16*i1):float32", {16, 16});
+  std::get<LoopNode>(t.p.steps[1]).pattern = PatternKind::Injective;
+  EXPECT_EQ(can_fuse(t.p, t.kernel(1, 16, 16), t.step(1)),
+            "it reads elementwise buf1 at i0 + 16*i1, not at the element it is computing");
 }
 
 // The `reductions` workload at full size: var_mean over rows of a square matrix, then sum over its

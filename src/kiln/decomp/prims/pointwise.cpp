@@ -55,7 +55,7 @@ BoxedKernel pow_tensor_scalar() {
     if (exponent.is_floating_point() && (exponent.to_double() == 0.5 || exponent.to_double() == -0.5)) {
       Tensor root = elementwise("sqrt", {Operand(base)}, Promotion::IntToFloat, "aten::pow.Tensor_Scalar");
       if (exponent.to_double() == 0.5) return put(s, root);
-      return put(s, prims::unary("reciprocal", root));
+      return put(s, prims::reciprocal(root));
     }
     if (base.dtype() != DType::Bool || !exponent.is_bool()) return on_numbers(s);
     if (exponent.to<bool>()) return put(s, prims::clone(base));
@@ -70,7 +70,7 @@ Tensor add_sub(const Operand& a, const Operand& b, const Scalar& alpha, std::str
   Operand ops[] = {a, b};
   Promoted p = promote(ops, Promotion::Default, op);
   Tensor rhs = p.operands[1];
-  if (!(alpha.is_integral() && alpha.to<int64_t>() == 1)) rhs = prims::binary("mul", rhs, scalar_for(alpha, p));
+  if (!(alpha.is_integral() && alpha.to<int64_t>() == 1)) rhs = prims::mul(rhs, scalar_for(alpha, p));
   Tensor y = prims::binary(prim, p.operands[0], rhs);
   return to_result(y, p);
 }
@@ -91,37 +91,37 @@ Tensor div_mode(const Operand& a, const Operand& b, std::optional<std::string_vi
   Promoted p = promote(ops, Promotion::Default, "aten::div", {}, SecondScalar::Exact);
   const Tensor& x = p.operands[0];
   const Tensor& y = p.operands[1];
-  Tensor q = prims::binary("div", x, y);
+  Tensor q = prims::div(x, y);
   if (*mode == "trunc" || p.compute == DType::Bool) {
-    if (is_floating(p.compute)) q = prims::unary("trunc", q);
+    if (is_floating(p.compute)) q = prims::trunc(q);
     return to_result(q, p);
   }
   Tensor zero = scalar_for(0, p);
   Tensor one = scalar_for(1, p);
-  Tensor mod = prims::binary("fmod", x, y);
-  Tensor mod_nonzero = prims::binary("ne", mod, zero);
-  Tensor mod_negative = prims::binary("lt", mod, zero);
-  Tensor divisor_negative = prims::binary("lt", y, zero);
-  Tensor signs_differ = prims::binary("ne", mod_negative, divisor_negative);
-  Tensor adjust = prims::binary("bitwise_and", mod_nonzero, signs_differ);
+  Tensor mod = prims::fmod(x, y);
+  Tensor mod_nonzero = prims::ne(mod, zero);
+  Tensor mod_negative = prims::lt(mod, zero);
+  Tensor divisor_negative = prims::lt(y, zero);
+  Tensor signs_differ = prims::ne(mod_negative, divisor_negative);
+  Tensor adjust = prims::bitwise_and(mod_nonzero, signs_differ);
   if (!is_floating(p.compute)) {
-    Tensor q_minus_one = prims::binary("sub", q, one);
+    Tensor q_minus_one = prims::sub(q, one);
     return to_result(prims::where(adjust, q_minus_one, q), p);
   }
-  Tensor numerator = prims::binary("sub", x, mod);
-  Tensor div = prims::binary("div", numerator, y);
-  Tensor div_minus_one = prims::binary("sub", div, one);
+  Tensor numerator = prims::sub(x, mod);
+  Tensor div = prims::div(numerator, y);
+  Tensor div_minus_one = prims::sub(div, one);
   div = prims::where(adjust, div_minus_one, div);
-  Tensor floored = prims::unary("floor", div);
-  Tensor excess = prims::binary("sub", div, floored);
-  Tensor round_up = prims::binary("gt", excess, scalar_for(0.5, p));
-  Tensor floored_plus_one = prims::binary("add", floored, one);
+  Tensor floored = prims::floor(div);
+  Tensor excess = prims::sub(div, floored);
+  Tensor round_up = prims::gt(excess, scalar_for(0.5, p));
+  Tensor floored_plus_one = prims::add(floored, one);
   floored = prims::where(round_up, floored_plus_one, floored);
   // A zero quotient keeps the sign of the true quotient; a zero divisor gives the true quotient.
-  Tensor signed_zero = prims::binary("mul", q, zero);
-  Tensor div_is_zero = prims::binary("eq", div, zero);
+  Tensor signed_zero = prims::mul(q, zero);
+  Tensor div_is_zero = prims::eq(div, zero);
   Tensor result = prims::where(div_is_zero, signed_zero, floored);
-  Tensor divisor_zero = prims::binary("eq", y, zero);
+  Tensor divisor_zero = prims::eq(y, zero);
   return to_result(prims::where(divisor_zero, q, result), p);
 }
 
@@ -136,18 +136,18 @@ Tensor relu(const Tensor& x) {
   Promoted p = promote(ops, Promotion::Default, "aten::relu");
   Tensor zero = scalar_for(0, p);
   // x < 0, not x <= 0: -0.0 stays -0.0, as eager's kernel and PyTorch's (rsqrt then gives -inf).
-  Tensor negative = prims::binary("lt", p.operands[0], zero);
+  Tensor negative = prims::lt(p.operands[0], zero);
   return to_result(prims::where(negative, zero, p.operands[0]), p);
 }
 
 Tensor is_nonzero(const Tensor& x) {
   Tensor zero = scalar_like(0, x.dtype(), x.sizes(), x.device());
-  return prims::binary("ne", x, zero);
+  return prims::ne(x, zero);
 }
 
 Tensor logical_not(const Tensor& x) {
   Tensor nonzero = is_nonzero(x);
-  return prims::binary("bitwise_xor", nonzero, scalar_like(true, DType::Bool, x.sizes(), x.device()));
+  return prims::bitwise_xor(nonzero, scalar_like(true, DType::Bool, x.sizes(), x.device()));
 }
 
 BoxedKernel logical(std::string prim) {
@@ -167,14 +167,14 @@ Tensor all_false(const Tensor& x) { return prims::full(x.sizes(), false, DType::
 
 Tensor isnan(const Tensor& x) {
   if (!is_floating(x.dtype())) return all_false(x);
-  return prims::binary("ne", x, x);
+  return prims::ne(x, x);
 }
 
 Tensor isinf(const Tensor& x) {
   if (!is_floating(x.dtype())) return all_false(x);
-  Tensor magnitude = prims::unary("abs", x);
+  Tensor magnitude = prims::abs(x);
   Tensor inf = scalar_like(std::numeric_limits<double>::infinity(), x.dtype(), x.sizes(), x.device());
-  return prims::binary("eq", magnitude, inf);
+  return prims::eq(magnitude, inf);
 }
 
 Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b) {
@@ -191,7 +191,7 @@ Tensor clamp_with(const Promoted& p, const Tensor* lo, const Tensor* hi) {
   auto bound = [&](const Tensor& limit, const char* keep_when) {
     Tensor keep = prims::binary(keep_when, x, limit);
     // x as it is now: a NaN the lower bound gave must survive the upper one.
-    if (is_floating(p.compute)) keep = prims::binary("bitwise_or", keep, prims::binary("ne", x, x));
+    if (is_floating(p.compute)) keep = prims::bitwise_or(keep, prims::ne(x, x));
     x = prims::where(keep, x, limit);
   };
   if (lo) bound(*lo, "ge");

@@ -63,7 +63,7 @@ Tensor mean_dim(const Tensor& self, std::optional<IntArrayRef> dim, bool keepdim
   DType compute = compute_dtype(out);
   Tensor total = reduce("sum", convert(self, compute), r);
   Tensor count = scalar_like(r.count, compute, total.sizes(), total.device());
-  Tensor y = convert(prims::binary("div", total, count), out);
+  Tensor y = convert(prims::div(total, count), out);
   return keep_dims(y, self, r, keepdim);
 }
 
@@ -112,7 +112,7 @@ Tensor prod_dim(const Tensor& self, int64_t dim, bool keepdim, std::optional<DTy
 Tensor prod(const Tensor& self, std::optional<DType> dtype) {
   DType out = meta::sum_dtype(self.dtype(), dtype);
   Tensor x = convert(self, compute_dtype(out));
-  return convert(prims::reduce("prod", x, std::nullopt), out);
+  return convert(prims::prod(x, std::nullopt), out);
 }
 
 bool is_one(const Scalar& s) { return s.to<double>() == 1.0; }
@@ -127,9 +127,9 @@ Tensor var_dim(const Tensor& self, std::optional<IntArrayRef> dim, bool unbiased
 Tensor any_dims(const Tensor& self, std::optional<IntArrayRef> dim, bool keepdim) {
   meta::TensorSpec spec = meta::any_dims(self, dim, keepdim);
   Reduction r = reduction_of(self, dim, "any");
-  Tensor nonzero = prims::binary("ne", self, scalar_like(0, self.dtype(), self.sizes(), self.device()));
+  Tensor nonzero = prims::ne(self, scalar_like(0, self.dtype(), self.sizes(), self.device()));
   Tensor count = reduce("sum", convert(nonzero, DType::Int64), r);
-  Tensor found = prims::binary("ne", count, scalar_like(0, DType::Int64, count.sizes(), count.device()));
+  Tensor found = prims::ne(count, scalar_like(0, DType::Int64, count.sizes(), count.device()));
   return keep_dims(convert(found, spec.dtype), self, r, keepdim);
 }
 Tensor any_dim(const Tensor& self, int64_t dim, bool keepdim) { return any_dims(self, IntArrayRef(dim), keepdim); }
@@ -140,12 +140,12 @@ Tensor addmm(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const S
   Operand operands[] = {product, self};
   Promoted p = promote(operands, Promotion::Default, "aten::addmm");
   Tensor scaled = p.operands[0];
-  if (!is_one(alpha)) scaled = prims::binary("mul", scaled, scalar_like(alpha, p.compute, p.shape, p.device));
+  if (!is_one(alpha)) scaled = prims::mul(scaled, scalar_like(alpha, p.compute, p.shape, p.device));
   // beta == 0 ignores self entirely (NaN and inf in it included), as PyTorch does.
   if (beta.to<double>() == 0.0) return to_result(scaled, p);
   Tensor bias = p.operands[1];
-  if (!is_one(beta)) bias = prims::binary("mul", bias, scalar_like(beta, p.compute, p.shape, p.device));
-  return to_result(prims::binary("add", scaled, bias), p);
+  if (!is_one(beta)) bias = prims::mul(bias, scalar_like(beta, p.compute, p.shape, p.device));
+  return to_result(prims::add(scaled, bias), p);
 }
 
 }  // namespace

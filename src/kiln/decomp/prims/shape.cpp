@@ -238,13 +238,13 @@ Tensor slice_scatter(const Tensor& self, const Tensor& src, int64_t dim, std::op
   if (b.step == 1) return placed;
   // Keep the placed values only at start + k*step.
   Tensor index = prims::iota(n, 0, 1, DType::Int64, self.device());
-  Tensor offset = prims::binary("sub", index, scalar_like(b.start, DType::Int64, {n}, self.device()));
-  Tensor phase = prims::binary("remainder", offset, scalar_like(b.step, DType::Int64, {n}, self.device()));
-  Tensor on_stride = prims::binary("eq", phase, scalar_like(0, DType::Int64, {n}, self.device()));
-  Tensor after_start = prims::binary("ge", index, scalar_like(b.start, DType::Int64, {n}, self.device()));
-  Tensor before_end = prims::binary("lt", index, scalar_like(b.end, DType::Int64, {n}, self.device()));
-  Tensor inside = prims::binary("bitwise_and", after_start, before_end);
-  Tensor mask = prims::binary("bitwise_and", inside, on_stride);
+  Tensor offset = prims::sub(index, scalar_like(b.start, DType::Int64, {n}, self.device()));
+  Tensor phase = prims::remainder(offset, scalar_like(b.step, DType::Int64, {n}, self.device()));
+  Tensor on_stride = prims::eq(phase, scalar_like(0, DType::Int64, {n}, self.device()));
+  Tensor after_start = prims::ge(index, scalar_like(b.start, DType::Int64, {n}, self.device()));
+  Tensor before_end = prims::lt(index, scalar_like(b.end, DType::Int64, {n}, self.device()));
+  Tensor inside = prims::bitwise_and(after_start, before_end);
+  Tensor mask = prims::bitwise_and(inside, on_stride);
   mask = prims::broadcast_in_dim(mask, self.sizes(), {b.dim});
   return prims::where(mask, placed, self);
 }
@@ -319,8 +319,8 @@ Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, std::o
     return prims::iota(length, first, stride, d, dev);
   }
   Tensor x = prims::convert_element_type(prims::iota(length, 0, 1, DType::Int64, dev), compute);
-  x = prims::binary("mul", x, scalar_like(step, compute, {length}, dev));
-  x = prims::binary("add", x, scalar_like(start, compute, {length}, dev));
+  x = prims::mul(x, scalar_like(step, compute, {length}, dev));
+  x = prims::add(x, scalar_like(start, compute, {length}, dev));
   return convert(x, d);
 }
 

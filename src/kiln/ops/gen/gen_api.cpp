@@ -5,15 +5,20 @@
 // native_ops.def; the C++ types follow PyTorch's (Tensor -> const Tensor&, int[] -> IntArrayRef,
 // Scalar? -> std::optional<Scalar>, ...).
 //
-//   kiln_gen_api <native_ops.def> <output dir>
-// writes <output dir>/{functions.h, functions.cpp, methods.inc, methods.cpp}; a file whose content
-// is unchanged is not rewritten, so its dependents are not rebuilt.
+// It also writes the prims' typed functions from prims_ops.def (kiln::prims::add(a, b),
+// prims_functions.h) and a typed handle per op of both tables: kiln::op::aten::add_Tensor(),
+// kiln::op::prims::mul() (handles.h).
+//
+//   kiln_gen_api <native_ops.def> <prims_ops.def> <output dir>
+// writes <output dir>/{functions, prims_functions, handles}.{h,cpp}, methods.inc and methods.cpp;
+// a file whose content is unchanged is not rewritten, so its dependents are not rebuilt.
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <fstream>
 #include <map>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -32,6 +37,7 @@ namespace {
 struct Row {
   std::string schema, tags, api;
   bool compound = false;
+  std::string ns = "aten";  // "prims" for a KILN_PRIM row
   int line = 0;
 };
 
@@ -48,14 +54,23 @@ class DefReader {
       row.line = line_;
       std::string macro = identifier();
       if (macro == "KILN_COMPOUND_OP") row.compound = true;
+      else if (macro == "KILN_PRIM") row.ns = "prims";
       else if (macro != "KILN_LEAF_OP")
-        fail(fmt::format("expected KILN_LEAF_OP or KILN_COMPOUND_OP, found '{}'", macro));
+        fail(fmt::format("expected KILN_LEAF_OP, KILN_COMPOUND_OP or KILN_PRIM, found '{}'", macro));
       expect('(');
       row.schema = strings();
       expect(',');
       row.tags = strings();
       expect(',');
-      row.api = strings();
+      std::string third = strings();  // the api words; a prim's pattern kind, then its api words
+      if (row.ns == "aten") row.api = third;
+      static const std::set<std::string> kPatterns = {"",          "elementwise", "broadcast",
+                                                      "injective", "reduction",   "opaque"};
+      if (row.ns == "prims" && !kPatterns.contains(third)) fail(fmt::format("unknown pattern kind '{}'", third));
+      if (row.ns == "prims") {
+        expect(',');
+        row.api = strings();
+      }
       expect(')');
       out.push_back(std::move(row));
     }
@@ -431,20 +446,27 @@ struct Output {
   int functions = 0, methods = 0;
 };
 
-Output generate(const std::vector<Row>& rows, const std::string& path) {
+// The functions of `rows` (native rows in namespace kiln, prims rows in kiln::prims).
+Output generate(const std::vector<Row>& rows, const std::string& path, bool prims = false) {
   Output o;
   std::string& h = o.functions_h;
   std::string& cpp = o.functions_cpp;
   std::string& inc = o.methods_inc;
   std::string& mcpp = o.methods_cpp;
-  h = std::string(kBanner) +
-      "// The typed C++ API: one function per op overload the table offers (`fn`), each a call through\n"
-      "// the dispatcher with its arguments boxed in schema order. ops/api.h adds the hand-written rest.\n"
+  const std::string ns = prims ? "kiln::prims" : "kiln";
+  const std::string banner = prims ? std::string(kBanner).replace(kBanner.find("native_ops.def"), 14, "prims_ops.def")
+                                   : std::string(kBanner);
+  h = banner +
+      (prims ? "// The prims' typed C++ API: one function per prim whose row offers it (`fn`), each a call through\n"
+               "// the dispatcher with its arguments boxed in schema order. ops/prims_api.h adds the rest.\n"
+             : "// The typed C++ API: one function per op overload the table offers (`fn`), each a call through\n"
+               "// the dispatcher with its arguments boxed in schema order. ops/api.h adds the hand-written rest.\n") +
       "#pragma once\n\n#include <cstdint>\n#include <optional>\n#include <span>\n#include <string_view>\n"
       "#include <tuple>\n#include <vector>\n\n#include \"kiln/ops/tensor.h\"\n#include \"kiln/ops/tensor_options.h\"\n\n"
-      "namespace kiln {\n";
-  cpp = std::string(kBanner) +
-        "#include \"kiln/ops/generated/functions.h\"\n\n#include \"kiln/ops/boxing.h\"\n\nnamespace kiln {\n";
+      "namespace " +
+      ns + " {\n";
+  cpp = banner + "#include \"kiln/ops/generated/" + (prims ? "prims_functions.h" : "functions.h") +
+        "\"\n\n#include \"kiln/ops/boxing.h\"\n\nnamespace " + ns + " {\n";
   inc = std::string(kBanner) +
         "// Tensor's methods for the ops whose rows say `method`; included inside class Tensor (ops/tensor.h).\n";
   mcpp = std::string(kBanner) + "#include \"kiln/ops/boxing.h\"\n#include \"kiln/ops/tensor.h\"\n\nnamespace kiln {\n";
@@ -459,10 +481,12 @@ Output generate(const std::vector<Row>& rows, const std::string& path) {
         continue;
       }
       Schema s = parse_schema(row.schema);
+      if (prims) s.ns = "prims";
+      KILN_CHECK(!prims || !spec.method, "prims have no Tensor methods");
       Function f = make_function(s, spec);
       std::string comment = "// " + f.qualified.substr(0, f.qualified.find("::") + 2) + f.schema + "\n";
       if (spec.fn) {
-        check_unambiguous(functions[f.name], "kiln::" + f.name, signature(f, 0, row.line));
+        check_unambiguous(functions[f.name], ns + "::" + f.name, signature(f, 0, row.line));
         h += "\n" + comment + wrap_call(f.result + " " + f.name, param_texts(f.params, 0, true), ";") + "\n";
         cpp += "\n" + wrap_call(f.result + " " + f.name, param_texts(f.params, 0, false), " {") + "\n" + body(f, "") +
                "}\n";
@@ -485,10 +509,55 @@ Output generate(const std::vector<Row>& rows, const std::string& path) {
                 e.what());
     }
   }
-  h += "\n}  // namespace kiln\n";
-  cpp += "\n}  // namespace kiln\n";
+  h += "\n}  // namespace " + ns + "\n";
+  cpp += "\n}  // namespace " + ns + "\n";
   mcpp += "\n}  // namespace kiln\n";
   return o;
+}
+
+// ---- Op handles
+
+// The C++ name of an op's handle: its name, then its overload ("add.Tensor" -> add_Tensor).
+std::string handle_name(const Schema& s) {
+  static const std::set<std::string> kKeywords = {"and", "and_eq", "bitand", "bitor", "compl", "default", "delete",
+                                                  "new", "not",    "not_eq", "or",    "or_eq", "xor",     "xor_eq"};
+  std::string name = s.overload.empty() ? s.name : s.name + "_" + s.overload;
+  return kKeywords.contains(name) ? name + "_" : name;
+}
+
+// handles.h and handles.cpp: a function per op of the tables returning its handle, looked up once.
+std::pair<std::string, std::string> generate_handles(const std::vector<Row>& rows) {
+  constexpr std::string_view kHandlesBanner =
+      "// Generated by kiln_gen_api (src/kiln/ops/gen/gen_api.cpp) from src/kiln/ops/native_ops.def and\n"
+      "// src/kiln/ops/prims_ops.def: do not edit; change the op's row instead.\n";
+  std::string h = std::string(kHandlesBanner) +
+                  "// A typed handle per op of the tables, looked up once: code that recognizes an op compares\n"
+                  "// handles (node->op() == kiln::op::prims::mul()) instead of names. A row removed from a table\n"
+                  "// removes its handle, so a stale use fails to compile.\n"
+                  "#pragma once\n\n#include \"kiln/ops/registry.h\"\n\nnamespace kiln::op {\n";
+  std::string cpp = std::string(kHandlesBanner) + "#include \"kiln/ops/generated/handles.h\"\n\nnamespace kiln::op {\n";
+  std::map<std::string, std::map<std::string, std::string>> by_ns;  // ns -> C++ name -> qualified op name
+  for (const Row& row : rows) {
+    Schema s = parse_schema(row.schema);
+    std::string qualified = row.ns + "::" + s.name + (s.overload.empty() ? "" : "." + s.overload);
+    auto [it, fresh] = by_ns[row.ns].emplace(handle_name(s), qualified);
+    KILN_CHECK(fresh, "ops {} and {} have the same handle name {}", it->second, qualified, it->first);
+  }
+  for (const auto& [ns, handles] : by_ns) {
+    h += "namespace " + ns + " {\n";
+    cpp += "namespace " + ns + " {\n";
+    for (const auto& [name, qualified] : handles) {
+      h += fmt::format("OpHandle {}();  // {}\n", name, qualified);
+      cpp += fmt::format(
+          "OpHandle {}() {{\n  static const OpHandle h = Registry::global().get(\"{}\");\n  return h;\n}}\n", name,
+          qualified);
+    }
+    h += "}  // namespace " + ns + "\n";
+    cpp += "}  // namespace " + ns + "\n";
+  }
+  h += "}  // namespace kiln::op\n";
+  cpp += "}  // namespace kiln::op\n";
+  return {h, cpp};
 }
 
 // Writes `text` to `path` unless the file already holds exactly that.
@@ -509,23 +578,35 @@ void write_if_changed(const std::string& path, const std::string& text) {
 
 int main(int argc, char** argv) {
   using namespace kiln::gen;
-  if (argc != 3) {
-    std::fprintf(stderr, "usage: kiln_gen_api <native_ops.def> <output dir>\n");
+  if (argc != 4) {
+    std::fprintf(stderr, "usage: kiln_gen_api <native_ops.def> <prims_ops.def> <output dir>\n");
     return 2;
   }
   try {
-    std::ifstream in(argv[1], std::ios::binary);
-    KILN_CHECK(in.good(), "cannot read {}", argv[1]);
-    std::stringstream text;
-    text << in.rdbuf();
-    std::string source = text.str();
-    std::vector<Row> rows = DefReader(source, argv[1]).rows();
+    auto read = [](const char* path) {
+      std::ifstream in(path, std::ios::binary);
+      KILN_CHECK(in.good(), "cannot read {}", path);
+      std::stringstream text;
+      text << in.rdbuf();
+      return text.str();
+    };
+    std::string native_source = read(argv[1]), prims_source = read(argv[2]);
+    std::vector<Row> rows = DefReader(native_source, argv[1]).rows();
     Output o = generate(rows, argv[1]);
-    std::string dir = argv[2];
+    std::vector<Row> prims = DefReader(prims_source, argv[2]).rows();
+    for (const Row& p : prims) KILN_CHECK(p.ns == "prims", "{}:{}: expected KILN_PRIM rows only", argv[2], p.line);
+    rows.insert(rows.end(), prims.begin(), prims.end());
+    Output p = generate(prims, argv[2], /*prims=*/true);
+    auto [handles_h, handles_cpp] = generate_handles(rows);
+    std::string dir = argv[3];
     write_if_changed(dir + "/functions.h", o.functions_h);
     write_if_changed(dir + "/functions.cpp", o.functions_cpp);
     write_if_changed(dir + "/methods.inc", o.methods_inc);
     write_if_changed(dir + "/methods.cpp", o.methods_cpp);
+    write_if_changed(dir + "/prims_functions.h", p.functions_h);
+    write_if_changed(dir + "/prims_functions.cpp", p.functions_cpp);
+    write_if_changed(dir + "/handles.h", handles_h);
+    write_if_changed(dir + "/handles.cpp", handles_cpp);
   } catch (const kiln::Error& e) {
     std::fprintf(stderr, "kiln_gen_api: %s\n", e.what());
     return 1;
