@@ -91,7 +91,20 @@ TEST(Cli, OpsCoverageWithReplayResults) {
   std::filesystem::create_directories(dir);
   std::ofstream(dir / "replay_eager.txt") << "aten::abs 40 40\naten::convolution 99 100\n";
   std::ofstream(dir / "replay_compiled.txt") << "aten::abs 8 8\n";
+  std::ofstream(dir / "derivatives.txt") << "aten::abs grad aten::mul.Tensor aten::sign\n"
+                                         << "aten::convolution grad aten::convolution_backward aten::no_such_op\n"
+                                         << "aten::eq.Tensor none\naten::resize_ error RuntimeError: cannot\n";
   CliRun r = run("ops --coverage --samples " + dir.string());
+  auto line = [&](const std::string& op) {
+    size_t at = r.out.find("\n" + op + " ");
+    return at == std::string::npos ? std::string() : r.out.substr(at + 1, r.out.find('\n', at + 1) - at - 1);
+  };
+  EXPECT_TRUE(line("aten::abs").ends_with(" yes")) << line("aten::abs");
+  EXPECT_TRUE(line("aten::convolution").ends_with(" no: aten::no_such_op")) << line("aten::convolution");
+  EXPECT_TRUE(line("aten::eq.Tensor").ends_with(" n/a")) << line("aten::eq.Tensor");
+  EXPECT_TRUE(line("aten::resize_").ends_with(" error")) << line("aten::resize_");
+  EXPECT_TRUE(line("aten::exp").ends_with(" -")) << line("aten::exp");
+  EXPECT_NE(r.out.find("Differentiable through kiln: 1 of the 2 PyTorch differentiates\n"), std::string::npos) << r.out;
   ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_NE(
       r.out.find("aten::abs                                     kernel         decomposed     40/40            8/8"),

@@ -8,7 +8,8 @@ offset, so non-contiguous and overlapping inputs stay so) and PyTorch's outputs,
 raised. Calls are capped per overload and deduplicated, so the replay stays fast.
 
 Usage: python tests/tools/record_opinfo.py --out DIR [--per-overload N] [--samples N]
-Writes DIR/calls.txt (the index) and DIR/data.bin (tensor bytes); docs/opinfo_replay.md is the format.
+Writes DIR/calls.txt (the index) and DIR/data.bin (tensor bytes), and DIR/derivatives.txt (the backward
+ops of each overload's derivative: derivatives.py); docs/opinfo_replay.md is the format.
 Run with the pinned PyTorch of scripts/requirements.txt (.venv/bin/python); make test does.
 """
 import argparse
@@ -20,6 +21,9 @@ import time
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from derivatives import DerivativeProbe  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -195,7 +199,9 @@ class CoreAtenMode(TorchDispatchMode):
             from torch._decomp import core_aten_decompositions
             decompositions = core_aten_decompositions()
         self.core = core_overloads() if core is None else core
-        self.decompositions = decompositions
+        # A plain dict: PyTorch 2.13's table (CustomDecompTable) fills itself on first [] or `in`,
+        # and its .get() answers None until then, so no decomposition would ever run.
+        self.decompositions = dict(decompositions)
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
@@ -258,6 +264,7 @@ class Recorder(CoreAtenMode):
         self.count = {}
         self.seen = set()
         self.source = ""
+        self.derivatives = DerivativeProbe(core, decompositions)
 
     def any_call(self, func, name, args, kwargs):
         if name == "aten::_embedding_bag_forward_only":
@@ -301,6 +308,8 @@ class Recorder(CoreAtenMode):
             return
         self.seen.add(key)
         self.count[name] = self.count.get(name, 0) + 1
+        if error is None:
+            self.derivatives.probe(func, name, args, kwargs)
 
 
 def targeted_samples():
@@ -820,8 +829,11 @@ def main():
         ref = None if "out" in kwargs else float64_reference(fn, name, args, kwargs, result)
         writer.call(name, "direct/%d" % k, args, kwargs, result, None, ref)
         recorder.count[name] = recorder.count.get(name, 0) + 1
+        recorder.derivatives.probe(fn, name, args, kwargs)
     writer.index.close()
     writer.data.close()
+    recorder.derivatives.run()
+    recorder.derivatives.write(os.path.join(a.out, "derivatives.txt"))
     total = sum(recorder.count.values())
     print("record_opinfo: %d calls of %d Core ATen overloads from %d OpInfos in %.0f s (%d sample generators failed)"
           % (total, len(recorder.count), len(op_db), time.time() - start, sample_errors[0]))

@@ -1,5 +1,9 @@
 #include "kiln/ops/dispatcher.h"
 
+#include <functional>
+#include <set>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "kiln/support/log.h"
@@ -120,6 +124,17 @@ void call_op(OpHandle op, Stack& stack) {
   redispatch(op, stack, dispatch_keys_for(op, stack));
 }
 
+// The ops whose tensor arguments PyTorch's argument parser also takes as numbers (its
+// should_allow_numbers_as_tensors: arithmetic, conversions and copies, by base name).
+static bool allows_numbers_as_tensors(OpHandle op) {
+  static const std::set<std::string, std::less<>> kNames = {
+      "add",         "sub",          "subtract", "mul",      "multiply", "div",  "divide",
+      "true_divide", "floor_divide", "to",       "_to_copy", "copy",     "_conj"};
+  std::string_view name = op->schema().name;
+  if (name.ends_with('_')) name.remove_suffix(1);
+  return op->schema().ns == "aten" && kNames.contains(name);
+}
+
 void normalize_arguments(OpHandle op, Stack& stack) {
   const auto& args = op->schema().arguments;
   KILN_CHECK_TYPE(stack.size() <= args.size(), "{}: expected at most {} arguments but got {}", op->name(), args.size(),
@@ -130,8 +145,10 @@ void normalize_arguments(OpHandle op, Stack& stack) {
     stack.push_back(*def);
   }
   for (size_t i = 0; i < args.size(); ++i) {
-    KILN_CHECK_TYPE(coerce_value(stack[i], args[i].type), "{}: argument '{}' (position {}) must be {}, not {}",
-                    op->name(), args[i].name, i, args[i].type.to_string(), stack[i].type_name());
+    bool ok = coerce_value(stack[i], args[i].type) ||
+              (allows_numbers_as_tensors(op) && number_as_tensor(stack[i], args[i].type));
+    KILN_CHECK_TYPE(ok, "{}: argument '{}' (position {}) must be {}, not {}", op->name(), args[i].name, i,
+                    args[i].type.to_string(), stack[i].type_name());
   }
 }
 

@@ -69,6 +69,25 @@ TEST(Dispatcher, BoxedCallsFillDefaultsAndCheckTypes) {
   EXPECT_EQ(sum_args[0].to_tensor().sizes().vec(), (std::vector<int64_t>{2}));
 }
 
+// A number where mul.Tensor's schema says Tensor is a wrapped number, as PyTorch's argument parser
+// makes it (decompositions write mul.Tensor(x, 0.5)): an int tensor times 0.5 is float32, not
+// float64, and 2 * an int tensor stays int64. Ops outside PyTorch's short list still refuse it.
+TEST(Dispatcher, NumbersAsTensorsForArithmetic) {
+  Stack half{Value(from_vector<int64_t>({2, 3})), Value(0.5)};
+  call_op_boxed(Registry::global().get("aten::mul.Tensor"), half);
+  Tensor r = half[0].to_tensor();
+  EXPECT_EQ(r.dtype(), DType::Float32);
+  EXPECT_FLOAT_EQ(r.data_ptr<float>()[1], 1.5f);
+  Stack twice{Value(int64_t{2}), Value(from_vector<int64_t>({4}))};
+  call_op_boxed(Registry::global().get("aten::mul.Tensor"), twice);
+  EXPECT_EQ(twice[0].to_tensor().dtype(), DType::Int64);
+  EXPECT_EQ(twice[0].to_tensor().data_ptr<int64_t>()[0], 8);
+  Stack sum_of_number{Value(int64_t{3}), Value()};
+  EXPECT_THROW(call_op_boxed(Registry::global().get("aten::sum.dim_IntList"), sum_of_number), Error);
+  Stack exp_of_number{Value(2.0)};
+  EXPECT_THROW(call_op_boxed(Registry::global().get("aten::exp"), exp_of_number), Error);
+}
+
 TEST(Dispatcher, BackendFollowsTheTensorsAndFactoriesFollowTheirDevice) {
   Tensor m = zeros({2, 3}, TensorOptions(kMeta));
   EXPECT_TRUE(m.device().is_meta());

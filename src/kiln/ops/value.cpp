@@ -140,6 +140,21 @@ bool coerce_value(Value& v, const Type& t) {
   return false;
 }
 
+bool number_as_tensor(Value& v, const Type& t) {
+  using Tag = Value::Tag;
+  if (t.list || t.base != BaseType::Tensor || (v.tag() != Tag::Int && v.tag() != Tag::Double && v.tag() != Tag::Bool)) {
+    return false;
+  }
+  Scalar s = v.to_scalar();
+  Tensor n(empty_tensor({}, s.natural_dtype(), kCPU));
+  if (s.is_bool()) *n.data_ptr<bool>() = s.to<bool>();
+  else if (s.is_integral()) *n.data_ptr<int64_t>() = s.to_int();
+  else *n.data_ptr<double>() = s.to_double();
+  n.impl()->wrapped_number = true;
+  v = Value(std::move(n));
+  return true;
+}
+
 namespace {
 
 int64_t parse_int(std::string_view s, std::string_view whole) {

@@ -130,10 +130,20 @@ std::vector<Tensor> Executable::run(std::span<const Tensor> inputs) const {
     for (const auto& a : call.args) {
       if (const auto* v = std::get_if<loopir::BufferView>(&a)) {
         stack.emplace_back(view_of(tensors, *v));
-      } else if (const auto* l = std::get_if<std::vector<loopir::BufferView>>(&a)) {
-        std::vector<Tensor> list;
-        for (const auto& x : *l) list.push_back(view_of(tensors, x));
-        stack.emplace_back(std::move(list));
+      } else if (const auto* l = std::get_if<std::vector<std::optional<loopir::BufferView>>>(&a)) {
+        std::vector<std::optional<Tensor>> list;
+        bool none = false;
+        for (const auto& x : *l) {
+          none = none || !x;
+          list.push_back(x ? std::optional<Tensor>(view_of(tensors, *x)) : std::nullopt);
+        }
+        if (none) {
+          stack.emplace_back(std::move(list));
+        } else {
+          std::vector<Tensor> tensors_only;
+          for (auto& t : list) tensors_only.push_back(std::move(*t));
+          stack.emplace_back(std::move(tensors_only));
+        }
       } else {
         stack.push_back(std::get<Value>(a));
       }

@@ -1,10 +1,13 @@
 // `kiln ops --coverage`: per Core ATen overload, how kiln runs it eagerly (a kernel of its own, a
 // decomposition, or not at all) and compiled (a prims decomposition, an extern call of its
 // kernel, its functional form, or not at all), and the totals. PyTorch's OpInfo samples check both
-// (docs/opinfo_replay.md).
+// (docs/opinfo_replay.md). With a recording, also the samples that passed and whether the overload
+// is differentiable through kiln: every op of its derivative as PyTorch computes it (the backward
+// graph AOT autograd hands a backend, recorded in derivatives.txt) runs in kiln.
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -50,18 +53,56 @@ std::map<std::string, std::string> replay_results(const std::string& path) {
   return out;
 }
 
+// A recording's derivatives.txt: per overload, "grad" and its backward ops, "none" (PyTorch does
+// not differentiate it) or "error" (the probe failed); empty when the file is absent.
+std::map<std::string, std::vector<std::string>> derivatives(const std::string& path) {
+  std::map<std::string, std::vector<std::string>> out;
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream words(line);
+    std::string op, word;
+    words >> op;
+    while (words >> word) out[op].push_back(word);
+  }
+  return out;
+}
+
+// "yes" when every backward op runs in kiln, "no: OP" naming the first that does not, "n/a" when
+// PyTorch does not differentiate the overload, "error" when the probe failed, "-" when not probed.
+std::string differentiable(const std::vector<std::string>* line) {
+  if (line == nullptr || line->empty()) return "-";
+  if ((*line)[0] == "none") return "n/a";
+  if ((*line)[0] != "grad") return "error";
+  auto runs = [](const std::string& name) {
+    OpHandle op = Registry::global().find(name);
+    return op != nullptr && op->runs_on(DispatchKey::CPU);
+  };
+  for (size_t i = 1; i < line->size(); ++i) {
+    const std::string& name = (*line)[i];
+    // An in-place op of the backward (index_put_) is its functional form once AOT autograd has
+    // functionalized the graph, as kiln's tracer functionalizes it.
+    std::string base = name.substr(0, name.find('.')), overload = name.substr(base.size());
+    bool functional = base.ends_with('_') && runs(base.substr(0, base.size() - 1) + overload);
+    if (!runs(name) && !functional) return "no: " + name;
+  }
+  return "yes";
+}
+
 int coverage_command(const std::string& samples_dir) {
   int total = 0, eager = 0, compiled = 0;
   bool samples = !samples_dir.empty();
   auto eager_samples = replay_results(samples_dir + "/replay_eager.txt");
   auto compiled_samples = replay_results(samples_dir + "/replay_compiled.txt");
+  auto derivative = derivatives(samples_dir + "/derivatives.txt");
+  int differentiated = 0, differentiable_in_kiln = 0;
   if (samples && eager_samples.empty()) {
     std::fprintf(stderr, "kiln ops: no replay results in %s (run kiln_opinfo_test on that recording first)\n",
                  samples_dir.c_str());
     return 1;
   }
   std::printf("%-45s %-14s %s", "overload", "eager", samples ? "compiled       " : "compiled");
-  if (samples) std::printf("%-16s %s", "samples eager", "samples compiled");
+  if (samples) std::printf("%-16s %-17s %s", "samples eager", "samples compiled", "differentiable");
   std::printf("\n");
   auto cell = [](const std::map<std::string, std::string>& m, const std::string& op) {
     auto it = m.find(op);
@@ -76,11 +117,20 @@ int coverage_command(const std::string& samples_dir) {
     std::printf("%-45s %-14s %s", op->name().c_str(), e.c_str(),
                 samples ? fmt::format("{:<15}", c).c_str() : c.c_str());
     if (samples) {
-      std::printf("%-16s %s", cell(eager_samples, op->name()).c_str(), cell(compiled_samples, op->name()).c_str());
+      auto d = derivative.find(op->name());
+      std::string diff = differentiable(d == derivative.end() ? nullptr : &d->second);
+      differentiated += diff == "yes" || diff.starts_with("no");
+      differentiable_in_kiln += diff == "yes";
+      std::printf("%-16s %-17s %s", cell(eager_samples, op->name()).c_str(), cell(compiled_samples, op->name()).c_str(),
+                  diff.c_str());
     }
     std::printf("\n");
   }
   std::printf("\nCore ATen overloads: %d; eager: %d; compiled: %d\n", total, eager, compiled);
+  if (samples) {
+    std::printf("Differentiable through kiln: %d of the %d PyTorch differentiates\n", differentiable_in_kiln,
+                differentiated);
+  }
   return 0;
 }
 

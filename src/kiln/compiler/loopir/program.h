@@ -61,7 +61,8 @@ struct BufferView {
   Shape sizes, strides;
   int64_t offset = 0;
 };
-using ExternArg = std::variant<Value, BufferView, std::vector<BufferView>>;
+// A tensor list's elements may be None (index.Tensor's indices for the dims it does not index).
+using ExternArg = std::variant<Value, BufferView, std::vector<std::optional<BufferView>>>;
 
 struct ExternCall {
   int id = 0;
@@ -75,8 +76,10 @@ template <class F>
 void for_each_view(const ExternCall& call, F&& f) {
   for (const auto& a : call.args) {
     if (const auto* v = std::get_if<BufferView>(&a)) f(*v);
-    if (const auto* l = std::get_if<std::vector<BufferView>>(&a)) {
-      for (const auto& v : *l) f(v);
+    if (const auto* l = std::get_if<std::vector<std::optional<BufferView>>>(&a)) {
+      for (const auto& v : *l) {
+        if (v) f(*v);
+      }
     }
   }
 }

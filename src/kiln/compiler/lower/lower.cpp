@@ -305,11 +305,10 @@ void Lowerer::lower_extern(const graph::Node& n) {
       call.args.emplace_back(reads_storage && !get(*r).strided ? realize_traced(*r, true)
                                                                : realize_as(get(*r), meta_of(*r)));
     } else if (const auto* l = std::get_if<std::vector<graph::ValueRef>>(&a)) {
-      std::vector<BufferView> views;
+      std::vector<std::optional<BufferView>> views;
       for (const auto& x : *l) {
-        KILN_CHECK_KIND(x.node != nullptr, ErrorKind::NotImplemented,
-                        "compile: node %{} passes None inside a tensor list", n.name());
-        views.push_back(realize(get(x), n.name()));
+        if (x.node == nullptr) views.emplace_back(std::nullopt);  // None (an index.Tensor dim not indexed)
+        else views.emplace_back(realize(get(x), n.name()));
       }
       call.args.emplace_back(std::move(views));
     } else {

@@ -76,8 +76,10 @@ std::vector<loopir::BufferView> aliased_arguments(const loopir::ExternCall& call
     const auto& a = s.arguments[j].alias;
     if (!a || (a->set != ret->alias->set && !a->to_wildcard)) continue;
     if (const auto* v = std::get_if<loopir::BufferView>(&call.args[j])) views.push_back(*v);
-    if (const auto* l = std::get_if<std::vector<loopir::BufferView>>(&call.args[j])) {
-      views.insert(views.end(), l->begin(), l->end());
+    if (const auto* l = std::get_if<std::vector<std::optional<loopir::BufferView>>>(&call.args[j])) {
+      for (const auto& v : *l) {
+        if (v) views.push_back(*v);
+      }
     }
   }
   return views;

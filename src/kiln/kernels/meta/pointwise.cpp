@@ -191,11 +191,13 @@ DType clamp_compute_dtype(const Tensor& self, const std::optional<Tensor>& min, 
 
 TensorSpec clamp_tensor(const Tensor& self, const std::optional<Tensor>& min, const std::optional<Tensor>& max) {
   KILN_CHECK(min.has_value() || max.has_value(), "clamp: at least one of 'min' or 'max' must not be None");
-  check_not_bool(self, "clamp", "clamp");
   std::vector<Tensor> inputs{self};
   if (min) inputs.push_back(*min);
   if (max) inputs.push_back(*max);
   DType r = clamp_compute_dtype(self, min, max);
+  // As PyTorch's kernels: one bound is a maximum or minimum, which bool has; both bounds are not.
+  KILN_CHECK_TYPE(r != DType::Bool || !min || !max, "clamp: clamp with both bounds on bool is not supported (input {})",
+                  self.describe());
   return promoted_spec(inputs, r, r, "clamp");
 }
 
@@ -204,6 +206,8 @@ TensorSpec clamp(const Tensor& self, const std::optional<Scalar>& min, const std
   if (min) tmin = wrapped_scalar(*min);
   if (max) tmax = wrapped_scalar(*max);
   TensorSpec spec = clamp_tensor(self, tmin, tmax);
+  KILN_CHECK_TYPE(spec.dtype != DType::Bool, "clamp: clamp on a bool tensor is not supported (input {})",
+                  self.describe());
   // The bounds are converted to the result dtype.
   if (min) check_scalar_fits(*min, spec.dtype, "clamp", "min");
   if (max) check_scalar_fits(*max, spec.dtype, "clamp", "max");
