@@ -17,12 +17,15 @@
 // comparisons made (JSON, with check_failed), skips the workloads after it and exits 3.
 // --check-only compiles (one cache for the process) and checks each workload's compiled and eager
 // results, timing nothing. At the end, one JSON object per workload measured on stdout; the
-// process's first compile is in the first one, its copy bandwidth in every one.
+// process's first compile is in the first one, its copy bandwidth in every one. Steps 4 and 5 also
+// report the minor page faults and CPU allocator cache misses per timed call (near 0 when large
+// memory is reused, whatever the malloc policy).
 // --write-outputs OUT writes each checked result to OUT as a raw file named after it (to study a failure).
 //   kiln_compiled_bench --dir DIR [--dir DIR ...] [--reps N] [--warmup N] [--check-only] [--copy-mib M]
 //                       [--write-outputs OUT]
 #include <omp.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <cctype>
@@ -42,6 +45,7 @@
 #include <fmt/format.h>
 
 #include "kiln/api/compile.h"
+#include "kiln/core/allocator.h"
 #include "kiln/ops/api.h"
 #include "raw_tensors.h"
 
@@ -69,6 +73,29 @@ std::vector<double> timed_reps(const std::function<void()>& run, int warmup, int
     run();
     t.push_back(seconds_since(start));
   }
+  return t;
+}
+
+// What the timed calls cost in memory from the system: the process's minor page faults (all threads)
+// and the CPU allocator's cache misses, each per call. Steady-state calls should have neither.
+struct SystemMemory {
+  double faults = NAN, cache_misses = NAN;
+};
+
+long minor_faults() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_minflt;
+}
+
+// timed_reps, also counting what the timed calls (not the warm-up) took from the system.
+std::vector<double> timed_reps(const std::function<void()>& run, int warmup, int reps, SystemMemory* memory) {
+  timed_reps(run, warmup, 0);
+  long faults = minor_faults();
+  size_t misses = kiln::cpu_cache_stats().misses;
+  std::vector<double> t = timed_reps(run, 0, reps);
+  memory->faults = static_cast<double>(minor_faults() - faults) / reps;
+  memory->cache_misses = static_cast<double>(kiln::cpu_cache_stats().misses - misses) / reps;
   return t;
 }
 
@@ -261,6 +288,7 @@ struct Row {
   int64_t scale = 0;
   double cold_compile = NAN, warm_start = NAN;
   std::vector<double> eager_times, compiled_times;
+  SystemMemory eager_memory, compiled_memory;
   std::string checks, failure;
 };
 
@@ -277,11 +305,14 @@ void print_row(const Row& r, bool first, double first_compile, double copy, cons
       "{\"side\": \"kiln\", \"workload\": \"%s\", \"scale\": %lld, \"threads\": %d, \"first_in_process\": %s, "
       "\"first_compile_s\": %s, \"cold_compile_s\": %s, \"warm_start_s\": %s, \"eager_s\": %s, \"compiled_s\": %s, "
       "\"eager_times_s\": %s, \"compiled_times_s\": %s, \"copy_GBps\": %s, \"copy_times_s\": %s, \"checks\": [%s], "
-      "\"check_failed\": %s}\n",
+      "\"eager_faults_per_call\": %s, \"compiled_faults_per_call\": %s, \"eager_cache_misses_per_call\": %s, "
+      "\"compiled_cache_misses_per_call\": %s, \"check_failed\": %s}\n",
       r.workload.c_str(), static_cast<long long>(r.scale), omp_get_max_threads(), first ? "true" : "false",
       num(first ? first_compile : NAN).c_str(), num(r.cold_compile).c_str(), num(r.warm_start).c_str(),
       num(median(r.eager_times)).c_str(), num(median(r.compiled_times)).c_str(), json_list(r.eager_times).c_str(),
       json_list(r.compiled_times).c_str(), num(copy / 1e9).c_str(), json_list(copy_times).c_str(), r.checks.c_str(),
+      num(r.eager_memory.faults).c_str(), num(r.compiled_memory.faults).c_str(),
+      num(r.eager_memory.cache_misses).c_str(), num(r.compiled_memory.cache_misses).c_str(),
       r.failure.empty() ? "null" : json_string(r.failure).c_str());
 }
 
@@ -314,8 +345,8 @@ bool measure(const Options& o, const std::string& dir, CacheDirs& caches, double
     }
     checker.check("kiln eager", fn(inputs));
     if (!o.check_only) {
-      row.eager_times = timed_reps([&] { fn(inputs); }, o.warmup, o.reps);
-      row.compiled_times = timed_reps([&] { (*compiled)(inputs); }, o.warmup, o.reps);
+      row.eager_times = timed_reps([&] { fn(inputs); }, o.warmup, o.reps, &row.eager_memory);
+      row.compiled_times = timed_reps([&] { (*compiled)(inputs); }, o.warmup, o.reps, &row.compiled_memory);
     }
   } catch (const CheckFailure& e) {
     row.failure = e.what();

@@ -32,11 +32,15 @@ struct CpuCacheStats {
   size_t cached_bytes = 0;  // held for reuse now
   size_t hits = 0;          // allocations served from the cache
   size_t misses = 0;        // allocations that went to the system
+  size_t evictions = 0;     // cached blocks returned to the system to keep under the limit
 };
 CpuCacheStats cpu_cache_stats();
 // False under AddressSanitizer (so use-after-free is caught) and when KILN_CPU_CACHE=0.
 bool cpu_cache_enabled();
 // Returns all cached blocks to the system.
 void cpu_cache_release();
+// Sets the most the cache may hold (2 GiB unless set; 0 caches nothing) and returns the previous
+// limit. Over it, the blocks freed longest ago go back to the system first.
+size_t set_cpu_cache_limit(size_t bytes);
 
 }  // namespace kiln
