@@ -1,8 +1,10 @@
 // kiln eager on the workloads: [4096, 4096] float32 pointwise, reductions, softmax and
-// layer_norm, and a 2048^3 float32 matmul; plus the machine's copy bandwidth (a plain parallel
-// copy loop), the ceiling memory-bound rows are judged against. Each benchmark reports the bytes
-// it must move (each input read once, each output written once) or the FLOPs it must do, so
-// Google Benchmark prints GB/s or FLOP/s; bench/run_eager.py reads the JSON and compares with PyTorch.
+// layer_norm, and a 2048^3 float32 matmul; softmax on the compiled suite's shapes (float32 and
+// bfloat16) and the suite's other eager rows (bench/torch_eager_rows.py times PyTorch on those);
+// plus the machine's copy bandwidth (a plain parallel copy loop), the ceiling memory-bound rows are
+// judged against. Each benchmark reports the bytes it must move (each input read once, each output
+// written once) or the FLOPs it must do, so Google Benchmark prints GB/s or FLOP/s;
+// bench/run_eager.py reads the JSON and compares with PyTorch.
 #include <benchmark/benchmark.h>
 #include <omp.h>
 
@@ -71,6 +73,40 @@ void softmax_op(benchmark::State& s) {
   Tensor a = input(1);
   run(s, 2 * kBytes, [&] { return _softmax(a, 1); });
 }
+// softmax(x, -1) on [rows, 4096] (the compiled suite's shape at scales 8 and 1), float32 or
+// bfloat16 (range(1) == 1); bytes as the input and output in that dtype.
+void softmax_rows(benchmark::State& s) {
+  Tensor a = input(1, {s.range(0), kN});
+  if (s.range(1) == 1) a = to(a, DType::BFloat16);
+  int64_t bytes = 2 * s.range(0) * kN * static_cast<int64_t>(element_size(a.dtype()));
+  run(s, bytes, [&] { return softmax(a, -1); });
+}
+// The eager rows of the compiled suite (bench/compiled_bench.cpp, bench/torch_suite.py) at a scale
+// (range(0)): their first dimension is the suite's divided by it. Bytes: each input and output once.
+void suite_pointwise_chain(benchmark::State& s) {
+  Tensor x = input(1, {8192 / s.range(0), 8192}), a = input(2, {8192}), b = input(3, {8192});
+  run(s, 2 * x.numel() * 4, [&] { return mul(gelu(add(mul(x, a), b)), sigmoid(x)); });
+}
+void suite_layernorm(benchmark::State& s) {
+  Tensor x = input(1, {16384 / s.range(0), kN}), w = input(2, {kN}), b = input(3, {kN});
+  run(s, 2 * x.numel() * 4, [&] { return layer_norm(x, {kN}, w, b); });
+}
+void suite_rmsnorm_bf16(benchmark::State& s) {
+  Tensor x = to(input(1, {16384 / s.range(0), kN}), DType::BFloat16), w = to(input(2, {kN}), DType::BFloat16);
+  run(s, 2 * x.numel() * 2, [&] {
+    Tensor ms = mean(pow(x, Scalar(2)), IntArrayRef{-1}, true);
+    return mul(mul(x, rsqrt(add(ms, Scalar(1e-6)))), w);
+  });
+}
+void suite_reductions(benchmark::State& s) {
+  Tensor x = input(1, {8192 / s.range(0), 8192});
+  run(s, x.numel() * 4, [&] {
+    auto [v, m] = var_mean(x, IntArrayRef{1}, std::nullopt, false);
+    benchmark::DoNotOptimize(v.data_ptr());
+    benchmark::DoNotOptimize(m.data_ptr());
+    return sum(x, IntArrayRef{0});
+  });
+}
 void layer_norm_op(benchmark::State& s) {
   Tensor a = input(1), w = input(2, {kN}), b = input(3, {kN});
   run(s, 2 * kBytes, [&] { return std::get<0>(native_layer_norm(a, {kN}, w, b, 1e-5)); });
@@ -96,6 +132,43 @@ BENCHMARK(gelu_op)->Name("gelu")->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(sum_dim1)->Name("sum_dim1")->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(amax_dim1)->Name("amax_dim1")->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(softmax_op)->Name("softmax")->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(softmax_rows)
+    ->Name("softmax_rows")
+    ->ArgNames({"rows", "bf16"})
+    ->Args({2048, 0})
+    ->Args({16384, 0})
+    ->Args({2048, 1})
+    ->Args({16384, 1})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(suite_pointwise_chain)
+    ->Name("suite/pointwise_chain")
+    ->ArgName("scale")
+    ->Arg(8)
+    ->Arg(1)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(suite_layernorm)
+    ->Name("suite/layernorm")
+    ->ArgName("scale")
+    ->Arg(8)
+    ->Arg(1)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(suite_rmsnorm_bf16)
+    ->Name("suite/rmsnorm_bf16")
+    ->ArgName("scale")
+    ->Arg(8)
+    ->Arg(1)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(suite_reductions)
+    ->Name("suite/reductions")
+    ->ArgName("scale")
+    ->Arg(8)
+    ->Arg(1)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 BENCHMARK(layer_norm_op)->Name("layer_norm")->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(mm_2048)->Name("mm_2048")->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK_MAIN();

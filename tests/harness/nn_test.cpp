@@ -1,6 +1,7 @@
 // softmax, log_softmax, native_layer_norm, the matrix products, where and clamp against float64
 // references.
 #include <cmath>
+#include <random>
 
 #include "harness.h"
 
@@ -64,6 +65,45 @@ TEST(Normalization, SoftmaxAndLogSoftmax) {
   EXPECT_THROW(_softmax(zeros({2}), 0, true), Error);
   EXPECT_THROW(_softmax(from_vector<int64_t>({1}), 0), Error);
   EXPECT_THROW(_softmax(zeros({2, 2}), 2), Error);
+}
+
+// Contiguous last-dim rows of every length around the vector widths (8 and 16 lanes, the 32 lanes
+// of the sum, the 64 elements of one max step) and longer, in eight rows (each but the last
+// prefetches the next): random; shifted far from 0 (the max subtraction matters); -inf in the
+// middle; +inf last; NaN first; NaN last; all -inf; all equal. As PyTorch, a row holding +inf or
+// NaN, or only -inf, is NaN throughout.
+TEST(Normalization, SoftmaxRowsOfEveryLength) {
+  std::vector<int64_t> lengths;
+  for (int64_t n = 1; n <= 70; ++n) lengths.push_back(n);
+  // 16385 float32 values: past the row size that prefetches the next row.
+  for (int64_t n : {95, 96, 97, 127, 128, 129, 1023, 1024, 1025, 4095, 4096, 4097, 16385}) lengths.push_back(n);
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> uniform(-9.0f, 9.0f);
+  for (int64_t n : lengths) {
+    constexpr int64_t kRows = 8;
+    std::vector<float> v(static_cast<size_t>(kRows * n));
+    for (float& e : v) e = uniform(rng);
+    auto at = [&](int64_t row, int64_t i) -> float& { return v[static_cast<size_t>(row * n + i)]; };
+    for (int64_t i = 0; i < n; ++i) at(1, i) += 80.0f;
+    at(2, n / 2) = -INFINITY;
+    at(3, n - 1) = INFINITY;
+    at(4, 0) = NAN;
+    at(5, n - 1) = NAN;
+    for (int64_t i = 0; i < n; ++i) at(6, i) = -INFINITY;
+    for (int64_t i = 0; i < n; ++i) at(7, i) = 3.0f;
+    Tensor x32 = from_vector<float>(v, {kRows, n});
+    for (DType t : kFloatTypes) {
+      Tensor x = to(x32, t);
+      for (bool log_form : {false, true}) {
+        SCOPED_TRACE(std::string(log_form ? "log_softmax " : "softmax ") + std::string(dtype_name(t)) + " n " +
+                     std::to_string(n));
+        Tensor y = log_form ? _log_softmax(x, -1) : _softmax(x, -1);
+        Tolerance tol = default_tolerance(t);
+        if (t == DType::Float32) tol.rtol = 4e-6;  // exp and log each round once more than float64
+        EXPECT_TRUE(close(y, softmax_ref(x, 1, log_form, t), tol));
+      }
+    }
+  }
 }
 
 TEST(Normalization, LayerNorm) {

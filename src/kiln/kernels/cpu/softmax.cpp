@@ -1,6 +1,7 @@
 // CPU softmax and log_softmax. The reduced dim is viewed as [outer, n, inner]: with inner == 1
-// each row is processed in cache (max, exp-and-sum, scale); otherwise rows of inner-length vectors
-// are combined elementwise so the loops still run over contiguous memory.
+// each row is processed in cache (max; exp stored and summed in one pass; scale) while the next
+// row is prefetched; otherwise rows of inner-length vectors are combined elementwise so the loops
+// still run over contiguous memory.
 #include <cmath>
 #include <vector>
 
@@ -21,28 +22,81 @@ M exp_of(M x) {
   else return std::exp(x);
 }
 
-// One contiguous row of n values: out = softmax(row) (or log_softmax). Each pass is a separate
-// loop so that it vectorizes: max, exp into scratch, a lane-parallel sum, then the scaling.
-template <class In, class Out, bool kLog>
-void softmax_row(const In* x, Out* y, int64_t n, opmath_t<In>* scratch) {
-  using M = opmath_t<In>;
-  M m;
-  if constexpr (std::is_same_v<In, float>) {
-    m = simd::extremum<true>(x, n);
+// Rows of at most this many input bytes prefetch the next row (small next to a 1-2 MiB L2).
+inline constexpr int64_t kPrefetchRowBytes = 64 * 1024;
+
+// max of p[0..n), NaN if any element is NaN (as PyTorch's vectorized maximum).
+template <class M>
+M row_max(const M* p, int64_t n) {
+  if constexpr (std::is_same_v<M, float>) {
+    return simd::extremum<true>(p, n);
   } else {
-    m = -INFINITY;
-    for (int64_t i = 0; i < n; ++i) {
-      M v = M(x[i]);
-      m = (v > m || v != v) ? v : m;
+    M m = -INFINITY;
+    for (int64_t i = 0; i < n; ++i) m = (p[i] > m || p[i] != p[i]) ? p[i] : m;
+    return m;
+  }
+}
+
+// sum over i in [0, n) of e = exp(x[i] - m), each e also passed to store(i, e), accumulated in
+// kSumLanes lanes as lane_sum does. Each block of lanes first asks for the matching bytes of
+// `ahead` (the next row's input, or null) to come into L2: this pass computes from L1, so the
+// memory system would otherwise idle while it runs.
+template <class In, class M, class S>
+M exp_sum(const M* x, int64_t n, M m, const In* ahead, const S& store) {
+  M lane[kSumLanes] = {};
+  int64_t i = 0;
+  for (; i + kSumLanes <= n; i += kSumLanes) {
+    if (ahead != nullptr) {
+      const char* p = reinterpret_cast<const char*>(ahead + i);
+      for (size_t off = 0; off < kSumLanes * sizeof(In); off += 64) __builtin_prefetch(p + off, 0, 2);
+    }
+    for (int64_t k = 0; k < kSumLanes; ++k) {
+      M e = exp_of(x[i + k] - m);
+      store(i + k, e);
+      lane[k] += e;
     }
   }
-  for (int64_t i = 0; i < n; ++i) scratch[i] = exp_of(M(x[i]) - m);
-  M sum = lane_sum<M>(n, [scratch](int64_t i) { return scratch[i]; });
+  M tail = 0;
+  for (; i < n; ++i) {
+    M e = exp_of(x[i] - m);
+    store(i, e);
+    tail += e;
+  }
+  for (int64_t w = kSumLanes / 2; w > 0; w /= 2) {
+    for (int64_t k = 0; k < w; ++k) lane[k] += lane[k + w];
+  }
+  return lane[0] + tail;
+}
+
+// One contiguous row of n values: y = softmax(x) (or log_softmax) in three passes over memory that
+// stays in cache: the max; exp(x - max) summed, and for softmax stored (into y itself when y is the
+// compute type, else into scratch); then the scaling by 1 / sum (or the shift by log(sum)). Inputs
+// of a narrower type (bfloat16, half) are first widened into scratch, so every pass runs on M.
+// scratch holds n values of M; it is unused when In and Out are both M. `ahead`: see exp_sum.
+template <class In, class Out, bool kLog>
+void softmax_row(const In* x, Out* y, int64_t n, opmath_t<In>* scratch, const In* ahead) {
+  using M = opmath_t<In>;
+  const M* xm;
+  if constexpr (std::is_same_v<In, M>) {
+    xm = x;
+  } else {
+    for (int64_t i = 0; i < n; ++i) scratch[i] = M(x[i]);
+    xm = scratch;
+  }
+  M m = row_max(xm, n);
   if constexpr (kLog) {
+    M sum = exp_sum(xm, n, m, ahead, [](int64_t, M) {});
     // (x - max) - log(sum), as PyTorch: x - (max + log(sum)) loses log(sum) against a large max.
     M log_sum = std::log(sum);
-    for (int64_t i = 0; i < n; ++i) y[i] = Out((M(x[i]) - m) - log_sum);
+    for (int64_t i = 0; i < n; ++i) y[i] = Out((xm[i] - m) - log_sum);
+  } else if constexpr (std::is_same_v<Out, M>) {
+    M sum = exp_sum(xm, n, m, ahead, [y](int64_t i, M e) { y[i] = e; });
+    M inv = M(1) / sum;
+    for (int64_t i = 0; i < n; ++i) y[i] *= inv;
   } else {
+    // exp into scratch (in place when xm is scratch: one pointer, so the loop needs no alias check).
+    M sum = xm == scratch ? exp_sum(scratch, n, m, ahead, [scratch](int64_t i, M e) { scratch[i] = e; })
+                          : exp_sum(xm, n, m, ahead, [scratch](int64_t i, M e) { scratch[i] = e; });
     M inv = M(1) / sum;
     for (int64_t i = 0; i < n; ++i) y[i] = Out(scratch[i] * inv);
   }
@@ -92,8 +146,13 @@ void softmax_impl(const Tensor& self, int64_t dim, bool, const Tensor& out) {
       int64_t grain = std::max<int64_t>(1, kGrainSize / std::max<int64_t>(n * inner, 1));
       parallel_for(0, outer, grain, [&](int64_t b, int64_t e) {
         if (inner == 1) {
-          std::vector<M> scratch(static_cast<size_t>(n));
-          for (int64_t o = b; o < e; ++o) softmax_row<In, Out, kLog>(xp + o * n, yp + o * n, n, scratch.data());
+          constexpr bool kScratch = !std::is_same_v<In, M> || !std::is_same_v<Out, M>;
+          std::vector<M> scratch(kScratch ? static_cast<size_t>(n) : 0);
+          bool prefetch = n * static_cast<int64_t>(sizeof(In)) <= kPrefetchRowBytes;
+          for (int64_t o = b; o < e; ++o) {
+            const In* ahead = prefetch && o + 1 < e ? xp + (o + 1) * n : nullptr;
+            softmax_row<In, Out, kLog>(xp + o * n, yp + o * n, n, scratch.data(), ahead);
+          }
         } else {
           std::vector<M> mx(static_cast<size_t>(inner)), sum(static_cast<size_t>(inner));
           for (int64_t o = b; o < e; ++o) {
