@@ -18,7 +18,8 @@ commands:
           --tag TAG               only ops with this tag (repeatable; all must match)
           --kind leaf|compound    only ops of this kind
           --coverage              each Core ATen overload's eager and compiled path, and totals
-          --coverage --samples DIR  also the recorded PyTorch samples passed eagerly and compiled
+          --coverage --samples DIR  also the recorded PyTorch samples passed eagerly and compiled,
+                                  and whether each is differentiable through kiln
                                   (DIR: a recording kiln_opinfo_test replayed, e.g. build/opinfo)
   demo    a guided tour of kiln's tensor API: tensors, broadcasting, type promotion,
           views, a small MLP, meta tensors, and what errors look like
