@@ -6,23 +6,20 @@ of REPS calls after a warm-up. Run it with the PyTorch under comparison and the 
 environment and thread count as kiln, e.g.
   MALLOC_MMAP_MAX_=0 MALLOC_TRIM_THRESHOLD_=100000000000 .venv/bin/python bench/torch_eager_rows.py 2 20 [FILTER]"""
 import json
+import os
 import statistics
 import sys
-import time
 
 import torch
 import torch.nn.functional as F
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from torch_suite import timed_reps  # noqa: E402
+
 
 def timed(fn, reps, warmup=5):
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - t0) * 1e3)
-    return times
+    """The times of REPS calls after WARMUP, in ms."""
+    return [t * 1e3 for t in timed_reps(fn, warmup, reps)]
 
 
 def rows():
