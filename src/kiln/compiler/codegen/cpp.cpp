@@ -329,7 +329,9 @@ void write_kernel_body(const loopir::Program& p, const Kernel& k, ErrorSites& si
 
 // A row kernel's column sums (Kernel::columns): each thread adds the values of its rows at each col
 // into a row of partial sums in double (`start`: zeroed once per call; `per_row`: a loop at the
-// start of each row); once every row is done, the threads split the cols and add the partials in
+// end of each row, which the row passes have brought into L1: first, the loop would wait on memory
+// while it also reads and writes the partial sums in L2, 1.44x the time of var_mean + sum(0) of
+// [8192, 8192] on 2 threads); once every row is done, the threads split the cols and add the partials in
 // thread order (`finish`), scaled (a mean) and stored.
 struct ColumnCode {
   std::string start, per_row, finish;
@@ -444,8 +446,8 @@ void write_kernel_body(const loopir::Program& p, const Kernel& k, ErrorSites& si
   out += "#pragma omp for schedule(static)\n";
   out += fmt::format("    for (int64_t row = 0; row < {}; ++row) {{\n", k.rows);
   std::map<int, std::string> locals;
-  out += columns.per_row;
   for (const auto& pass : passes) write_pass(p, k, pass, ranges, rows, locals, sites, out);
+  out += columns.per_row;
   out += "    }\n";
   if (!rows.streamed.empty())
     out += "    k_stream_fence();  // this thread's streamed rows, before the kernel returns\n";

@@ -2,35 +2,16 @@
 // a kernel that fits in cache, one on a single thread and one with KILN_STREAM_STORES=0 do not.
 #include <gtest/gtest.h>
 
+#include "kiln/compiler/codegen/codegen_testing.h"
 #include "kiln/compiler/codegen/cpp.h"
 #include "kiln/compiler/codegen/streaming.h"
-#include "kiln/compiler/pipeline.h"
 #include "kiln/ops/api.h"
-#include "kiln/trace/trace.h"
 
 namespace kiln::compiler {
 namespace {
 
-struct Compiled {
-  loopir::Program program;
-  Schedule schedule;
-  const Kernel& kernel(size_t i) const {
-    size_t seen = 0;
-    for (const auto& item : schedule.items) {
-      if (const auto* k = std::get_if<Kernel>(&item); k && seen++ == i) return *k;
-    }
-    throw std::out_of_range("no such kernel");
-  }
-};
-
-Compiled compiled(const trace::TracedFn& fn, const std::vector<Tensor>& inputs) {
-  trace::TraceOptions options;
-  options.level = trace::Level::Prims;
-  options.keep_ops_without_prims = true;
-  graph::Graph g = trace::trace(fn, inputs, options);
-  CompiledGraph c = run_pipeline(g, /*build=*/false);
-  return {std::move(c.program), std::move(c.schedule)};
-}
+using testing::Compiled;
+using testing::compiled;
 
 // The kernel's passes as the generator splits them: one pass per node is enough here (each
 // node's weight then counts alone), except where the test says so.
