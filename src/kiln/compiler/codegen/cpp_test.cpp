@@ -1,4 +1,5 @@
-// The C++ generator's layout of a row kernel: where a kernel's column sums are added up.
+// The C++ generator's layout of a row kernel: where a kernel's column sums are added up, and which
+// pass asks for the next row.
 #include <gtest/gtest.h>
 
 #include "kiln/compiler/codegen/codegen_testing.h"
@@ -28,6 +29,29 @@ TEST(CppCodegen, ColumnSumsAddTheRowAfterTheRowPasses) {
   EXPECT_GT(column, last_pass) << code;
   // Added up once every row is done.
   EXPECT_LT(column, code.find("const size_t team")) << code;
+}
+
+std::vector<Tensor> softmax_fn(const std::vector<Tensor>& in) { return {softmax(in[0], 1)}; }
+std::vector<Tensor> pointwise_fn(const std::vector<Tensor>& in) { return {exp(mul(in[0], in[0]))}; }
+
+// Softmax's passes: amax reads the row from memory, exp + sum and the division compute from L1.
+// The second pass asks for the next row's input a chunk at a time; the first and third do not,
+// nor does a kernel of one pass (the hardware prefetcher follows its stream) or a kernel on one
+// thread.
+TEST(CppCodegen, TheSecondPassOfARowKernelPrefetchesTheNextRow) {
+  testing::Compiled c = testing::compiled(&softmax_fn, {randn({64, 2048})});
+  std::string code = generate_cpp(c.program, c.schedule).code;
+  size_t prefetch = code.find("__builtin_prefetch(buf0 + (row + 1) * 2048 + ahead, 0, 2)");
+  ASSERT_NE(prefetch, std::string::npos) << code;
+  EXPECT_EQ(code.find("__builtin_prefetch", prefetch + 1), std::string::npos) << code;  // once
+  EXPECT_GT(prefetch, code.find("// buf2: exp")) << code;
+  EXPECT_LT(prefetch, code.find("#pragma omp simd reduction(+:")) << code;
+  for (const auto& [fn, sizes] : std::vector<std::pair<trace::TracedFn, std::vector<int64_t>>>{
+           {&pointwise_fn, {64, 2048}}, {&softmax_fn, {4, 16}}}) {
+    testing::Compiled other = testing::compiled(fn, {randn(sizes)});
+    std::string none = generate_cpp(other.program, other.schedule).code;
+    EXPECT_EQ(none.find("__builtin_prefetch"), std::string::npos) << none;
+  }
 }
 
 }  // namespace
