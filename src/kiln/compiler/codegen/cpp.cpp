@@ -364,7 +364,10 @@ void write_column_reduction(const loopir::Program& p, const Kernel& k, const loo
 void write_kernel_body(const loopir::Program& p, const Kernel& k, ErrorSites& sites, std::string& out);
 
 // A row kernel's column sums (Kernel::columns): each thread adds the values of its rows at each col
-// into a row of partial sums in double (`start`: zeroed once per call; `per_row`: a loop at the
+// into a row of partial sums in double (`start`: its own scratch region, kept between calls, zeroed
+// by each thread in parallel; a vector for the whole team, allocated and zeroed by one thread per
+// call, was mapped afresh by glibc's allocator and took a third of a [1024, 8192] reduction on 16
+// threads; `per_row`: a loop at the
 // end of each row, which the row passes have brought into L1: first, the loop would wait on memory
 // while it also reads and writes the partial sums in L2, 1.44x the time of var_mean + sum(0) of
 // [8192, 8192] on 2 threads); once every row is done, the threads split the cols and add the partials in
@@ -373,20 +376,23 @@ struct ColumnCode {
   std::string start, per_row, finish;
 };
 
-ColumnCode write_columns(const loopir::Program& p, const Kernel& k, const loopir::Ranges& ranges, ErrorSites& sites) {
+ColumnCode write_columns(const loopir::Program& p, const Kernel& k, const loopir::Ranges& ranges, ErrorSites& sites,
+                         int slot) {
   ColumnCode c;
   if (k.columns.empty()) return c;
   const int64_t width = static_cast<int64_t>(k.columns.size()) * k.cols;
   c.start = fmt::format(
       "#pragma omp single\n"
-      "    column_parts.assign(static_cast<size_t>(omp_get_num_threads()) * {0}, 0.0);\n"
-      "    double* const part = column_parts.data() + static_cast<size_t>(omp_get_thread_num()) * {0};\n",
-      width);
+      "    column_parts.assign(static_cast<size_t>(omp_get_num_threads()), nullptr);\n"
+      "    double* const part = k_scratch<double>({1}, {0});  // this thread's partial sums\n"
+      "    std::fill(part, part + {0}, 0.0);\n"
+      "    column_parts[static_cast<size_t>(omp_get_thread_num())] = part;\n",
+      width, slot);
   c.finish = fmt::format(
-      "    const size_t team = column_parts.size() / {1};\n"
+      "    const size_t team = column_parts.size();\n"
       "#pragma omp for schedule(static)\n"
       "    for (int64_t col = 0; col < {0}; ++col) {{\n",
-      k.cols, width);
+      k.cols);
   int j = 0;
   for (int i : k.columns) {
     const auto& n = std::get<LoopNode>(p.steps[static_cast<size_t>(i)]);
@@ -402,8 +408,8 @@ ColumnCode write_columns(const loopir::Program& p, const Kernel& k, const loopir
         k.cols, body, j * k.cols, v);
     std::string sum = fmt::format("s{}", n.out);
     c.finish += fmt::format(
-        "      double {0} = 0;\n      for (size_t t = 0; t < team; ++t) {0} += column_parts[t * {1} + {2} + col];\n",
-        sum, width, j * k.cols);
+        "      double {0} = 0;\n      for (size_t t = 0; t < team; ++t) {0} += column_parts[t][{1} + col];\n", sum,
+        j * k.cols);
     std::string result = n.scale == 1.0 ? sum : fmt::format("({} * {})", sum, float_literal(n.scale, DType::Float64));
     c.finish += fmt::format("      buf{}[col] = {};\n", n.out,
                             store_expr(buf.dtype, fmt::format("static_cast<{}>({})", compute_type(buf.dtype), result)));
@@ -447,12 +453,9 @@ void write_kernel_body(const loopir::Program& p, const Kernel& k, ErrorSites& si
     out += "}\n";
     return;
   }
-  ColumnCode columns = write_columns(p, k, ranges, sites);
-  if (!k.columns.empty())
-    out += "  std::vector<double> column_parts;  // partial column sums, a row of them per thread\n";
+  if (!k.columns.empty()) out += "  std::vector<double*> column_parts;  // each thread's row of partial column sums\n";
   // Rows in parallel; a single row keeps one thread here and splits its loops (write_pass).
   out += fmt::format("#pragma omp parallel if({})\n  {{\n", worth_threads(k) ? "true" : "false");
-  out += columns.start;
   // Rows a kernel keeps: pointwise values it computes in one pass and reads in a later one.
   auto passes = passes_of(p, k);
   KernelRows rows;
@@ -479,6 +482,8 @@ void write_kernel_body(const loopir::Program& p, const Kernel& k, ErrorSites& si
     out += fmt::format("    auto* stream_row{1} = k_scratch<{0}>({2}, {3});  // buf{1}'s row, streamed out when done\n",
                        storage_type(p.buffers[static_cast<size_t>(b)].dtype), b, slot++, k.cols);
   }
+  ColumnCode columns = write_columns(p, k, ranges, sites, slot);
+  out += columns.start;
   out += "#pragma omp for schedule(static)\n";
   out += fmt::format("    for (int64_t row = 0; row < {}; ++row) {{\n", k.rows);
   std::map<int, std::string> locals;
