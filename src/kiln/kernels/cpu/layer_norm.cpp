@@ -1,12 +1,14 @@
 // CPU native_layer_norm: each row of the normalized dims is read once into cache, its mean and
 // biased variance computed in two passes in double, then normalized and scaled in the compute type
 // (float for 16-bit inputs).
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
 #include "kiln/kernels/cpu/accumulate.h"
 #include "kiln/kernels/cpu/convert.h"
 #include "kiln/kernels/cpu/parallel.h"
+#include "kiln/kernels/cpu/prefetch.h"
 #include "kiln/kernels/meta/normalization.h"
 #include "kiln/kernels/register.h"
 
@@ -41,10 +43,18 @@ void layer_norm_rows(const T* x, const T* w, const T* b, T* y, T* mean_out, T* r
           mean_d = x0 + pairwise_sum_of<double>(0, n, [b0, x0, inv](int64_t i) { return (b0[i] - x0) * inv; });
         }
       }
-      double sq = lane_sum<double>(n, [b0, mean_d](int64_t i) {
-        double d = static_cast<double>(b0[i]) - mean_d;
-        return d * d;
-      });
+      // The variance pass computes from cache; it asks for the next row a chunk at a time, so that
+      // memory works meanwhile (eager softmax does the same).
+      const T* next = r + 1 < end && n * static_cast<int64_t>(sizeof(T)) <= kPrefetchRowBytes ? x + (r + 1) * n : nullptr;
+      double sq = 0;
+      for (int64_t c0 = 0; c0 < n; c0 += kPrefetchChunk) {
+        const int64_t len = std::min(kPrefetchChunk, n - c0);
+        if (next != nullptr) prefetch_l2(next + c0, len * static_cast<int64_t>(sizeof(T)));
+        sq += lane_sum<double>(len, [b0, c0, mean_d](int64_t i) {
+          double d = static_cast<double>(b0[c0 + i]) - mean_d;
+          return d * d;
+        });
+      }
       M mean = M(mean_d);
       M rstd = M(1.0 / std::sqrt(sq / static_cast<double>(n) + eps));
       T* yr = y + r * n;

@@ -8,6 +8,7 @@
 #include "kiln/kernels/cpu/accumulate.h"
 #include "kiln/kernels/cpu/convert.h"
 #include "kiln/kernels/cpu/parallel.h"
+#include "kiln/kernels/cpu/prefetch.h"
 #include "kiln/kernels/cpu/simd.h"
 #include "kiln/kernels/cpu/vec_math.h"
 #include "kiln/kernels/meta/normalization.h"
@@ -21,9 +22,6 @@ M exp_of(M x) {
   if constexpr (std::is_same_v<M, float>) return vec::exp(x);
   else return std::exp(x);
 }
-
-// Rows of at most this many input bytes prefetch the next row (small next to a 1-2 MiB L2).
-inline constexpr int64_t kPrefetchRowBytes = 64 * 1024;
 
 // max of p[0..n), NaN if any element is NaN (as PyTorch's vectorized maximum).
 template <class M>
@@ -46,10 +44,7 @@ M exp_sum(const M* x, int64_t n, M m, const In* ahead, const S& store) {
   M lane[kSumLanes] = {};
   int64_t i = 0;
   for (; i + kSumLanes <= n; i += kSumLanes) {
-    if (ahead != nullptr) {
-      const char* p = reinterpret_cast<const char*>(ahead + i);
-      for (size_t off = 0; off < kSumLanes * sizeof(In); off += 64) __builtin_prefetch(p + off, 0, 2);
-    }
+    if (ahead != nullptr) prefetch_l2(ahead + i, kSumLanes * static_cast<int64_t>(sizeof(In)));
     for (int64_t k = 0; k < kSumLanes; ++k) {
       M e = exp_of(x[i + k] - m);
       store(i + k, e);
