@@ -364,14 +364,13 @@ void write_column_reduction(const loopir::Program& p, const Kernel& k, const loo
 void write_kernel_body(const loopir::Program& p, const Kernel& k, ErrorSites& sites, std::string& out);
 
 // A row kernel's column sums (Kernel::columns): each thread adds the values of its rows at each col
-// into a row of partial sums in double (`start`: its own scratch region, kept between calls, zeroed
-// by each thread in parallel; a vector for the whole team, allocated and zeroed by one thread per
-// call, was mapped afresh by glibc's allocator and took a third of a [1024, 8192] reduction on 16
-// threads; `per_row`: a loop at the
-// end of each row, which the row passes have brought into L1: first, the loop would wait on memory
-// while it also reads and writes the partial sums in L2, 1.44x the time of var_mean + sum(0) of
-// [8192, 8192] on 2 threads); once every row is done, the threads split the cols and add the partials in
-// thread order (`finish`), scaled (a mean) and stored.
+// into a row of partial sums in double. `start`: the row is the thread's own scratch region, kept
+// between calls and zeroed by each thread (a vector for the whole team, allocated and zeroed by one
+// thread per call, cost [1024, 8192] var_mean + sum(0) 10% on 2 threads, and glibc maps it afresh
+// each call). `per_row`: a loop at the end of each row, which the row passes have brought into L1
+// (first, it waited on memory while it read and wrote the partial sums in L2: 1.44x the kernel's
+// time at [8192, 8192] on 2 threads). `finish`: once every row is done, the threads split the cols
+// and add the partials in thread order, scaled (a mean) and stored.
 struct ColumnCode {
   std::string start, per_row, finish;
 };
