@@ -50,8 +50,7 @@ BENCH_ARGS ?=
 BACKEND_ARGS ?=
 MODELS_ARGS ?=
 bench: build setup-python
-	@scripts/setup.sh bench
-	@/usr/bin/python3 bench/run_eager.py --build $(BUILD) --output bench/results/eager_cpu.md
+	@/usr/bin/python3 bench/run_eager.py --build $(BUILD) --python .venv/bin/python --output bench/results/eager_cpu.md
 	@/usr/bin/python3 bench/run_compiled.py --build $(BUILD) --python .venv/bin/python --out bench/results/compiled_cpu.md $(BENCH_ARGS)
 	@cmake --build $(BUILD) --target kiln_models
 	@/usr/bin/python3 bench/run_models.py --kiln $(BUILD)/kiln --python .venv/bin/python \

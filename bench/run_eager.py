@@ -33,9 +33,9 @@ def run_kiln(build, threads):
     return results
 
 
-def run_torch(threads):
-    env = dict(os.environ, OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS=str(threads))
-    out = subprocess.run(["/usr/bin/python3", os.path.join(os.path.dirname(__file__), "torch_eager.py"),
+def run_torch(python, threads):
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+    out = subprocess.run([python, os.path.join(os.path.dirname(__file__), "torch_eager.py"),
                           str(threads)], env=env, check=True, capture_output=True, text=True).stdout
     results, meta = {}, {}
     for line in out.splitlines():
@@ -49,7 +49,10 @@ def run_torch(threads):
 
 def main():
     p = argparse.ArgumentParser()
+    venv = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".venv", "bin", "python")
     p.add_argument("--build", default="build")
+    p.add_argument("--python", default=venv if os.path.exists(venv) else "python3",
+                   help="the interpreter whose PyTorch is the peer (default: the repo's .venv, pinned PyTorch)")
     p.add_argument("--threads", type=int, default=os.cpu_count())
     p.add_argument("--rounds", type=int, default=2)
     p.add_argument("--output", help="also write the report (Markdown) to this file")
@@ -58,7 +61,7 @@ def main():
     kiln_runs, torch_runs, meta = [], [], {}
     for _ in range(args.rounds):
         kiln_runs.append(run_kiln(args.build, args.threads))
-        t, meta = run_torch(args.threads)
+        t, meta = run_torch(args.python, args.threads)
         torch_runs.append(t)
 
     def med(runs, key, field=None):

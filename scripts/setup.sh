@@ -3,7 +3,6 @@
 #   scripts/setup.sh          build + test dependencies (Debian packages)
 #   scripts/setup.sh python   also .venv with pinned PyTorch (CPU) + NumPy (scripts/setup_python.sh),
 #                             the reference some tests compare against (make test)
-#   scripts/setup.sh bench    also the benchmark peer (Debian's PyTorch)
 #   scripts/setup.sh format   also clang-format (Debian 12's, version 14: make format, make format-check)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,9 +19,8 @@ for mode in "$@"; do
   case "$mode" in
     python) python=1
             packages+=(python3-venv python3-dev ca-certificates) ;;
-    bench)  packages+=(python3 python3-torch python3-numpy libopenblas0-pthread) ;;
     format) packages+=(clang-format) ;;
-    *)      echo "setup: unknown mode '$mode' (expected: python, bench, format)" >&2; exit 2 ;;
+    *)      echo "setup: unknown mode '$mode' (expected: python, format)" >&2; exit 2 ;;
   esac
 done
 

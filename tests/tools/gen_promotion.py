@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Writes tests/data/type_promotion.tsv from real PyTorch: promote_types for every dtype pair, and
 result_type for tensor/0-d tensor/Python-scalar operand mixes. Run with a Python that has torch:
-    /usr/bin/python3 tests/tools/gen_promotion.py > tests/data/type_promotion.tsv
+    .venv/bin/python tests/tools/gen_promotion.py > tests/data/type_promotion.tsv
 """
 import torch
 
