@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kiln/ops/api.h"
+#include "suite_workloads.h"
 
 namespace {
 
@@ -81,32 +82,21 @@ void softmax_rows(benchmark::State& s) {
   int64_t bytes = 2 * s.range(0) * kN * static_cast<int64_t>(element_size(a.dtype()));
   run(s, bytes, [&] { return softmax(a, -1); });
 }
-// The eager rows of the compiled suite (bench/compiled_bench.cpp, bench/torch_suite.py) at a scale
-// (range(0)): their first dimension is the suite's divided by it. Bytes: each input and output once.
-void suite_pointwise_chain(benchmark::State& s) {
-  Tensor x = input(1, {8192 / s.range(0), 8192}), a = input(2, {8192}), b = input(3, {8192});
-  run(s, 2 * x.numel() * 4, [&] { return mul(gelu(add(mul(x, a), b)), sigmoid(x)); });
+// The eager rows of the compiled suite (bench/suite_workloads.h) at a scale (range(0)): their first
+// dimension is the suite's divided by it. Bytes: the big input read and the big output written once
+// (reductions: read once), as bench/compiled_report.py counts them.
+// `vectors` further inputs of [cols] (weights, biases, the chain's a and b).
+void suite_row(benchmark::State& s, const char* name, int64_t rows, int64_t cols, DType dtype, int64_t passes,
+               int vectors) {
+  std::vector<Tensor> inputs{to(input(1, {rows / s.range(0), cols}), dtype)};
+  for (int v = 0; v < vectors; ++v) inputs.push_back(to(input(2 + v, {cols}), dtype));
+  const bench::Workload& fn = bench::workloads().at(name);
+  run(s, passes * inputs[0].numel() * static_cast<int64_t>(element_size(dtype)), [&] { return fn(inputs)[0]; });
 }
-void suite_layernorm(benchmark::State& s) {
-  Tensor x = input(1, {16384 / s.range(0), kN}), w = input(2, {kN}), b = input(3, {kN});
-  run(s, 2 * x.numel() * 4, [&] { return layer_norm(x, {kN}, w, b); });
-}
-void suite_rmsnorm_bf16(benchmark::State& s) {
-  Tensor x = to(input(1, {16384 / s.range(0), kN}), DType::BFloat16), w = to(input(2, {kN}), DType::BFloat16);
-  run(s, 2 * x.numel() * 2, [&] {
-    Tensor ms = mean(pow(x, Scalar(2)), IntArrayRef{-1}, true);
-    return mul(mul(x, rsqrt(add(ms, Scalar(1e-6)))), w);
-  });
-}
-void suite_reductions(benchmark::State& s) {
-  Tensor x = input(1, {8192 / s.range(0), 8192});
-  run(s, x.numel() * 4, [&] {
-    auto [v, m] = var_mean(x, IntArrayRef{1}, std::nullopt, false);
-    benchmark::DoNotOptimize(v.data_ptr());
-    benchmark::DoNotOptimize(m.data_ptr());
-    return sum(x, IntArrayRef{0});
-  });
-}
+void suite_pointwise_chain(benchmark::State& s) { suite_row(s, "pointwise_chain", 8192, 8192, DType::Float32, 2, 2); }
+void suite_layernorm(benchmark::State& s) { suite_row(s, "layernorm", 16384, kN, DType::Float32, 2, 2); }
+void suite_rmsnorm_bf16(benchmark::State& s) { suite_row(s, "rmsnorm_bf16", 16384, kN, DType::BFloat16, 2, 1); }
+void suite_reductions(benchmark::State& s) { suite_row(s, "reductions", 8192, 8192, DType::Float32, 1, 0); }
 void layer_norm_op(benchmark::State& s) {
   Tensor a = input(1), w = input(2, {kN}), b = input(3, {kN});
   run(s, 2 * kBytes, [&] { return std::get<0>(native_layer_norm(a, {kN}, w, b, 1e-5)); });
