@@ -105,7 +105,7 @@ bool coerce_value(Value& v, const Type& t);
 // A number where a tensor goes (mul.Tensor(x, 0.5), as decompositions and FX graphs write it)
 // becomes a 0-d CPU tensor flagged as a wrapped number, as PyTorch's argument parser makes it, so
 // type promotion still treats it as the number it was; false (v unchanged) for anything else.
-// PyTorch allows it for a few ops only (Registry::allows_numbers_as_tensors).
+// PyTorch allows it for a few ops only; the dispatcher decides which (normalize_arguments).
 bool number_as_tensor(Value& v, const Type& t);
 // Parses a literal of type `t` as schemas write defaults ("1", "[0,1]", "'none'", "None", "long",
 // "contiguous_format"); repr() of a non-tensor Value is always accepted back.

@@ -1,5 +1,7 @@
 #include "kiln/runtime/executable.h"
 
+#include <algorithm>
+
 #include "kiln/ops/api.h"
 #include "kiln/ops/dispatcher.h"
 #include "kiln/support/log.h"
@@ -131,18 +133,15 @@ std::vector<Tensor> Executable::run(std::span<const Tensor> inputs) const {
       if (const auto* v = std::get_if<loopir::BufferView>(&a)) {
         stack.emplace_back(view_of(tensors, *v));
       } else if (const auto* l = std::get_if<std::vector<std::optional<loopir::BufferView>>>(&a)) {
-        std::vector<std::optional<Tensor>> list;
-        bool none = false;
-        for (const auto& x : *l) {
-          none = none || !x;
-          list.push_back(x ? std::optional<Tensor>(view_of(tensors, *x)) : std::nullopt);
-        }
-        if (none) {
+        // A Tensor?[] only where the list holds a None: a Tensor[] argument (cat's) takes no other.
+        if (std::all_of(l->begin(), l->end(), [](const auto& x) { return x.has_value(); })) {
+          std::vector<Tensor> list;
+          for (const auto& x : *l) list.push_back(view_of(tensors, *x));
           stack.emplace_back(std::move(list));
         } else {
-          std::vector<Tensor> tensors_only;
-          for (auto& t : list) tensors_only.push_back(std::move(*t));
-          stack.emplace_back(std::move(tensors_only));
+          std::vector<std::optional<Tensor>> list;
+          for (const auto& x : *l) list.push_back(x ? std::optional<Tensor>(view_of(tensors, *x)) : std::nullopt);
+          stack.emplace_back(std::move(list));
         }
       } else {
         stack.push_back(std::get<Value>(a));

@@ -11,6 +11,15 @@ inline constexpr int64_t kSumLanes = 32;
 // Runs up to this long are summed by lane_sum directly (32 elements per lane at most).
 inline constexpr int64_t kPairwiseBlock = 1024;
 
+// The sum of kSumLanes lane sums, halving: the order lane_sum adds them in.
+template <class Acc>
+Acc fold_lanes(Acc (&lane)[kSumLanes]) {
+  for (int64_t w = kSumLanes / 2; w > 0; w /= 2) {
+    for (int64_t k = 0; k < w; ++k) lane[k] += lane[k + w];
+  }
+  return lane[0];
+}
+
 // sum of f(i) for i in [0, n), accumulated in Acc over kSumLanes lanes.
 template <class Acc, class F>
 Acc lane_sum(int64_t n, const F& f) {
@@ -21,10 +30,7 @@ Acc lane_sum(int64_t n, const F& f) {
   }
   Acc tail = 0;
   for (; i < n; ++i) tail += f(i);
-  for (int64_t w = kSumLanes / 2; w > 0; w /= 2) {
-    for (int64_t k = 0; k < w; ++k) lane[k] += lane[k + w];
-  }
-  return lane[0] + tail;
+  return fold_lanes(lane) + tail;
 }
 
 // Pairwise summation of f(i) for i in [begin, end): halves recursively down to blocks summed by

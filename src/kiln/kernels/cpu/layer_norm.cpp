@@ -45,8 +45,7 @@ void layer_norm_rows(const T* x, const T* w, const T* b, T* y, T* mean_out, T* r
       }
       // The variance pass computes from cache; it asks for the next row a chunk at a time, so that
       // memory works meanwhile (eager softmax does the same).
-      const T* next = r + 1 < end && n * static_cast<int64_t>(sizeof(T)) <= kPrefetchRowBytes ? x + (r + 1) * n
-                                                                                              : nullptr;
+      const T* next = next_row(x, r, end, n);
       double sq = 0;
       for (int64_t c0 = 0; c0 < n; c0 += kPrefetchChunk) {
         const int64_t len = std::min(kPrefetchChunk, n - c0);

@@ -18,4 +18,11 @@ inline void prefetch_l2(const void* p, int64_t bytes) {
   for (int64_t off = 0; off < bytes; off += 64) __builtin_prefetch(c + off, 0, 2);
 }
 
+// The row after row r of a contiguous [*, n] input when the calling thread reads it next (r + 1 <
+// end) and it is short enough to prefetch; null otherwise.
+template <class T>
+const T* next_row(const T* x, int64_t r, int64_t end, int64_t n) {
+  return r + 1 < end && n * static_cast<int64_t>(sizeof(T)) <= kPrefetchRowBytes ? x + (r + 1) * n : nullptr;
+}
+
 }  // namespace kiln::cpu

@@ -57,10 +57,7 @@ M exp_sum(const M* x, int64_t n, M m, const In* ahead, const S& store) {
     store(i, e);
     tail += e;
   }
-  for (int64_t w = kSumLanes / 2; w > 0; w /= 2) {
-    for (int64_t k = 0; k < w; ++k) lane[k] += lane[k + w];
-  }
-  return lane[0] + tail;
+  return fold_lanes(lane) + tail;
 }
 
 // One contiguous row of n values: y = softmax(x) (or log_softmax) in three passes over memory that
@@ -143,10 +140,8 @@ void softmax_impl(const Tensor& self, int64_t dim, bool, const Tensor& out) {
         if (inner == 1) {
           constexpr bool kScratch = !std::is_same_v<In, M> || !std::is_same_v<Out, M>;
           std::vector<M> scratch(kScratch ? static_cast<size_t>(n) : 0);
-          bool prefetch = n * static_cast<int64_t>(sizeof(In)) <= kPrefetchRowBytes;
           for (int64_t o = b; o < e; ++o) {
-            const In* ahead = prefetch && o + 1 < e ? xp + (o + 1) * n : nullptr;
-            softmax_row<In, Out, kLog>(xp + o * n, yp + o * n, n, scratch.data(), ahead);
+            softmax_row<In, Out, kLog>(xp + o * n, yp + o * n, n, scratch.data(), next_row(xp, o, e, n));
           }
         } else {
           std::vector<M> mx(static_cast<size_t>(inner)), sum(static_cast<size_t>(inner));
