@@ -19,13 +19,16 @@
 // results, timing nothing. At the end, one JSON object per workload measured on stdout; the
 // process's first compile is in the first one, its copy bandwidth in every one. Steps 4 and 5 also
 // report the minor page faults and CPU allocator cache misses per timed call (near 0 when large
-// memory is reused, whatever the malloc policy).
+// memory is reused, whatever the malloc policy), and per timed call the process's involuntary
+// context switches and the machine's steal time (what a hypervisor took from its vCPUs): the
+// measurements a slow call is read against.
 // --write-outputs OUT writes each checked result to OUT as a raw file named after it (to study a failure).
 //   kiln_compiled_bench --dir DIR [--dir DIR ...] [--reps N] [--warmup N] [--check-only] [--copy-mib M]
 //                       [--write-outputs OUT]
 #include <omp.h>
 #include <stdlib.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
@@ -78,26 +81,48 @@ std::vector<double> timed_reps(const std::function<void()>& run, int warmup, int
   return t;
 }
 
-// What the timed calls cost in memory from the system: the process's minor page faults (all threads)
-// and the CPU allocator's cache misses, each per call. Steady-state calls should have neither.
-struct SystemMemory {
+// What the timed calls took from the system: the process's minor page faults (all threads) and the
+// CPU allocator's cache misses, each per call (steady-state calls should have neither); and, call by
+// call, the process's involuntary context switches (its threads preempted by other work on this
+// machine) and the machine's steal time in ms summed over its CPUs (/proc/stat; time a hypervisor ran
+// something else while a vCPU wanted to run).
+struct SystemCost {
   double faults = NAN, cache_misses = NAN;
+  std::vector<double> preempted, steal_ms;
 };
 
-long minor_faults() {
+rusage usage_now() {
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
-  return usage.ru_minflt;
+  return usage;
+}
+
+// The machine's steal time so far, in ms (NaN where /proc/stat cannot be read).
+double steal_ms() {
+  FILE* f = std::fopen("/proc/stat", "r");
+  if (f == nullptr) return NAN;
+  unsigned long long v[8] = {};
+  int got = std::fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
+                        &v[6], &v[7]);
+  std::fclose(f);
+  return got == 8 ? 1000.0 * static_cast<double>(v[7]) / static_cast<double>(sysconf(_SC_CLK_TCK)) : NAN;
 }
 
 // timed_reps, also counting what the timed calls (not the warm-up) took from the system.
-std::vector<double> timed_reps(const std::function<void()>& run, int warmup, int reps, SystemMemory* memory) {
+std::vector<double> timed_reps(const std::function<void()>& run, int warmup, int reps, SystemCost* cost) {
   timed_reps(run, warmup, 0);
-  long faults = minor_faults();
+  long faults = usage_now().ru_minflt;
   size_t misses = kiln::cpu_cache_stats().misses;
-  std::vector<double> t = timed_reps(run, 0, reps);
-  memory->faults = static_cast<double>(minor_faults() - faults) / reps;
-  memory->cache_misses = static_cast<double>(kiln::cpu_cache_stats().misses - misses) / reps;
+  std::vector<double> t;
+  for (int i = 0; i < reps; ++i) {
+    long switches = usage_now().ru_nivcsw;
+    double steal = steal_ms();
+    t.push_back(timed_reps(run, 0, 1)[0]);
+    cost->preempted.push_back(static_cast<double>(usage_now().ru_nivcsw - switches));
+    cost->steal_ms.push_back(steal_ms() - steal);
+  }
+  cost->faults = static_cast<double>(usage_now().ru_minflt - faults) / reps;
+  cost->cache_misses = static_cast<double>(kiln::cpu_cache_stats().misses - misses) / reps;
   return t;
 }
 
@@ -169,7 +194,13 @@ double copy_bandwidth(size_t mib, int reps, std::vector<double>* times) {
   return 2.0 * static_cast<double>(n) / median(*times);
 }
 
-std::string json_list(const std::vector<double>& v) { return fmt::format("[{:.6g}]", fmt::join(v, ", ")); }
+std::string num(double v) { return std::isnan(v) ? std::string("null") : fmt::format("{:.6g}", v); }
+
+std::string json_list(const std::vector<double>& v) {
+  std::vector<std::string> items;
+  for (double x : v) items.push_back(num(x));
+  return fmt::format("[{}]", fmt::join(items, ", "));
+}
 
 // A new empty directory for a kiln cache.
 std::string fresh_cache_dir() {
@@ -238,11 +269,10 @@ struct Row {
   int64_t scale = 0;
   double cold_compile = NAN, warm_start = NAN;
   std::vector<double> eager_times, compiled_times;
-  SystemMemory eager_memory, compiled_memory;
+  SystemCost eager_memory, compiled_memory;
   std::string checks, failure;
 };
 
-std::string num(double v) { return std::isnan(v) ? std::string("null") : fmt::format("{:.6g}", v); }
 
 std::string json_string(const std::string& s) {
   std::string out = "\"";
@@ -256,14 +286,16 @@ void print_row(const Row& r, bool first, double first_compile, double copy, cons
       "\"first_compile_s\": %s, \"cold_compile_s\": %s, \"warm_start_s\": %s, \"eager_s\": %s, \"compiled_s\": %s, "
       "\"eager_times_s\": %s, \"compiled_times_s\": %s, \"copy_GBps\": %s, \"copy_times_s\": %s, \"checks\": [%s], "
       "\"eager_faults_per_call\": %s, \"compiled_faults_per_call\": %s, \"eager_cache_misses_per_call\": %s, "
-      "\"compiled_cache_misses_per_call\": %s, \"check_failed\": %s}\n",
+      "\"compiled_cache_misses_per_call\": %s, \"eager_preempted\": %s, \"compiled_preempted\": %s, "
+      "\"eager_steal_ms\": %s, \"compiled_steal_ms\": %s, \"check_failed\": %s}\n",
       r.workload.c_str(), static_cast<long long>(r.scale), omp_get_max_threads(), first ? "true" : "false",
       num(first ? first_compile : NAN).c_str(), num(r.cold_compile).c_str(), num(r.warm_start).c_str(),
       num(median(r.eager_times)).c_str(), num(median(r.compiled_times)).c_str(), json_list(r.eager_times).c_str(),
       json_list(r.compiled_times).c_str(), num(copy / 1e9).c_str(), json_list(copy_times).c_str(), r.checks.c_str(),
       num(r.eager_memory.faults).c_str(), num(r.compiled_memory.faults).c_str(),
       num(r.eager_memory.cache_misses).c_str(), num(r.compiled_memory.cache_misses).c_str(),
-      r.failure.empty() ? "null" : json_string(r.failure).c_str());
+      json_list(r.eager_memory.preempted).c_str(), json_list(r.compiled_memory.preempted).c_str(),
+      json_list(r.eager_memory.steal_ms).c_str(), json_list(r.compiled_memory.steal_ms).c_str(), r.failure.empty() ? "null" : json_string(r.failure).c_str());
 }
 
 // Measures one workload (steps 1-5; step 1 only when `first_compile` is given). Returns false when a

@@ -230,6 +230,47 @@ def check_table(results):
     return lines + [""]
 
 
+def slow_calls(results):
+    """kiln's timed calls slower than twice their workload's median over all processes, against what
+    the system took from the process meanwhile (issue 10's slow mode): its threads' involuntary
+    context switches and the machine's steal time."""
+    rows = [r for r in results["processes"] if r["side"] == "kiln" and r.get("eager_preempted") is not None]
+    if not rows:
+        return []
+    slow, fast = [], []
+    for mode in ("eager", "compiled"):
+        for unit in {(r["unit"], r["allocator"]) for r in rows}:
+            calls = [(r, i, t) for r in rows if (r["unit"], r["allocator"]) == unit
+                     for i, t in enumerate(r[f"{mode}_times_s"])]
+            middle = stats([t for _, _, t in calls])[1]
+            for r, i, t in calls:
+                entry = (mode, r, i, t, middle, r[f"{mode}_preempted"][i], r[f"{mode}_steal_ms"][i])
+                (slow if t > 2 * middle else fast).append(entry)
+
+    def mean(values):
+        values = [v for v in values if v is not None]
+        return sum(values) / len(values) if values else float("nan")
+
+    lines = ["## Slow calls (kiln)", "",
+             f"Timed calls slower than twice their workload's median over all processes: {len(slow)} of "
+             f"{len(slow) + len(fast)}. Per call, mean involuntary context switches of kiln's threads: "
+             f"slow {mean([e[5] for e in slow]):.2f}, others {mean([e[5] for e in fast]):.2f}; mean steal time "
+             f"of the machine, ms summed over its CPUs: slow {mean([e[6] for e in slow]):.2f}, others "
+             f"{mean([e[6] for e in fast]):.2f} (per ms of call: slow "
+             f"{mean([e[6] / (e[3] * 1e3) for e in slow if e[6] is not None]):.2f}, others "
+             f"{mean([e[6] / (e[3] * 1e3) for e in fast if e[6] is not None]):.2f}).", ""]
+    if slow:
+        lines += ["| workload | allocator | process | kiln | call | ms | median ms | preempted | steal ms |",
+                  "|---|---|---|---|---|---|---|---|---|"]
+        for mode, r, i, t, middle, pre, steal in sorted(slow, key=lambda e: (e[1]["unit"], e[1]["allocator"],
+                                                                              e[1]["process"], e[0], e[2]))[:60]:
+            lines.append(f"| {r['unit']} | {r['allocator']} | {r['process']} | {mode} | {i + 1} | {ms(t)} | "
+                         f"{ms(middle)} | {pre:.0f} | {steal if steal is not None else float('nan'):.1f} |")
+        if len(slow) > 60:
+            lines.append(f"| ({len(slow) - 60} more in the JSON) | | | | | | | | |")
+    return lines + [""]
+
+
 def write_report(results):
     lines = header(results) + [""]
     for scale in results["meta"]["scales"]:
@@ -237,5 +278,5 @@ def write_report(results):
         for allocator in results["meta"]["allocators"]:
             lines += timing_table(results, scale, allocator)
         lines += compile_table(results, scale)
-    lines += first_compiles(results) + check_table(results)
+    lines += first_compiles(results) + slow_calls(results) + check_table(results)
     return "\n".join(lines)

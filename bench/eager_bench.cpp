@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "kiln/ops/api.h"
+#include "kiln/ops/dispatcher.h"
+#include "kiln/ops/registry.h"
 #include "suite_workloads.h"
 
 namespace {
@@ -111,6 +113,22 @@ void mm_2048(benchmark::State& s) {
   s.counters["FLOP/s"] =
       benchmark::Counter(static_cast<double>(s.iterations()) * 2.0 * n * n * n, benchmark::Counter::kIsRate);
 }
+// The suite's GEMMs as one kiln::gemm_epilogue call each, a linear layer's (x @ w^T + bias, then
+// the activation): gelu_mlp's two at full shapes (M 2048, D 4096, H 16384) and gpt2_block_fwd's
+// four (M 1024, D 1024). KILN_GEMM=onednn runs them on oneDNN instead of kiln's sgemm.
+void gemm_linear(benchmark::State& s) {
+  int64_t m = s.range(0), n = s.range(1), k = s.range(2);
+  bool gelu = s.range(3) != 0;
+  Tensor x = input(1, {m, k}), w = input(2, {n, k}), bias = input(3, {n});
+  OpHandle op = Registry::global().get("kiln::gemm_epilogue");
+  for (auto _ : s) {
+    Stack st{Value(x), Value(w.t()), Value(bias), Value(std::string(gelu ? "gelu" : "none")), Value()};
+    call_op_boxed(op, st);
+    benchmark::DoNotOptimize(st.at(0).to_tensor().data_ptr());
+  }
+  s.counters["FLOP/s"] =
+      benchmark::Counter(static_cast<double>(s.iterations()) * 2.0 * m * n * k, benchmark::Counter::kIsRate);
+}
 
 }  // namespace
 
@@ -161,4 +179,15 @@ BENCHMARK(suite_reductions)
     ->UseRealTime();
 BENCHMARK(layer_norm_op)->Name("layer_norm")->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(mm_2048)->Name("mm_2048")->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(gemm_linear)
+    ->Name("gemm_linear")
+    ->ArgNames({"m", "n", "k", "gelu"})
+    ->Args({2048, 16384, 4096, 1})
+    ->Args({2048, 4096, 16384, 0})
+    ->Args({1024, 3072, 1024, 0})
+    ->Args({1024, 1024, 1024, 0})
+    ->Args({1024, 4096, 1024, 1})
+    ->Args({1024, 1024, 4096, 0})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 BENCHMARK_MAIN();

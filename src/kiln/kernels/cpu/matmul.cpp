@@ -1,7 +1,9 @@
-// CPU matrix products. float32 and bfloat16 go to oneDNN's matmul (AVX-512/AMX kernels; bias,
-// scaling, and kiln::gemm_epilogue's activation and residual fused in its epilogue as post-ops);
-// float16 runs through float32; float64 and integers use a blocked loop here. oneDNN primitives
-// are cached by problem shape.
+// CPU matrix products. float32 goes to kiln's own GEMM (sgemm.h) where the build has a kernel for
+// the CPU and the matrices are large enough to be worth it; the rest of float32, and bfloat16
+// (AMX where the CPU has it), go to oneDNN's matmul. Both fuse bias, scaling, and
+// kiln::gemm_epilogue's activation and residual into the product's epilogue. float16 runs through
+// float32; float64 and integers use a blocked loop here. oneDNN primitives are cached by problem
+// shape. KILN_GEMM=onednn sends float32 to oneDNN too (for comparisons).
 #include <dnnl.hpp>
 
 #include <mutex>
@@ -10,6 +12,7 @@
 
 #include "kiln/kernels/cpu/convert.h"
 #include "kiln/kernels/cpu/parallel.h"
+#include "kiln/kernels/cpu/sgemm.h"
 #include "kiln/kernels/meta/matmul.h"
 #include "kiln/kernels/register.h"
 #include "kiln/support/hash.h"
@@ -180,6 +183,41 @@ void onednn_matmul(const MatrixView& a, const MatrixView& b, const Tensor& c, co
   }
 }
 
+// ---- kiln's float32 GEMM
+
+// Whether KILN_GEMM=onednn asks for oneDNN's float32 GEMM instead of kiln's.
+bool onednn_forced() {
+  static const bool forced = [] {
+    const char* v = std::getenv("KILN_GEMM");
+    return v != nullptr && std::string_view(v) == "onednn";
+  }();
+  return forced;
+}
+
+// c = post(alpha * (a @ b) [+ bias row] [+ beta * c]) through sgemm, one matrix of the batch at a
+// time; false (nothing done) where oneDNN is the better choice: no kernel in this build, another
+// dtype, or a batch of small matrices (oneDNN runs those in parallel across the batch).
+bool try_sgemm(const MatrixView& a, const MatrixView& b, const Tensor& c, const Tensor* bias, float alpha,
+               bool accumulate, float beta, const PostOps& post = {}) {
+  if (c.dtype() != DType::Float32 || !sgemm_available() || onednn_forced()) return false;
+  double flops = 2.0 * static_cast<double>(a.rows) * static_cast<double>(b.cols) * static_cast<double>(a.cols);
+  if (a.batch > 1 && flops < 16e6) return false;
+  MatrixView rv{};
+  if (post.residual) rv = view_of(*post.residual);
+  SgemmEpilogue ep{alpha, accumulate, beta, bias ? bias->data_ptr<float>() : nullptr, 1, post.activation, {}};
+  for (int64_t i = 0; i < a.batch; ++i) {
+    SgemmMatrix am{static_cast<const float*>(a.data) + i * a.batch_stride, a.row_stride, a.col_stride};
+    SgemmMatrix bm{static_cast<const float*>(b.data) + (b.batch > 1 ? i * b.batch_stride : 0), b.row_stride,
+                   b.col_stride};
+    if (post.residual) {
+      ep.residual = {static_cast<const float*>(rv.data) + (rv.batch > 1 ? i * rv.batch_stride : 0), rv.row_stride,
+                     rv.col_stride};
+    }
+    sgemm(a.rows, b.cols, a.cols, am, bm, c.data_ptr<float>() + i * a.rows * b.cols, b.cols, ep);
+  }
+  return true;
+}
+
 // ---- Portable fallback (float64, integers): i-k-j order so the inner loop runs along rows of b and c.
 template <class T>
 void loop_matmul(const MatrixView& a, const MatrixView& b, const Tensor& c, double alpha, double beta,
@@ -245,6 +283,10 @@ void matmul_into(const Tensor& a_in, const Tensor& b_in, const Tensor& c, const 
     return;
   }
   if (dt == DType::Float32 || dt == DType::BFloat16) {
+    if (try_sgemm(av, bv, c, bias, static_cast<float>(alpha.to_double()), accumulate,
+                  static_cast<float>(beta.to_double()))) {
+      return;
+    }
     onednn_matmul(av, bv, c, bias, static_cast<float>(alpha.to_double()), accumulate,
                   static_cast<float>(beta.to_double()));
     return;
@@ -329,8 +371,9 @@ void gemm_epilogue_impl(const Tensor& self, const Tensor& mat2, const std::optio
         copy_into(*bias_c, *bias);
       }
     }
-    onednn_matmul(view_of(a), view_of(b), out, bias_c ? &*bias_c : nullptr, 1.0f, false, 0.0f,
-                  PostOps{act, r ? &*r : nullptr});
+    PostOps post{act, r ? &*r : nullptr};
+    if (try_sgemm(view_of(a), view_of(b), out, bias_c ? &*bias_c : nullptr, 1.0f, false, 0.0f, post)) return;
+    onednn_matmul(view_of(a), view_of(b), out, bias_c ? &*bias_c : nullptr, 1.0f, false, 0.0f, post);
     return;
   }
   matmul_into(self, mat2, out, 1, false, 0, nullptr);
