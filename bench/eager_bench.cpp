@@ -114,7 +114,7 @@ void mm_2048(benchmark::State& s) {
       benchmark::Counter(static_cast<double>(s.iterations()) * 2.0 * n * n * n, benchmark::Counter::kIsRate);
 }
 // The suite's GEMMs as one kiln::gemm_epilogue call each, a linear layer's (x @ w^T + bias, then
-// the activation): gelu_mlp's two at full shapes (M 2048, D 4096, H 16384) and gpt2_block_fwd's
+// the activation): gelu_mlp's two at full and 1/8 shapes (M 2048 and 256, D 4096, H 16384) and gpt2_block_fwd's
 // four (M 1024, D 1024). KILN_GEMM=onednn runs them on oneDNN instead of kiln's sgemm.
 void gemm_linear(benchmark::State& s) {
   int64_t m = s.range(0), n = s.range(1), k = s.range(2);
@@ -184,6 +184,8 @@ BENCHMARK(gemm_linear)
     ->ArgNames({"m", "n", "k", "gelu"})
     ->Args({2048, 16384, 4096, 1})
     ->Args({2048, 4096, 16384, 0})
+    ->Args({256, 16384, 4096, 1})
+    ->Args({256, 4096, 16384, 0})
     ->Args({1024, 3072, 1024, 0})
     ->Args({1024, 1024, 1024, 0})
     ->Args({1024, 4096, 1024, 1})

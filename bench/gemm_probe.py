@@ -15,7 +15,7 @@ import subprocess
 import sys
 
 # (m, n, k, gelu): kiln_eager_bench's gemm_linear rows.
-SHAPES = [(2048, 16384, 4096, 1), (2048, 4096, 16384, 0), (1024, 3072, 1024, 0), (1024, 1024, 1024, 0),
+SHAPES = [(2048, 16384, 4096, 1), (2048, 4096, 16384, 0), (256, 16384, 4096, 1), (256, 4096, 16384, 0), (1024, 3072, 1024, 0), (1024, 1024, 1024, 0),
           (1024, 4096, 1024, 1), (1024, 1024, 4096, 0)]
 
 TORCH = r"""
@@ -42,7 +42,7 @@ def kiln_times(bench, env):
                           "--benchmark_min_time=1"], env=env, capture_output=True, text=True, check=True)
     out = {}
     for b in json.loads(run.stdout)["benchmarks"]:
-        args = dict(part.split(":") for part in b["name"].split("/")[1:])
+        args = dict(part.split(":") for part in b["name"].split("/")[1:] if ":" in part)
         out[f"{args['m']}/{args['n']}/{args['k']}/{args['gelu']}"] = b["real_time"] / 1e3  # ms -> s
     return out
 

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <type_traits>
 #include <vector>
 
@@ -61,6 +62,23 @@ constexpr int64_t kKC = 256;   // a kKC x kNR panel of b is 32 KiB (AVX-512): it
 constexpr int64_t kNC = 4096;  // a kKC x kNC block of b is 4 MiB: in L3
 constexpr int64_t kMC = kMR * (384 / kMR);  // a thread's kMC x kKC block of a, at most 384 KiB: in L2
 
+// Tuning knobs, read once, for measuring other blockings on another CPU without a rebuild:
+// KILN_SGEMM_KC (the K block, 16 to 4096) and KILN_SGEMM_GRID (rows: threads split rows only;
+// cols: columns only; else the cost model of choose_grid).
+struct Tuning {
+  int64_t kc = kKC;
+  char grid = 'a';
+};
+const Tuning& tuning() {
+  static const Tuning t = [] {
+    Tuning r;
+    if (const char* v = std::getenv("KILN_SGEMM_KC")) r.kc = std::clamp<int64_t>(std::atoll(v), 16, 4096);
+    if (const char* v = std::getenv("KILN_SGEMM_GRID")) r.grid = v[0] == 'r' ? 'r' : v[0] == 'c' ? 'c' : 'a';
+    return r;
+  }();
+  return t;
+}
+
 // How an accumulated tile joins c: first K block (c = alpha * acc [+ beta * c]) or a later one
 // (c += alpha * acc).
 struct Merge {
@@ -74,6 +92,13 @@ struct Merge {
 // when full, else the top-left rows x cols through a local buffer.
 void micro_kernel(int64_t kc, const float* ap, const float* bp, float* c, int64_t ldc, int64_t rows, int64_t cols,
                   const Merge& merge) {
+  // c's tile is read at the end unless this is the first K block without accumulation; from the
+  // second K block on it has been out of cache since the previous one: ask for it now.
+  if (!merge.first || merge.accumulate) {
+    for (int64_t i = 0; i < rows; ++i) {
+      for (int64_t j = 0; j < cols; j += 16) _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc + j), _MM_HINT_T0);
+    }
+  }
   Vec::T acc[kMR][kNV];
 #pragma GCC unroll 16
   for (int i = 0; i < kMR; ++i) {
@@ -242,6 +267,10 @@ void pack_b_panel(const SgemmMatrix& b, int64_t p0, int64_t kc, int64_t j0, int6
       int kk = static_cast<int>(std::min<int64_t>(16, kc - p));
       for (int64_t h = 0; h < kNR; h += 16) {
         int n = static_cast<int>(std::clamp<int64_t>(cols - h, 0, 16));
+        // The rows of w are kNR separate streams: ask for each one's line 4 ahead.
+        for (int i = 0; p + 64 < kc && i < n; ++i) {
+          _mm_prefetch(reinterpret_cast<const char*>(b.data + (j0 + h + i) * b.col_stride + p0 + p + 64), _MM_HINT_T0);
+        }
         transpose16(b.data + (j0 + h) * b.col_stride + p0 + p, b.col_stride, n, kk, to + p * kNR + h, kNR, 0xFFFF);
       }
     }
@@ -290,6 +319,7 @@ struct Grid {
   int64_t rows = 1, cols = 1;
 };
 Grid choose_grid(int64_t threads, int64_t row_panels, int64_t col_panels) {
+  if (tuning().grid != 'a') return tuning().grid == 'r' ? Grid{threads, 1} : Grid{1, threads};
   Grid best{threads, 1};
   int64_t best_cost = INT64_MAX;
   for (int64_t tr = 1; tr <= threads; ++tr) {
@@ -319,7 +349,8 @@ void sgemm(int64_t m, int64_t n, int64_t k, SgemmMatrix a, SgemmMatrix b, float*
   FinishFn finish = finish_for(ep);
   const int64_t row_panels = ceil_div(m, kMR);
   const int64_t nc_max = std::min(kNC, ceil_div(n, kNR) * kNR);
-  const int64_t kc_max = std::min(kKC, k);
+  const int64_t kc_block = tuning().kc;
+  const int64_t kc_max = std::min(kc_block, k);
   // One thread per 8 MFLOP at least: a small product does not wake the whole team.
   double flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
   int64_t max_threads = omp_in_parallel() ? 1 : omp_get_max_threads();
@@ -346,8 +377,8 @@ void sgemm(int64_t m, int64_t n, int64_t k, SgemmMatrix a, SgemmMatrix b, float*
       const int64_t nc = std::min(kNC, n - jc);
       const int64_t col_panels = ceil_div(nc, kNR);
       const auto [cp_lo, cp_hi] = share(col_panels, g.cols, tid % g.cols);
-      for (int64_t pc = 0; pc < k; pc += kKC) {
-        const int64_t kc = std::min(kKC, k - pc);
+      for (int64_t pc = 0; pc < k; pc += kc_block) {
+        const int64_t kc = std::min(kc_block, k - pc);
         const bool last = pc + kc == k;
         const Merge merge{ep.alpha, pc == 0, ep.accumulate, ep.beta};
         const auto [pb_lo, pb_hi] = share(col_panels, nt, tid);
