@@ -5,7 +5,8 @@
 # call re-syncs the tree and removes ignored folders it was not asked to carry.
 #
 # Here:       bench/device_bundle.sh build-probe/kiln.tar.xz      (build-probe/: ignored, carried)
-# 1st call:   bench/device_table.sh start build-probe/kiln.tar.xz COMMIT
+# 1st call:   bench/device_table.sh start build-probe/kiln.tar.xz COMMIT [run_compiled.py options...]
+#             (e.g. --allocators no-mmap: the equal-allocator column alone, in half the time)
 # Next calls: bench/device_table.sh poll 570     (back to back: the machine goes back after 30 s idle)
 # The last poll copies the table and its JSON to $OUT.
 set -euo pipefail
@@ -18,7 +19,7 @@ case ${1:-} in
     cd /tmp/repo
     export LD_LIBRARY_PATH=/tmp/dc/lib KILN_INCLUDE_DIR=/tmp/repo/src KILN_COMMIT=$commit
     nohup setsid python3 bench/run_compiled.py --python python3 --build /tmp/dc/build --scales 1,8 --processes 3 \
-      --reps 10 --warmup 2 --skip-check-phase --work-dir /tmp/bw --out /tmp/bo/compiled_cpu_host.md \
+      --reps 10 --warmup 2 --skip-check-phase --work-dir /tmp/bw --out /tmp/bo/compiled_cpu_host.md "${@:4}" \
       > /tmp/bo/log.txt 2>&1 &
     sleep 20
     cat /tmp/bo/log.txt

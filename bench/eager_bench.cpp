@@ -115,7 +115,7 @@ void mm_2048(benchmark::State& s) {
 }
 // The suite's GEMMs as one kiln::gemm_epilogue call each, a linear layer's (x @ w^T + bias, then
 // the activation): gelu_mlp's two at full and 1/8 shapes (M 2048 and 256, D 4096, H 16384) and gpt2_block_fwd's
-// four (M 1024, D 1024). KILN_GEMM=onednn runs them on oneDNN instead of kiln's sgemm.
+// four (M 1024, D 1024). KILN_GEMM=kiln runs them on kiln's sgemm instead of oneDNN.
 void gemm_linear(benchmark::State& s) {
   int64_t m = s.range(0), n = s.range(1), k = s.range(2);
   bool gelu = s.range(3) != 0;

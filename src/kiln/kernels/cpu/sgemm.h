@@ -2,8 +2,8 @@
 // AVX2 + FMA (6 x 16), with packed operands, cache blocking (K in blocks of 256, N in blocks of
 // 4096) and the OpenMP threads split over a grid of row and column ranges. The epilogue (scaling,
 // accumulation into c, bias, activation, residual) runs on each tile as its last K block is
-// stored, while the tile is in L1. Builds without AVX2 have no kernel (sgemm_available() is false)
-// and matmul.cpp uses oneDNN.
+// stored, while the tile is in L1. matmul.cpp runs it for float32 when KILN_GEMM=kiln; builds
+// without AVX2 have no kernel (sgemm_available() is false).
 #pragma once
 
 #include <cstdint>
