@@ -54,6 +54,8 @@ environment:
                           does (default: a chain in one kernel rounds once, as torch.compile)
   KILN_STREAM_STORES=0|1  compiled row kernels never / always write rows with streaming
                           stores (default: light kernels whose data outgrow the last-level cache)
+  KILN_GEMM=kiln          float32 matrix products on kiln's own GEMM instead of oneDNN's
+                          (KILN_SGEMM_KC=N, KILN_SGEMM_GRID=rows|cols: its blocking)
   CXX=COMPILER            the C++ compiler for generated code (default c++)
 )";
 
