@@ -273,7 +273,6 @@ struct Row {
   std::string checks, failure;
 };
 
-
 std::string json_string(const std::string& s) {
   std::string out = "\"";
   for (char c : s) out += c == '"' || c == '\\' ? std::string("\\") + c : std::string(1, c);
@@ -295,7 +294,8 @@ void print_row(const Row& r, bool first, double first_compile, double copy, cons
       num(r.eager_memory.faults).c_str(), num(r.compiled_memory.faults).c_str(),
       num(r.eager_memory.cache_misses).c_str(), num(r.compiled_memory.cache_misses).c_str(),
       json_list(r.eager_memory.preempted).c_str(), json_list(r.compiled_memory.preempted).c_str(),
-      json_list(r.eager_memory.steal_ms).c_str(), json_list(r.compiled_memory.steal_ms).c_str(), r.failure.empty() ? "null" : json_string(r.failure).c_str());
+      json_list(r.eager_memory.steal_ms).c_str(), json_list(r.compiled_memory.steal_ms).c_str(),
+      r.failure.empty() ? "null" : json_string(r.failure).c_str());
 }
 
 // Measures one workload (steps 1-5; step 1 only when `first_compile` is given). Returns false when a

@@ -52,11 +52,20 @@ void probe(dnnl::engine& eng, dnnl::stream& s, memory::dim m, memory::dim n, mem
   dnnl::reorder to_blocked(wm, wb);
 
   int reps = m * n * k > (int64_t{1} << 34) ? 5 : 15;
-  double t_plain = median_ms([&] { plain.execute(s, {{DNNL_ARG_SRC, xm}, {DNNL_ARG_WEIGHTS, wm}, {DNNL_ARG_DST, y1m}}), s.wait(); }, reps);
+  double t_plain = median_ms(
+      [&] {
+        plain.execute(s, {{DNNL_ARG_SRC, xm}, {DNNL_ARG_WEIGHTS, wm}, {DNNL_ARG_DST, y1m}}), s.wait();
+      },
+      reps);
   double t_reorder = median_ms([&] { to_blocked.execute(s, wm, wb), s.wait(); }, reps);
-  double t_blocked = median_ms([&] { blocked.execute(s, {{DNNL_ARG_SRC, xm}, {DNNL_ARG_WEIGHTS, wb}, {DNNL_ARG_DST, y2m}}), s.wait(); }, reps);
+  double t_blocked = median_ms(
+      [&] {
+        blocked.execute(s, {{DNNL_ARG_SRC, xm}, {DNNL_ARG_WEIGHTS, wb}, {DNNL_ARG_DST, y2m}}), s.wait();
+      },
+      reps);
   double diff = 0;
-  for (size_t i = 0; i < y1.size(); ++i) diff = std::max(diff, std::abs(double(y1[i]) - y2[i]) / (1e-3 + std::abs(y1[i])));
+  for (size_t i = 0; i < y1.size(); ++i)
+    diff = std::max(diff, std::abs(double(y1[i]) - y2[i]) / (1e-3 + std::abs(y1[i])));
   double flop = 2.0 * m * n * k;
   std::printf("| %ld, %ld, %ld | %.3g (%.2f) | %.3g (%.2f) | %.3g | %.2g |\n", long(m), long(n), long(k), t_plain,
               flop / t_plain / 1e9, t_blocked, flop / t_blocked / 1e9, t_reorder, diff);
@@ -73,6 +82,7 @@ int main(int argc, char** argv) {
   dnnl::stream s(eng);
   std::printf("| m, n, k | plain w^T ms (TFLOP/s) | blocked w ms (TFLOP/s) | reorder ms | max rel diff |\n");
   std::printf("|---|---|---|---|---|\n");
-  for (int i = 1; i + 2 < argc; i += 3) probe(eng, s, std::atol(argv[i]), std::atol(argv[i + 1]), std::atol(argv[i + 2]));
+  for (int i = 1; i + 2 < argc; i += 3)
+    probe(eng, s, std::atol(argv[i]), std::atol(argv[i + 1]), std::atol(argv[i + 2]));
   return 0;
 }

@@ -47,10 +47,10 @@ TEST(Matmul, KilnGemmAgreesWithOneDnn) {
     std::vector<Tensor> out;
     Tensor a = randn({37, 300}), b = randn({300, 45}), w = randn({45, 300}), bias = randn({45});
     out.push_back(mm(a, b));
-    out.push_back(mm(a, w.t()));            // b transposed, as a linear layer's weight
-    out.push_back(mm(b.t(), a.t()));        // both transposed
+    out.push_back(mm(a, w.t()));      // b transposed, as a linear layer's weight
+    out.push_back(mm(b.t(), a.t()));  // both transposed
     out.push_back(bmm(randn({3, 70, 64}), randn({3, 64, 90})));
-    out.push_back(addmm(bias, a, w.t()));   // bias fused
+    out.push_back(addmm(bias, a, w.t()));  // bias fused
     out.push_back(addmm(randn({37, 45}), a, b, 0.5, -2.0));
     for (std::string act : {"none", "relu", "gelu", "gelu_tanh", "silu"}) {
       Stack s{Value(a), Value(w.t()), Value(bias), Value(act), Value(randn({45, 37}).t())};

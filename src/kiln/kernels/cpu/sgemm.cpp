@@ -18,8 +18,8 @@
 #include <omp.h>
 
 #include "kiln/core/tensor_base.h"
-#include "kiln/support/error.h"
 #include "kiln/kernels/cpu/vec_math.h"
+#include "kiln/support/error.h"
 
 namespace kiln::cpu {
 
@@ -58,8 +58,8 @@ constexpr int kMR = 6;  // 6 x 2 accumulators of 16 registers
 constexpr int kNV = 2;
 #endif
 constexpr int64_t kNR = kNV * Vec::kLanes;
-constexpr int64_t kKC = 256;   // a kKC x kNR panel of b is 32 KiB (AVX-512): it stays in L1
-constexpr int64_t kNC = 4096;  // a kKC x kNC block of b is 4 MiB: in L3
+constexpr int64_t kKC = 256;                // a kKC x kNR panel of b is 32 KiB (AVX-512): it stays in L1
+constexpr int64_t kNC = 4096;               // a kKC x kNC block of b is 4 MiB: in L3
 constexpr int64_t kMC = kMR * (384 / kMR);  // a thread's kMC x kKC block of a, at most 384 KiB: in L2
 
 // Tuning knobs, read once, for measuring other blockings on another CPU without a rebuild:
@@ -166,8 +166,7 @@ float activate(float v, std::integral_constant<GemmActivation, GemmActivation::S
 // bias, activation and residual on a finished rows x cols tile of c at (i0, j0): one loop each
 // over a row, so that each vectorizes.
 template <GemmActivation kAct>
-void finish_tile(float* c, int64_t ldc, int64_t i0, int64_t j0, int64_t rows, int64_t cols,
-                 const SgemmEpilogue& ep) {
+void finish_tile(float* c, int64_t ldc, int64_t i0, int64_t j0, int64_t rows, int64_t cols, const SgemmEpilogue& ep) {
   const SgemmMatrix& res = ep.residual;
   for (int64_t i = 0; i < rows; ++i) {
     float* row = c + i * ldc;
@@ -215,11 +214,11 @@ FinishFn finish_for(const SgemmEpilogue& ep) {
 // The transpose of a rows x cols block (each at most 16; rows `stride` floats apart, contiguous
 // along cols) into cols rows of 16 lanes `to_stride` floats apart, lanes past `rows` zero; `lanes`
 // says which lanes of each row are stored. Four rounds of shuffles on 16 registers.
-void transpose16(const float* from, int64_t stride, int rows, int cols, float* to, int64_t to_stride,
-                 __mmask16 lanes) {
+void transpose16(const float* from, int64_t stride, int rows, int cols, float* to, int64_t to_stride, __mmask16 lanes) {
   const __mmask16 load_mask = static_cast<__mmask16>((1u << cols) - 1u);
   __m512 r[16], t[16];
-  for (int i = 0; i < 16; ++i) r[i] = i < rows ? _mm512_maskz_loadu_ps(load_mask, from + i * stride) : _mm512_setzero_ps();
+  for (int i = 0; i < 16; ++i)
+    r[i] = i < rows ? _mm512_maskz_loadu_ps(load_mask, from + i * stride) : _mm512_setzero_ps();
   for (int i = 0; i < 16; i += 2) {  // pairs of rows interleaved per 32-bit element
     t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
     t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
@@ -232,8 +231,8 @@ void transpose16(const float* from, int64_t stride, int rows, int cols, float* t
   }
   // r[4q + c] holds column c + 4l of rows 4q..4q+3 in 128-bit lane l.
   for (int c = 0; c < 4; ++c) {
-    t[2 * c] = _mm512_shuffle_f32x4(r[c], r[4 + c], 0x88);          // columns c, c + 8 of rows 0-7
-    t[2 * c + 1] = _mm512_shuffle_f32x4(r[c], r[4 + c], 0xdd);      // columns c + 4, c + 12 of rows 0-7
+    t[2 * c] = _mm512_shuffle_f32x4(r[c], r[4 + c], 0x88);           // columns c, c + 8 of rows 0-7
+    t[2 * c + 1] = _mm512_shuffle_f32x4(r[c], r[4 + c], 0xdd);       // columns c + 4, c + 12 of rows 0-7
     t[8 + 2 * c] = _mm512_shuffle_f32x4(r[8 + c], r[12 + c], 0x88);  // the same of rows 8-15
     t[9 + 2 * c] = _mm512_shuffle_f32x4(r[8 + c], r[12 + c], 0xdd);
   }
@@ -387,20 +386,20 @@ void sgemm(int64_t m, int64_t n, int64_t k, SgemmMatrix a, SgemmMatrix b, float*
         }
 #pragma omp barrier
         for (int64_t ic = rp_lo * kMR; ic < std::min(m, rp_hi * kMR); ic += rows_each) {
-            const int64_t mc = std::min({rows_each, m - ic, rp_hi * kMR - ic});
-            const int64_t a_panels = ceil_div(mc, kMR);
+          const int64_t mc = std::min({rows_each, m - ic, rp_hi * kMR - ic});
+          const int64_t a_panels = ceil_div(mc, kMR);
+          for (int64_t r = 0; r < a_panels; ++r) {
+            pack_a_panel(a, ic + r * kMR, std::min<int64_t>(kMR, mc - r * kMR), pc, kc, packed_a + r * kc * kMR);
+          }
+          for (int64_t q = cp_lo; q < cp_hi; ++q) {
+            const int64_t j0 = jc + q * kNR, cols = std::min(kNR, nc - q * kNR);
             for (int64_t r = 0; r < a_panels; ++r) {
-              pack_a_panel(a, ic + r * kMR, std::min<int64_t>(kMR, mc - r * kMR), pc, kc, packed_a + r * kc * kMR);
+              const int64_t i0 = ic + r * kMR, rows = std::min<int64_t>(kMR, mc - r * kMR);
+              float* tile = c + i0 * ldc + j0;
+              micro_kernel(kc, packed_a + r * kc * kMR, packed_b + q * kc * kNR, tile, ldc, rows, cols, merge);
+              if (last && finish) finish(tile, ldc, i0, j0, rows, cols, ep);
             }
-            for (int64_t q = cp_lo; q < cp_hi; ++q) {
-              const int64_t j0 = jc + q * kNR, cols = std::min(kNR, nc - q * kNR);
-              for (int64_t r = 0; r < a_panels; ++r) {
-                const int64_t i0 = ic + r * kMR, rows = std::min<int64_t>(kMR, mc - r * kMR);
-                float* tile = c + i0 * ldc + j0;
-                micro_kernel(kc, packed_a + r * kc * kMR, packed_b + q * kc * kNR, tile, ldc, rows, cols, merge);
-                if (last && finish) finish(tile, ldc, i0, j0, rows, cols, ep);
-              }
-            }
+          }
         }
 #pragma omp barrier
       }

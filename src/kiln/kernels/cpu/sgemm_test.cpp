@@ -55,7 +55,7 @@ TEST(Sgemm, MatchesFloat64OnEdgeShapesAndLayouts) {
   std::mt19937 rng(1);
   // Tiles of 14 x 32 (6 x 16 on AVX2), k in blocks of 256, columns in blocks of 4096: each shape
   // below is at or across one of those edges.
-  const int64_t shapes[][3] = {{1, 1, 1},     {14, 32, 256}, {15, 33, 257}, {11, 31, 5}, {5, 4100, 3},
+  const int64_t shapes[][3] = {{1, 1, 1},     {14, 32, 256}, {15, 33, 257}, {11, 31, 5},  {5, 4100, 3},
                                {37, 70, 600}, {1, 300, 40},  {300, 1, 40},  {64, 64, 64}, {25, 17, 513}};
   for (const auto& s : shapes) {
     for (int la = 0; la < 3; ++la) {
@@ -84,8 +84,7 @@ double activate(double v, GemmActivation act) {
   switch (act) {
     case GemmActivation::Relu: return v < 0 ? 0 : v;
     case GemmActivation::Gelu: return 0.5 * v * (1 + std::erf(v / std::sqrt(2.0)));
-    case GemmActivation::GeluTanh:
-      return 0.5 * v * (1 + std::tanh(std::sqrt(2.0 / M_PI) * (v + 0.044715 * v * v * v)));
+    case GemmActivation::GeluTanh: return 0.5 * v * (1 + std::tanh(std::sqrt(2.0 / M_PI) * (v + 0.044715 * v * v * v)));
     case GemmActivation::Silu: return v / (1 + std::exp(-v));
     case GemmActivation::None: break;
   }
