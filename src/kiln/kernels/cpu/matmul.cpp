@@ -217,6 +217,13 @@ bool try_sgemm(const MatrixView& a, const MatrixView& b, const Tensor& c, const 
   return true;
 }
 
+// The float32 / bfloat16 product: kiln's sgemm where try_sgemm takes it, oneDNN's otherwise.
+void vendor_matmul(const MatrixView& a, const MatrixView& b, const Tensor& c, const Tensor* bias, float alpha,
+                   bool accumulate, float beta, const PostOps& post = {}) {
+  if (!try_sgemm(a, b, c, bias, alpha, accumulate, beta, post))
+    onednn_matmul(a, b, c, bias, alpha, accumulate, beta, post);
+}
+
 // ---- Portable fallback (float64, integers): i-k-j order so the inner loop runs along rows of b and c.
 template <class T>
 void loop_matmul(const MatrixView& a, const MatrixView& b, const Tensor& c, double alpha, double beta,
@@ -282,11 +289,7 @@ void matmul_into(const Tensor& a_in, const Tensor& b_in, const Tensor& c, const 
     return;
   }
   if (dt == DType::Float32 || dt == DType::BFloat16) {
-    if (try_sgemm(av, bv, c, bias, static_cast<float>(alpha.to_double()), accumulate,
-                  static_cast<float>(beta.to_double()))) {
-      return;
-    }
-    onednn_matmul(av, bv, c, bias, static_cast<float>(alpha.to_double()), accumulate,
+    vendor_matmul(av, bv, c, bias, static_cast<float>(alpha.to_double()), accumulate,
                   static_cast<float>(beta.to_double()));
     return;
   }
@@ -370,9 +373,8 @@ void gemm_epilogue_impl(const Tensor& self, const Tensor& mat2, const std::optio
         copy_into(*bias_c, *bias);
       }
     }
-    PostOps post{act, r ? &*r : nullptr};
-    if (try_sgemm(view_of(a), view_of(b), out, bias_c ? &*bias_c : nullptr, 1.0f, false, 0.0f, post)) return;
-    onednn_matmul(view_of(a), view_of(b), out, bias_c ? &*bias_c : nullptr, 1.0f, false, 0.0f, post);
+    vendor_matmul(view_of(a), view_of(b), out, bias_c ? &*bias_c : nullptr, 1.0f, false, 0.0f,
+                  PostOps{act, r ? &*r : nullptr});
     return;
   }
   matmul_into(self, mat2, out, 1, false, 0, nullptr);
