@@ -1,15 +1,21 @@
 #!/usr/bin/env python3
 """The suite's GEMMs alone (a linear layer each: x @ w^T + bias, gelu on gelu_mlp's first), three
 ways in alternating processes: kiln's own sgemm (KILN_GEMM=kiln), oneDNN through kiln (the default), and PyTorch
-(torch.nn.functional.linear, MKL on x86). Prints min / median / max over rounds of each side's
+(torch.nn.functional.linear, MKL on x86); optionally other sides: NumPy's matmul (--numpy: the
+OpenBLAS its wheel bundles; the GEMM alone) and any probe command that takes M,N,K,GELU arguments and
+prints the same JSON (--side NAME=COMMAND: kiln_blas_probe LIB.so times a CBLAS library's GEMM alone;
+bench/onednn3_probe.cpp a oneDNN 3 matmul with bias and gelu). --base picks which of the first three
+sides run. Prints min / median / max over rounds of each side's
 median time, and TFLOP/s of the medians. Timing only: the kernels' results are checked by the test
 suite (sgemm_test.cpp, matmul_test.cpp) and by run_compiled.py's rows that use them.
 
     bench/gemm_probe.py --bench build/bench/kiln_eager_bench --python .venv/bin/python [--rounds 3]
+        [--side "openblas=build/bench/kiln_blas_probe /path/libopenblas.so.0"] [--numpy] [--base "kiln oneDNN,PyTorch"]
 """
 import argparse
 import json
 import os
+import shlex
 import statistics
 import subprocess
 import sys
@@ -36,6 +42,28 @@ for m, n, k, gelu in json.loads(sys.argv[1]):
 print(json.dumps(out))
 """
 
+NUMPY = r"""
+import json, sys, time
+import numpy as np
+out = {}
+for m, n, k, gelu in json.loads(sys.argv[1]):
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((m, k), dtype=np.float32)
+    w = (0.02 * rng.standard_normal((n, k))).astype(np.float32)
+    y = np.empty((m, n), np.float32)
+    f = lambda: np.matmul(x, w.T, out=y)
+    f()
+    times = []
+    budget = time.perf_counter() + 1.0
+    while len(times) < 3 or (time.perf_counter() < budget and len(times) < 50):
+        t = time.perf_counter(); f(); times.append(time.perf_counter() - t)
+    i, j = m // 3, n // 2
+    ref = float(np.dot(x[i].astype(np.float64), w[j].astype(np.float64)))
+    assert abs(y[i, j] - ref) <= 1e-4 * (1 + abs(ref)), (y[i, j], ref)
+    out[f"{m}/{n}/{k}/{gelu}"] = sorted(times)[len(times) // 2]
+print(json.dumps(out))
+"""
+
 
 def kiln_times(bench, env):
     run = subprocess.run([bench, "--benchmark_filter=gemm_linear", "--benchmark_format=json",
@@ -52,8 +80,16 @@ def main():
     p.add_argument("--bench", default="build/bench/kiln_eager_bench")
     p.add_argument("--python", default=".venv/bin/python")
     p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--side", action="append", default=[], metavar="NAME=COMMAND")
+    p.add_argument("--numpy", action="store_true")
+    p.add_argument("--base", default="kiln sgemm,kiln oneDNN,PyTorch")
     a = p.parse_args()
-    sides = {"kiln sgemm": None, "kiln oneDNN": None, "PyTorch": None}
+    sides = {name: None for name in a.base.split(",") if name}
+    for spec in a.side:
+        name, command = spec.split("=", 1)
+        sides[name] = shlex.split(command)
+    if a.numpy:
+        sides["NumPy"] = None
     results = {s: [] for s in sides}
     for r in range(a.rounds):
         order = list(sides) if r % 2 == 0 else list(reversed(sides))
@@ -62,6 +98,14 @@ def main():
             if side == "PyTorch":
                 run = subprocess.run([a.python, "-c", TORCH, json.dumps(SHAPES)], capture_output=True, text=True,
                                      check=True)
+                results[side].append(json.loads(run.stdout))
+            elif side == "NumPy":
+                run = subprocess.run([a.python, "-c", NUMPY, json.dumps(SHAPES)], capture_output=True, text=True,
+                                     check=True)
+                results[side].append(json.loads(run.stdout))
+            elif sides[side]:
+                run = subprocess.run(sides[side] + [",".join(map(str, s)) for s in SHAPES],
+                                     capture_output=True, text=True, check=True)
                 results[side].append(json.loads(run.stdout))
             else:
                 env["KILN_GEMM"] = "onednn" if side == "kiln oneDNN" else "kiln"
