@@ -6,7 +6,8 @@ The fresh environment sees PyTorch and the build requirements (scikit-build-core
 project's .venv through a .pth file, so the test needs no network (pip runs with
 --no-build-isolation); kiln itself is installed into the fresh environment only. CTest runs this
 file apart from the rest (kiln_python_install_test): the first run builds libkiln again in
-build/wheel-<tag> (scikit-build-core's build directory, kept between runs).
+build-wheel-<tag> (scikit-build-core's build directory, kept between runs), with the compile
+commands of the build that runs the test, so that ccache serves most of them.
 """
 
 import os
