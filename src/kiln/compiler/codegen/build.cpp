@@ -284,6 +284,54 @@ std::string cache_key(const std::string& source, const Toolchain& t) {
   return h.hex_digest();
 }
 
+PreludeHeader prelude_header(const std::string& prelude, const Toolchain& t, const std::string& dir) {
+  PreludeHeader h;
+  h.supported = t.target.find("#define __GNUC__ ") != std::string::npos &&
+                t.target.find("#define __clang__ ") == std::string::npos;
+  h.header = fmt::format("{}/prelude-{}/prelude.h", dir, cache_key(prelude, t));
+  return h;
+}
+
+bool precompile_prelude(const std::string& prelude, const Toolchain& t, const std::string& dir) {
+  try {
+    PreludeHeader h = prelude_header(prelude, t, dir);
+    std::string gch = h.header + ".gch";
+    std::error_code ec;
+    std::string failed = h.header + ".failed";  // an earlier try's mark: do not try again
+    if (!h.supported || fs::exists(failed, ec)) return false;
+    if (fs::exists(gch, ec)) return true;
+    fs::path at = fs::path(h.header).parent_path();
+    fs::create_directories(at, ec);
+    if (ec) return false;
+    FileLock lock((at / "lock").string());
+    if (fs::exists(gch, ec)) return true;
+    // The header first, then its .gch: each appears whole (renamed into place), the header before
+    // anything may name it.
+    std::string tag = std::to_string(getpid());
+    {
+      std::ofstream f(h.header + "." + tag);
+      f << prelude;
+      if (!f.good()) return false;
+    }
+    fs::rename(h.header + "." + tag, h.header, ec);
+    if (ec) return false;
+    std::string tmp = gch + "." + tag;
+    auto [status, output] = run(fmt::format("{} -x c++-header -o {} {}", t.command, tmp, h.header));
+    if (status == 0) fs::rename(tmp, gch, ec);
+    if (status != 0 || ec) {
+      KILN_LOG("compile", "the prelude did not precompile (exit {}); compiles parse it:\n{}", status, output);
+      fs::remove(tmp, ec);
+      std::ofstream(failed) << output;
+      return false;
+    }
+    KILN_LOG("compile", "precompiled the prelude into {}", gch);
+    return true;
+  } catch (const std::exception& e) {  // a lock file that cannot be opened, a full disk
+    KILN_LOG("compile", "the prelude did not precompile: {}", e.what());
+    return false;
+  }
+}
+
 std::string vectorization_report(const std::string& source) {
   std::string dir = cache_dir();
   std::error_code ec;
@@ -310,13 +358,17 @@ struct Part {
 };
 
 // The source as parts of about equal text, each the prelude plus consecutive kernels; one part
-// when there is no plan, a single kernel, or a single hardware thread.
-std::vector<Part> split(const std::string& source, const BuildPlan& plan) {
+// when there is no plan, a single kernel, or a single hardware thread. With `precompiled`, the
+// prelude comes from its precompiled header (-include), and a #line directive takes its place in
+// each part, so that line numbers stay the source's.
+std::vector<Part> split(const std::string& source, const BuildPlan& plan, bool precompiled) {
   const auto& at = plan.kernel_offsets;
+  if (at.empty()) return {Part{source, 0}};
+  std::string prelude = source.substr(0, at.front());
+  if (precompiled) prelude = fmt::format("#line {}\n", 1 + std::count(prelude.begin(), prelude.end(), '\n'));
   size_t threads = std::max(1u, std::thread::hardware_concurrency());
   size_t count = std::min(threads, at.size() / 2);  // two kernels a part at least: each repeats the prelude
-  if (count <= 1) return {Part{source, at.size()}};
-  std::string prelude = source.substr(0, at.front());
+  if (count <= 1) return {Part{prelude + source.substr(at.front()), at.size()}};
   size_t target = (source.size() - at.front()) / count + 1;
   std::vector<Part> parts(1, Part{prelude, 0});
   for (size_t k = 0; k < at.size(); ++k) {
@@ -413,9 +465,21 @@ std::shared_ptr<Library> compile_cpp(const std::string& source, const BuildPlan&
     KILN_LOG("compile", "{} does not load ({}); rebuilding", so, dlerror());
     fs::remove(so, ec);
   }
+  // The precompiled prelude when it is there; else it is made beside this build, for the next ones.
+  std::string flags;
+  std::jthread precompiling;
+  if (!plan.kernel_offsets.empty()) {
+    std::string prelude = source.substr(0, plan.kernel_offsets.front());
+    PreludeHeader h = prelude_header(prelude, tools, dir);
+    if (h.supported && fs::exists(h.header + ".gch", ec)) {
+      flags = " -include " + h.header;
+    } else if (h.supported) {
+      precompiling = std::jthread([prelude, &tools, dir] { precompile_prelude(prelude, tools, dir); });
+    }
+  }
   std::string tag = fmt::format("{}.{}", key, getpid());
   std::string tmp = fmt::format("{}/{}.so.tmp", dir, tag);
-  build_parts(split(source, plan), command, fmt::format("{}/{}", dir, tag), tmp, plan.progress);
+  build_parts(split(source, plan, !flags.empty()), command + flags, fmt::format("{}/{}", dir, tag), tmp, plan.progress);
   fs::rename(tmp, so, ec);
   KILN_CHECK(!ec, "compile: cannot move {} into the cache: {}", tmp, ec.message());
   void* h = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);

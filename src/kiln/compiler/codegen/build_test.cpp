@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 
 #include "kiln/compiler/codegen/build.h"
+#include "kiln/compiler/codegen/cpp.h"
 #include "kiln/support/error.h"
 #include "scoped_env.h"
 
@@ -303,6 +304,88 @@ TEST(ParallelBuild, ACompileErrorNamesItsPart) {
     EXPECT_NE(std::string(e.what()).find(".cpp"), std::string::npos) << e.what();
   }
   std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace kiln::compiler
+
+namespace kiln::compiler {
+namespace {
+
+// What GCC's -H says of the precompiled `header` under `t`'s flags: "!" when it reads the .gch,
+// "x" when it finds it invalid (and parses the text instead).
+std::string pch_report(const Toolchain& t, const std::string& header) {
+  std::string out;
+  FILE* pipe =
+      popen(fmt::format("{} -include {} -H -fsyntax-only -x c++ /dev/null 2>&1", t.command, header).c_str(), "r");
+  EXPECT_NE(pipe, nullptr);
+  if (!pipe) return out;
+  char chunk[4096];
+  while (size_t n = fread(chunk, 1, sizeof chunk, pipe)) out.append(chunk, n);
+  pclose(pipe);
+  return out;
+}
+
+TEST(PrecompiledPrelude, IsBuiltOnceAndReadByLaterBuilds) {
+  auto dir = fresh_dir("prelude");
+  ScopedEnv cache("KILN_CACHE_DIR", dir.string());
+  const Toolchain& t = toolchain();
+  PreludeHeader h = prelude_header("// precompiled prelude test\nstatic int base() { return 10; }\n", t, dir.string());
+  if (!h.supported) GTEST_SKIP() << "the compiler is not GCC";
+  // Two sources with one prelude (which defines a function: were it compiled twice, the second
+  // build would fail with a redefinition); the first build precompiles it beside its own compile.
+  std::string prelude = "// precompiled prelude test\nstatic int base() { return 10; }\n";
+  auto source = [&](int bias, int n) {
+    std::pair<std::string, BuildPlan> r{prelude, {}};
+    for (int i = 0; i < n; ++i) {
+      r.second.kernel_offsets.push_back(r.first.size());
+      r.first += fmt::format("extern \"C\" int k{}() {{ return base() + {}; }}\n", i, bias + i);
+    }
+    return r;
+  };
+  EXPECT_FALSE(std::filesystem::exists(h.header + ".gch"));
+  auto [first, first_plan] = source(0, 1);
+  auto a = compile_cpp(first, first_plan);
+  EXPECT_EQ(reinterpret_cast<int (*)()>(a->symbol("k0"))(), 10);
+  ASSERT_TRUE(std::filesystem::exists(h.header + ".gch")) << "the first build did not precompile the prelude";
+  EXPECT_NE(pch_report(t, h.header).find("! " + h.header + ".gch"), std::string::npos) << pch_report(t, h.header);
+  // Later builds, in one part and in several, read it, and the prelude's function is defined once.
+  for (int n : {1, 6}) {
+    auto [later, plan] = source(100 * n, n);
+    auto lib = compile_cpp(later, plan);
+    for (int i = 0; i < n; ++i) {
+      EXPECT_EQ(reinterpret_cast<int (*)()>(lib->symbol(fmt::format("k{}", i)))(), 10 + 100 * n + i);
+    }
+  }
+  // Its key is the prelude's and the toolchain's: another prelude gets another header.
+  EXPECT_NE(prelude_header(prelude + "// more\n", t, dir.string()).header, h.header);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(PrecompiledPrelude, ACompileErrorKeepsTheSourcesLineNumbers) {
+  auto dir = fresh_dir("prelude_lines");
+  ScopedEnv cache("KILN_CACHE_DIR", dir.string());
+  std::string prelude = "// line 1\n// line 2\nstatic int base() { return 10; }\n";
+  if (!precompile_prelude(prelude, toolchain(), dir.string())) GTEST_SKIP() << "no precompiled prelude (not GCC)";
+  BuildPlan plan{{prelude.size()}, {}};
+  try {
+    compile_cpp(prelude + "extern \"C\" int k0() {\n  return base() + undeclared_name;\n}\n", plan);
+    FAIL() << "expected a compile error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(":5:"), std::string::npos) << e.what();  // line 5 of the source
+  }
+  std::filesystem::remove_all(dir);
+}
+
+// Generated code's own prelude precompiles under this build's flags (sanitizers included), and GCC
+// takes the result as valid for them, so every generated source after the first reads it. In the
+// suite's shared cache directory: built once for all the tests.
+TEST(PrecompiledPrelude, GeneratedCodesPreludeIsValid) {
+  const Toolchain& t = toolchain();
+  PreludeHeader h = prelude_header(cpp_prelude(), t, cache_dir());
+  if (!h.supported) GTEST_SKIP() << "the compiler is not GCC";
+  ASSERT_TRUE(precompile_prelude(cpp_prelude(), t, cache_dir()));
+  EXPECT_NE(pch_report(t, h.header).find("! " + h.header + ".gch"), std::string::npos) << pch_report(t, h.header);
 }
 
 }  // namespace

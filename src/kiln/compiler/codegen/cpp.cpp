@@ -498,6 +498,11 @@ void write_kernel_body(const loopir::Program& p, const Kernel& k, ErrorSites& si
 
 }  // namespace
 
+const std::string& cpp_prelude() {
+  static const std::string prelude = kPrelude;
+  return prelude;
+}
+
 GeneratedSource generate_cpp(const loopir::Program& p, const Schedule& s) {
   GeneratedSource g;
   g.code = kPrelude;

@@ -30,4 +30,7 @@ struct GeneratedSource {
 
 GeneratedSource generate_cpp(const loopir::Program& p, const Schedule& s);
 
+// The text every generated source begins with (its includes): what compile_cpp precompiles.
+const std::string& cpp_prelude();
+
 }  // namespace kiln::compiler
