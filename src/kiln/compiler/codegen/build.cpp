@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -292,43 +293,92 @@ PreludeHeader prelude_header(const std::string& prelude, const Toolchain& t, con
   return h;
 }
 
+namespace {
+
+// The files of a precompiled prelude beside its header.
+struct PreludeFiles {
+  std::string header, gch, failed, building;
+  explicit PreludeFiles(const PreludeHeader& h)
+      : header(h.header), gch(h.header + ".gch"), failed(h.header + ".failed"), building(h.header + ".building") {}
+};
+
+// Writes the prelude's header unless it is there (whole: written under a temporary name, renamed).
+bool write_prelude_header(const std::string& prelude, const PreludeFiles& f) {
+  std::error_code ec;
+  if (fs::exists(f.header, ec)) return true;
+  fs::create_directories(fs::path(f.header).parent_path(), ec);
+  std::string tmp = f.header + "." + std::to_string(getpid());
+  {
+    std::ofstream out(tmp);
+    out << prelude;
+    if (!out.good()) return false;
+  }
+  fs::rename(tmp, f.header, ec);
+  return !ec;
+}
+
+// The shell command that precompiles the header into a temporary file and renames it into place,
+// or else leaves the compiler's messages in the failure mark.
+std::string precompile_command(const Toolchain& t, const PreludeFiles& f, const std::string& tag) {
+  std::string tmp = f.gch + "." + tag, log = f.failed + "." + tag;
+  return fmt::format(
+      "if {} -x c++-header -o {} {} > {} 2>&1; then mv -f {} {}; rm -f {}; else mv -f {} {}; rm -f {}; fi", t.command,
+      tmp, f.header, log, tmp, f.gch, log, log, f.failed, tmp);
+}
+
+}  // namespace
+
 bool precompile_prelude(const std::string& prelude, const Toolchain& t, const std::string& dir) {
   try {
     PreludeHeader h = prelude_header(prelude, t, dir);
-    std::string gch = h.header + ".gch";
+    PreludeFiles f(h);
     std::error_code ec;
-    std::string failed = h.header + ".failed";  // an earlier try's mark: do not try again
-    if (!h.supported || fs::exists(failed, ec)) return false;
-    if (fs::exists(gch, ec)) return true;
-    fs::path at = fs::path(h.header).parent_path();
-    fs::create_directories(at, ec);
-    if (ec) return false;
-    FileLock lock((at / "lock").string());
-    if (fs::exists(gch, ec)) return true;
-    // The header first, then its .gch: each appears whole (renamed into place), the header before
-    // anything may name it.
-    std::string tag = std::to_string(getpid());
-    {
-      std::ofstream f(h.header + "." + tag);
-      f << prelude;
-      if (!f.good()) return false;
+    if (!h.supported || fs::exists(f.failed, ec)) return false;
+    if (fs::exists(f.gch, ec)) return true;
+    if (!write_prelude_header(prelude, f)) return false;
+    FileLock lock(f.header + ".lock");
+    if (!fs::exists(f.gch, ec) && !fs::exists(f.failed, ec)) {
+      run(precompile_command(t, f, std::to_string(getpid())));
     }
-    fs::rename(h.header + "." + tag, h.header, ec);
-    if (ec) return false;
-    std::string tmp = gch + "." + tag;
-    auto [status, output] = run(fmt::format("{} -x c++-header -o {} {}", t.command, tmp, h.header));
-    if (status == 0) fs::rename(tmp, gch, ec);
-    if (status != 0 || ec) {
-      KILN_LOG("compile", "the prelude did not precompile (exit {}); compiles parse it:\n{}", status, output);
-      fs::remove(tmp, ec);
-      std::ofstream(failed) << output;
-      return false;
+    bool made = fs::exists(f.gch, ec);
+    if (made) {
+      KILN_LOG("compile", "precompiled the prelude: {}", f.gch);
+    } else {
+      KILN_LOG("compile", "the prelude did not precompile: see {}", f.failed);
     }
-    KILN_LOG("compile", "precompiled the prelude into {}", gch);
-    return true;
+    return made;
   } catch (const std::exception& e) {  // a lock file that cannot be opened, a full disk
     KILN_LOG("compile", "the prelude did not precompile: {}", e.what());
     return false;
+  }
+}
+
+void start_precompiling_prelude(const std::string& prelude, const Toolchain& t, const std::string& dir) {
+  try {
+    PreludeHeader h = prelude_header(prelude, t, dir);
+    PreludeFiles f(h);
+    std::error_code ec;
+    if (!h.supported || fs::exists(f.gch, ec) || fs::exists(f.failed, ec)) return;
+    if (!write_prelude_header(prelude, f)) return;
+    // One build at a time: the one that creates the mark starts it. A mark older than ten minutes
+    // is a build that died; it is taken over.
+    int fd = open(f.building.c_str(), O_CREAT | O_EXCL | O_WRONLY, 0644);
+    if (fd < 0) {
+      auto age = fs::file_time_type::clock::now() - fs::last_write_time(f.building, ec);
+      if (ec || age < std::chrono::minutes(10)) return;
+      fs::remove(f.building, ec);
+      fd = open(f.building.c_str(), O_CREAT | O_EXCL | O_WRONLY, 0644);
+      if (fd < 0) return;
+    }
+    close(fd);
+    // Detached from this process (its own output, no pipe to ours): it outlives a process that
+    // exits before it is done.
+    std::string command = fmt::format("({}; rm -f {}) < /dev/null > /dev/null 2>&1 &",
+                                      precompile_command(t, f, std::to_string(getpid())), f.building);
+    if (std::system(command.c_str()) != 0) fs::remove(f.building, ec);
+    KILN_LOG("compile", "precompiling the prelude in the background: {}", f.gch);
+  } catch (const std::exception& e) {
+    KILN_LOG("compile", "the prelude did not start precompiling: {}", e.what());
   }
 }
 
@@ -465,16 +515,15 @@ std::shared_ptr<Library> compile_cpp(const std::string& source, const BuildPlan&
     KILN_LOG("compile", "{} does not load ({}); rebuilding", so, dlerror());
     fs::remove(so, ec);
   }
-  // The precompiled prelude when it is there; else it is made beside this build, for the next ones.
+  // The precompiled prelude when it is there; else it is made in the background, for later builds.
   std::string flags;
-  std::jthread precompiling;
   if (!plan.kernel_offsets.empty()) {
     std::string prelude = source.substr(0, plan.kernel_offsets.front());
     PreludeHeader h = prelude_header(prelude, tools, dir);
     if (h.supported && fs::exists(h.header + ".gch", ec)) {
       flags = " -include " + h.header;
-    } else if (h.supported) {
-      precompiling = std::jthread([prelude, &tools, dir] { precompile_prelude(prelude, tools, dir); });
+    } else {
+      start_precompiling_prelude(prelude, tools, dir);
     }
   }
   std::string tag = fmt::format("{}.{}", key, getpid());

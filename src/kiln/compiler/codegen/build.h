@@ -99,7 +99,8 @@ std::string cache_key(const std::string& source, const Toolchain& t);
 // GCC reads the .gch in place of the headers, and the source's own copy of the prelude then changes
 // nothing (include guards); a .gch GCC finds invalid is skipped for the text, so no output depends
 // on it, and the cache key of a source is the same with or without it. The first build that misses
-// in a cache directory precompiles the prelude beside its own compile (which runs without it).
+// in a cache directory starts precompiling the prelude in a background process and compiles without
+// it, so no build waits for it.
 struct PreludeHeader {
   bool supported = false;  // the compiler is GCC (clang's precompiled headers work differently)
   std::string header;      // .../prelude-<key>/prelude.h; the precompiled header is header + ".gch"
@@ -109,5 +110,9 @@ PreludeHeader prelude_header(const std::string& prelude, const Toolchain& t, con
 // one process builds it, others wait); returns whether the precompiled header is there. Never throws:
 // a prelude that does not precompile only leaves compiles at their old speed.
 bool precompile_prelude(const std::string& prelude, const Toolchain& t, const std::string& dir);
+// Starts precompiling `prelude` in a detached background process unless it is there, failed before,
+// or is being built (a mark beside the header, taken over after ten minutes); returns at once. A
+// failure leaves the compiler's messages in prelude.h.failed, and no later build tries again.
+void start_precompiling_prelude(const std::string& prelude, const Toolchain& t, const std::string& dir);
 
 }  // namespace kiln::compiler

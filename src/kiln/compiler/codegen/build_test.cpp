@@ -12,7 +12,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <optional>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -326,6 +328,16 @@ std::string pch_report(const Toolchain& t, const std::string& header) {
   return out;
 }
 
+// Whether `path` exists within two minutes (a background build on a busy machine), or is gone.
+bool appears(const std::string& path, bool present = true) {
+  for (int i = 0; i < 1200; ++i) {
+    if (std::filesystem::exists(path) == present) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return false;
+}
+bool gone(const std::string& path) { return appears(path, false); }
+
 TEST(PrecompiledPrelude, IsBuiltOnceAndReadByLaterBuilds) {
   auto dir = fresh_dir("prelude");
   ScopedEnv cache("KILN_CACHE_DIR", dir.string());
@@ -333,7 +345,7 @@ TEST(PrecompiledPrelude, IsBuiltOnceAndReadByLaterBuilds) {
   PreludeHeader h = prelude_header("// precompiled prelude test\nstatic int base() { return 10; }\n", t, dir.string());
   if (!h.supported) GTEST_SKIP() << "the compiler is not GCC";
   // Two sources with one prelude (which defines a function: were it compiled twice, the second
-  // build would fail with a redefinition); the first build precompiles it beside its own compile.
+  // build would fail with a redefinition); the first build starts precompiling it in the background.
   std::string prelude = "// precompiled prelude test\nstatic int base() { return 10; }\n";
   auto source = [&](int bias, int n) {
     std::pair<std::string, BuildPlan> r{prelude, {}};
@@ -347,7 +359,8 @@ TEST(PrecompiledPrelude, IsBuiltOnceAndReadByLaterBuilds) {
   auto [first, first_plan] = source(0, 1);
   auto a = compile_cpp(first, first_plan);
   EXPECT_EQ(reinterpret_cast<int (*)()>(a->symbol("k0"))(), 10);
-  ASSERT_TRUE(std::filesystem::exists(h.header + ".gch")) << "the first build did not precompile the prelude";
+  ASSERT_TRUE(appears(h.header + ".gch")) << "the first build did not precompile the prelude";
+  EXPECT_TRUE(gone(h.header + ".building"));
   EXPECT_NE(pch_report(t, h.header).find("! " + h.header + ".gch"), std::string::npos) << pch_report(t, h.header);
   // Later builds, in one part and in several, read it, and the prelude's function is defined once.
   for (int n : {1, 6}) {
@@ -359,6 +372,25 @@ TEST(PrecompiledPrelude, IsBuiltOnceAndReadByLaterBuilds) {
   }
   // Its key is the prelude's and the toolchain's: another prelude gets another header.
   EXPECT_NE(prelude_header(prelude + "// more\n", t, dir.string()).header, h.header);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(PrecompiledPrelude, OneThatFailsIsMarkedWithTheCompilersMessageAndNotTriedAgain) {
+  auto dir = fresh_dir("prelude_failed");
+  std::string prelude = "#include \"kiln/no_such_header.h\"\n";
+  const Toolchain& t = toolchain();
+  PreludeHeader h = prelude_header(prelude, t, dir.string());
+  if (!h.supported) GTEST_SKIP() << "the compiler is not GCC";
+  start_precompiling_prelude(prelude, t, dir.string());
+  ASSERT_TRUE(appears(h.header + ".failed"));
+  EXPECT_TRUE(gone(h.header + ".building"));
+  std::ifstream mark(h.header + ".failed");
+  std::string text((std::istreambuf_iterator<char>(mark)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("no_such_header.h"), std::string::npos) << text;
+  EXPECT_FALSE(std::filesystem::exists(h.header + ".gch"));
+  EXPECT_FALSE(precompile_prelude(prelude, t, dir.string()));  // not tried again
+  start_precompiling_prelude(prelude, t, dir.string());
+  EXPECT_FALSE(std::filesystem::exists(h.header + ".building"));
   std::filesystem::remove_all(dir);
 }
 
