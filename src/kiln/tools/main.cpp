@@ -48,7 +48,8 @@ environment:
                           memory plan, generated C++, why it recompiled, cache hits and builds,
                           the loop IR, every compiler pass's result and time
   KILN_VERIFY=1           verify every IR after every compiler pass (on in debug builds)
-  KILN_CACHE_DIR=DIR      where compiled kernels are cached (default ~/.cache/kiln)
+  KILN_CACHE_DIR=DIR      where compiled kernels, and with GCC their precompiled headers,
+                          are cached (default ~/.cache/kiln)
   KILN_EMULATE_PRECISION_CASTS=1
                           compiled code rounds every float16/bfloat16 op's result as eager
                           does (default: a chain in one kernel rounds once, as torch.compile)
