@@ -70,8 +70,8 @@ int main(int argc, char** argv) {
         mag += std::fabs(double(x[r * k + p]) * w[c * k + p]);
       }
       if (std::fabs(y[r * n + c] - want) > 2.0 * k * 0x1p-24 * mag + 1e-30) {
-        std::fprintf(stderr, "kiln_blas_probe: %s wrong at [%zu, %zu] of %d,%d,%d: %g, want %g\n", argv[1], r, c,
-                     m, n, k, double(y[r * n + c]), want);
+        std::fprintf(stderr, "kiln_blas_probe: %s wrong at [%zu, %zu] of %d,%d,%d: %g, want %g\n", argv[1], r, c, m, n,
+                     k, double(y[r * n + c]), want);
         return 1;
       }
     }

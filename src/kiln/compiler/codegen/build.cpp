@@ -83,7 +83,8 @@ std::vector<std::string> quoted_includes(const std::string& text) {
 
 struct FileLock {
   int fd;
-  explicit FileLock(const std::string& path) : fd(open(path.c_str(), O_CREAT | O_RDWR, 0644)) {
+  // Close-on-exec: compilers and the background prelude build started while it is held do not keep it.
+  explicit FileLock(const std::string& path) : fd(open(path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644)) {
     KILN_CHECK(fd >= 0, "compile: cannot open lock file {}", path);
     flock(fd, LOCK_EX);
   }
