@@ -354,9 +354,11 @@ bool precompile_prelude(const std::string& prelude, const Toolchain& t, const st
   }
 }
 
-void start_precompiling_prelude(const std::string& prelude, const Toolchain& t, const std::string& dir) {
+namespace {
+
+// start_precompiling_prelude for the header `h` of `prelude` (computed once by the caller).
+void start_precompiling(const std::string& prelude, const PreludeHeader& h, const Toolchain& t) {
   try {
-    PreludeHeader h = prelude_header(prelude, t, dir);
     PreludeFiles f(h);
     std::error_code ec;
     if (!h.supported || fs::exists(f.gch, ec) || fs::exists(f.failed, ec)) return;
@@ -379,6 +381,16 @@ void start_precompiling_prelude(const std::string& prelude, const Toolchain& t, 
     if (std::system(command.c_str()) != 0) fs::remove(f.building, ec);
     KILN_LOG("compile", "precompiling the prelude in the background: {}", f.gch);
   } catch (const std::exception& e) {
+    KILN_LOG("compile", "the prelude did not start precompiling: {}", e.what());
+  }
+}
+
+}  // namespace
+
+void start_precompiling_prelude(const std::string& prelude, const Toolchain& t, const std::string& dir) {
+  try {
+    start_precompiling(prelude, prelude_header(prelude, t, dir), t);
+  } catch (const std::exception& e) {  // the header hash reads kiln's headers
     KILN_LOG("compile", "the prelude did not start precompiling: {}", e.what());
   }
 }
@@ -524,7 +536,7 @@ std::shared_ptr<Library> compile_cpp(const std::string& source, const BuildPlan&
     if (h.supported && fs::exists(h.header + ".gch", ec)) {
       flags = " -include " + h.header;
     } else {
-      start_precompiling_prelude(prelude, tools, dir);
+      start_precompiling(prelude, h, tools);
     }
   }
   std::string tag = fmt::format("{}.{}", key, getpid());
