@@ -149,6 +149,30 @@ TEST(CompiledRegression, LongFloatSumsAreAsAccurateAsEager) {
   }
 }
 
+// sum(x, 0) of many rows beside var_mean(x, 1): a column sum of the row kernel, whose threads add
+// their rows into float partials and fold them into double ones every few rows. Summed in float
+// over all of a thread's rows (65536 on 2 threads), a column of values near 3 drifts by about 1e-6.
+TEST(CompiledRegression, LongColumnSumsAreAsAccurateAsEager) {
+  Tensor x = add(randn({131072, 16}), Scalar(3));
+  Fn fn = [](const std::vector<Tensor>& in) {
+    auto [var, mean] = var_mean(in[0], IntArrayRef{1});
+    return std::vector<Tensor>{sum(in[0], IntArrayRef{0}), var, mean};
+  };
+  auto got = run_compiled(fn, {x});
+  Tensor eager = fn({x})[0];
+  Tensor exact = sum(x.to(DType::Float64), IntArrayRef{0});
+  auto g = to_doubles(got[0]), e = to_doubles(eager), r = to_doubles(exact);
+  for (size_t i = 0; i < r.size(); ++i) {
+    double got_err = std::abs(g[i] - r[i]) / std::abs(r[i]);
+    double eager_err = std::abs(e[i] - r[i]) / std::abs(r[i]);
+    EXPECT_LE(got_err, std::max(2 * eager_err, 1.2e-7)) << "col " << i << " eager error " << eager_err;
+  }
+  auto v = to_doubles(got[1]), m = to_doubles(got[2]);
+  auto ev = to_doubles(std::get<0>(var_mean(x.to(DType::Float64), IntArrayRef{1})));
+  for (size_t i = 0; i < ev.size(); i += 997) EXPECT_NEAR(v[i], ev[i], 1e-5 * ev[i]) << "var of row " << i;
+  EXPECT_EQ(m.size(), ev.size());
+}
+
 TEST(CompiledRegression, NegativeZeroConstantsKeepTheirSign) {
   Maker m(3);
   Tensor x = m.make({5, 7}, DType::Float32);

@@ -205,9 +205,10 @@ std::set<int> next_rows(const loopir::Program& p, const Kernel& k, const std::ve
   return rows;
 }
 
+// `extra`: statements added at the end of the pass's column loop (the column sums, ColumnCode).
 void write_pass(const loopir::Program& p, const Kernel& k, const std::vector<int>& pass, const loopir::Ranges& ranges,
-                const KernelRows& rows, bool prefetch, std::map<int, std::string>& locals, ErrorSites& sites,
-                std::string& out) {
+                const KernelRows& rows, bool prefetch, const std::string& extra, std::map<int, std::string>& locals,
+                ErrorSites& sites, std::string& out) {
   const std::set<int>& row_buffers = rows.row_buffers;
   std::string body, clauses, finish, prelude;
   std::string chunk_open, chunk_close;  // float partial sums per chunk of columns (see below)
@@ -285,6 +286,7 @@ void write_pass(const loopir::Program& p, const Kernel& k, const std::vector<int
       finish += fmt::format("      buf{}[row] = {};\n", n.out, store_expr(buf.dtype, fmt::format("v{}", n.out)));
     locals[n.out] = fmt::format("v{}", n.out);
   }
+  body += extra;
   // A loop with masked loads is left to the auto-vectorizer, which masks them (see masked_loads()).
   std::string pragma = w.masked_loads() ? (split ? "parallel for schedule(static)" : "")
                                         : (split ? "parallel for simd schedule(static)" : "simd");
@@ -363,48 +365,76 @@ void write_column_reduction(const loopir::Program& p, const Kernel& k, const loo
 
 void write_kernel_body(const loopir::Program& p, const Kernel& k, ErrorSites& sites, std::string& out);
 
-// A row kernel's column sums (Kernel::columns): each thread adds the values of its rows at each col
-// into a row of partial sums in double. `start`: the row is the thread's own scratch region, kept
-// between calls and zeroed by each thread (a vector for the whole team, allocated and zeroed by one
-// thread per call, cost [1024, 8192] var_mean + sum(0) 10% on 2 threads, and glibc maps it afresh
-// each call). `per_row`: a loop at the end of each row, which the row passes have brought into L1
-// (first, it waited on memory while it read and wrote the partial sums in L2: 1.44x the kernel's
-// time at [8192, 8192] on 2 threads). `finish`: once every row is done, the threads split the cols
-// and add the partials in thread order, scaled (a mean) and stored.
+// A row kernel's column sums (Kernel::columns). Each thread adds the values of its rows at each col
+// into a row of partial sums: float values into float partials, which it folds into double ones
+// every kFoldRows rows (each float partial adds at most that many values, as eager's lane sums add
+// at most kSumChunk / 16; float partials are half the cache traffic of double ones: [8192, 8192]
+// var_mean + sum(0) 4.6 -> 3.9 ms on the 16-core host), float64 values into double partials.
+// `start`: the rows are the thread's own scratch regions, kept between calls and zeroed by each
+// thread (a vector for the whole team, allocated and zeroed by one thread per call, cost [1024,
+// 8192] 10% on 2 threads, and glibc maps it afresh each call). `in_pass`: the additions, in their
+// own scope at the end of the first pass's column loop, which loads the row from memory anyway
+// (after the last pass, from L1, they cost [8192, 8192] 5.0 -> 4.6 ms on the 16-core host); or
+// `per_row`, a loop of their own at the end of each row, when their loads are masked (such a loop
+// is no `omp simd` loop; the first pass's may be). `per_row` also folds the float partials;
+// `after_rows` folds what is left and waits for the team. `finish`: once every row is done, the
+// threads split the cols and add the partials in thread order, scaled (a mean) and stored.
 struct ColumnCode {
-  std::string start, per_row, finish;
+  std::string start, in_pass, per_row, after_rows, finish;
 };
+
+constexpr int kFoldRows = 64;
 
 ColumnCode write_columns(const loopir::Program& p, const Kernel& k, const loopir::Ranges& ranges, ErrorSites& sites,
                          int slot) {
   ColumnCode c;
   if (k.columns.empty()) return c;
   const int64_t width = static_cast<int64_t>(k.columns.size()) * k.cols;
+  bool in_float = true;
+  for (int i : k.columns) {
+    const auto& n = std::get<LoopNode>(p.steps[static_cast<size_t>(i)]);
+    in_float = in_float && compute_type(p.buffers[static_cast<size_t>(n.out)].dtype) == "float";
+  }
+  const std::string part_type = in_float ? "float" : "double";
   c.start = fmt::format(
       "#pragma omp single\n"
       "    column_parts.assign(static_cast<size_t>(omp_get_num_threads()), nullptr);\n"
-      "    double* const part = k_scratch<double>({1}, {0});  // this thread's partial sums\n"
-      "    std::fill(part, part + {0}, 0.0);\n"
-      "    column_parts[static_cast<size_t>(omp_get_thread_num())] = part;\n",
-      width, slot);
+      "    {2}* const part = k_scratch<{2}>({1}, {0});  // this thread's partial sums\n"
+      "    std::fill(part, part + {0}, {2}(0));\n",
+      width, slot, part_type);
+  if (in_float) {
+    c.start += fmt::format(
+        "    double* const total = k_scratch<double>({1}, {0});  // the float partials, folded every {2} rows\n"
+        "    std::fill(total, total + {0}, 0.0);\n"
+        "    int pending = 0;  // rows in the float partials\n"
+        "    column_parts[static_cast<size_t>(omp_get_thread_num())] = total;\n",
+        width, slot + 1, kFoldRows);
+    c.after_rows = fmt::format(
+        "    if (pending > 0) k_fold_columns(total, part, {});\n"
+        "#pragma omp barrier\n",
+        width);
+  } else {
+    c.start += "    column_parts[static_cast<size_t>(omp_get_thread_num())] = part;\n";
+  }
   c.finish = fmt::format(
       "    const size_t team = column_parts.size();\n"
       "#pragma omp for schedule(static)\n"
       "    for (int64_t col = 0; col < {0}; ++col) {{\n",
       k.cols);
+  std::string in_pass;
+  bool masked = false;
   int j = 0;
   for (int i : k.columns) {
     const auto& n = std::get<LoopNode>(p.steps[static_cast<size_t>(i)]);
     const auto& buf = p.buffers[static_cast<size_t>(n.out)];
     std::map<int, std::string> no_locals;
     std::string body;
-    BodyWriter w({p, ranges, sites, site_of(n, k)}, no_locals, body, "        ");
+    BodyWriter w({p, ranges, sites, site_of(n, k)}, no_locals, body, "          ");
     std::string v = w.emit(column_value(n, ranges));
-    c.per_row += fmt::format("      // buf{}: {} (a column sum: this thread's rows)\n", n.out, n.origin);
-    if (!w.masked_loads()) c.per_row += "#pragma omp simd\n";  // see masked_loads()
-    c.per_row += fmt::format(
-        "      for (int64_t col = 0; col < {}; ++col) {{\n{}        part[{} + col] += static_cast<double>({});\n      }}\n",
-        k.cols, body, j * k.cols, v);
+    masked = masked || w.masked_loads();
+    in_pass += fmt::format(
+        "        {{  // buf{}: {} (a column sum: this thread's rows)\n{}          part[{} + col] += static_cast<{}>({});\n        }}\n",
+        n.out, n.origin, body, j * k.cols, part_type, v);
     std::string sum = fmt::format("s{}", n.out);
     c.finish += fmt::format(
         "      double {0} = 0;\n      for (size_t t = 0; t < team; ++t) {0} += column_parts[t][{1} + col];\n", sum,
@@ -413,6 +443,16 @@ ColumnCode write_columns(const loopir::Program& p, const Kernel& k, const loopir
     c.finish += fmt::format("      buf{}[col] = {};\n", n.out,
                             store_expr(buf.dtype, fmt::format("static_cast<{}>({})", compute_type(buf.dtype), result)));
     ++j;
+  }
+  if (masked) {  // see masked_loads()
+    c.per_row = fmt::format("      for (int64_t col = 0; col < {}; ++col) {{\n{}      }}\n", k.cols, in_pass);
+  } else {
+    c.in_pass = std::move(in_pass);
+  }
+  if (in_float) {
+    c.per_row += fmt::format(
+        "      if (++pending == {}) {{\n        k_fold_columns(total, part, {});\n        pending = 0;\n      }}\n",
+        kFoldRows, width);
   }
   c.finish += "    }\n";
   return c;
@@ -452,7 +492,8 @@ void write_kernel_body(const loopir::Program& p, const Kernel& k, ErrorSites& si
     out += "}\n";
     return;
   }
-  if (!k.columns.empty()) out += "  std::vector<double*> column_parts;  // each thread's row of partial column sums\n";
+  if (!k.columns.empty())
+    out += "  std::vector<double*> column_parts;  // each thread's partial column sums, in double\n";
   // Rows in parallel; a single row keeps one thread here and splits its loops (write_pass).
   out += fmt::format("#pragma omp parallel if({})\n  {{\n", worth_threads(k) ? "true" : "false");
   // Rows a kernel keeps: pointwise values it computes in one pass and reads in a later one.
@@ -487,11 +528,14 @@ void write_kernel_body(const loopir::Program& p, const Kernel& k, ErrorSites& si
   out += fmt::format("    for (int64_t row = 0; row < {}; ++row) {{\n", k.rows);
   std::map<int, std::string> locals;
   rows.prefetched = next_rows(p, k, passes, ranges);
-  for (size_t a = 0; a < passes.size(); ++a) write_pass(p, k, passes[a], ranges, rows, a == 1, locals, sites, out);
+  for (size_t a = 0; a < passes.size(); ++a) {
+    write_pass(p, k, passes[a], ranges, rows, a == 1, a == 0 ? columns.in_pass : std::string(), locals, sites, out);
+  }
   out += columns.per_row;
   out += "    }\n";
   if (!rows.streamed.empty())
     out += "    k_stream_fence();  // this thread's streamed rows, before the kernel returns\n";
+  out += columns.after_rows;
   out += columns.finish;
   out += "  }\n}\n";
 }

@@ -206,4 +206,14 @@ inline void k_stream_fence() {
 #endif
 }
 
+// Adds a row kernel's float partial column sums into its double ones and zeroes them (codegen's
+// write_columns: every few rows, so that no float partial adds many values).
+inline void k_fold_columns(double* __restrict total, float* __restrict part, int64_t n) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) {
+    total[i] += static_cast<double>(part[i]);
+    part[i] = 0.0f;
+  }
+}
+
 }  // namespace kiln::kernel_support
