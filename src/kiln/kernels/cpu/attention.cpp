@@ -178,6 +178,29 @@ void finish_scores(const Problem& p, Scratch<M>& w, const View4<In>* mask, int64
   }
 }
 
+// The largest lane of x (NaN lanes aside) and the sum of its lanes, in four halving steps: a chain of
+// 4 operations, not 16.
+inline v16 swap_halves(v16 x, std::integral_constant<int, 8>) {
+  return __builtin_shufflevector(x, x, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7);
+}
+inline v16 swap_halves(v16 x, std::integral_constant<int, 4>) {
+  return __builtin_shufflevector(x, x, 4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 8, 9, 10, 11);
+}
+inline v16 swap_halves(v16 x, std::integral_constant<int, 2>) {
+  return __builtin_shufflevector(x, x, 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13);
+}
+inline v16 swap_halves(v16 x, std::integral_constant<int, 1>) {
+  return __builtin_shufflevector(x, x, 1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14);
+}
+template <class Combine>
+float fold16(v16 x, const Combine& combine) {
+  x = combine(x, swap_halves(x, std::integral_constant<int, 8>{}));
+  x = combine(x, swap_halves(x, std::integral_constant<int, 4>{}));
+  x = combine(x, swap_halves(x, std::integral_constant<int, 2>{}));
+  x = combine(x, swap_halves(x, std::integral_constant<int, 1>{}));
+  return x[0];
+}
+
 // The largest of a row of kKeyBlock scores, -inf if none is larger. NaN scores do not raise it (as
 // in PyTorch's kernel); they reach the sum. In 16 lanes for float: one running max would be a chain
 // of dependent compares as long as the row.
@@ -190,11 +213,28 @@ M row_max(const M* s) {
       v16 x = load16(s + c * kLanes);
       lanes = x > lanes ? x : lanes;
     }
-    for (int64_t l = 0; l < kLanes; ++l) best = lanes[l] > best ? lanes[l] : best;
-    return best;
+    return fold16(lanes, [](v16 a, v16 b) { return a > b ? a : b; });
   }
   for (int64_t j = 0; j < kKeyBlock; ++j) best = s[j] > best ? s[j] : best;
   return best;
+}
+
+// s[j] = exp(s[j] - max) for a row of kKeyBlock scores; returns their sum.
+template <class M>
+M exp_row(M* s, M max) {
+#if defined(__AVX512F__)
+  if constexpr (std::is_same_v<M, float>) {
+    v16 sum{};
+    for (int64_t c = 0; c < kKeyBlock / kLanes; ++c) {
+      v16 e = v16(vec::exp16(__m512(load16(s + c * kLanes) - max)));
+      store16(s + c * kLanes, e);
+      sum += e;
+    }
+    return fold16(sum, [](v16 a, v16 b) { return a + b; });
+  }
+#endif
+  for (int64_t j = 0; j < kKeyBlock; ++j) s[j] = exp_of(s[j] - max);
+  return lane_sum<M>(kKeyBlock, [s](int64_t j) { return s[j]; });
 }
 
 // Whether a row of kKeyBlock scores holds a NaN.
@@ -229,8 +269,7 @@ void softmax_update(Scratch<M>& w, int64_t rows, int64_t e) {
       for (int64_t d = 0; d < e; ++d) acc[d] *= rescale;
       w.max[i] = new_max;
     }
-    for (int64_t j = 0; j < kKeyBlock; ++j) si[j] = exp_of(si[j] - new_max);
-    w.sum[i] += lane_sum<M>(kKeyBlock, [si](int64_t j) { return si[j]; });
+    w.sum[i] += exp_row(si, new_max);
   }
 }
 

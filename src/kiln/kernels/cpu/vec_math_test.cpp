@@ -65,5 +65,42 @@ TEST(VecMath, ExpIsWithinTwoUlps) {
   EXPECT_EQ(exp(-110.0f), 0.0f);
 }
 
+#if defined(__AVX512F__)
+// exp16 equals exp bit for bit: on every 61st float, and on every float where exp's result is
+// subnormal or near overflow (its two-factor scaling and its overflow test are where they differ).
+TEST(VecMath, Exp16EqualsExpInEveryLane) {
+  int64_t checked = 0, differ = 0;
+  float first_x = 0, first_got = 0, first_want = 0;
+  auto check = [&](uint32_t from, uint32_t to, uint32_t step) {
+    alignas(64) float x[16], got[16];
+    int n = 0;
+    auto flush = [&] {
+      _mm512_store_ps(got, exp16(_mm512_load_ps(x)));
+      for (int l = 0; l < n; ++l) {
+        float want = exp(x[l]);
+        bool same = std::isnan(want) ? std::isnan(got[l])
+                                     : std::bit_cast<uint32_t>(got[l]) == std::bit_cast<uint32_t>(want);
+        if (!same && differ++ == 0) first_x = x[l], first_got = got[l], first_want = want;
+        ++checked;
+      }
+      n = 0;
+    };
+    for (uint64_t b = from; b <= to; b += step) {
+      x[n++] = std::bit_cast<float>(static_cast<uint32_t>(b));
+      if (n == 16) flush();
+    }
+    for (int l = n; l < 16; ++l) x[l] = 0.0f;
+    if (n > 0) flush();
+  };
+  check(0, 0xFFFFFFFFu, 61);  // every sign, exponent, NaN and infinity
+  auto bits = [](float f) { return std::bit_cast<uint32_t>(f); };
+  check(bits(88.0f), bits(89.5f), 1);     // near overflow (above 89 both clamp)
+  check(bits(-88.0f), bits(-110.0f), 1);  // subnormal results, and 0
+  EXPECT_EQ(differ, 0) << "of " << checked << "; first at x = " << first_x << ": " << first_got << " against "
+                       << first_want;
+  EXPECT_GT(checked, 70'000'000 + 2'000'000);
+}
+#endif
+
 }  // namespace
 }  // namespace kiln::cpu::vec

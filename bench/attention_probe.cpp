@@ -1,0 +1,353 @@
+// Where the CPU flash attention kernel's time goes (src/kiln/kernels/cpu/attention.cpp, float32, no
+// mask, not causal): the kernel's structure restated on plain arrays, then the same with parts
+// removed or changed, each timed on all threads (median of 15 calls after 3):
+//   full        the kernel as it is: per 64-row task and 64-key block, Q K^T in 4 x 64 register
+//               tiles, scale, the online softmax (row max, exp, row sum, rescale), P V in 4 x 64 tiles;
+//   products    only the two block products (what a perfect softmax would leave);
+//   phased(6)   full with the softmax in phases over the block's rows (scaled scores and row maxima;
+//               weights and sums), horizontal max and sum in shuffles, the rescale applied as P V
+//               loads the accumulators (tiles of 4, or 6);
+//   exp16       full with the row max and sum in shuffles and exp through vec::exp16 (the kernel
+//               since this probe);
+//   tile5/6/7   full, with 5, 6 or 7 x 64 register tiles for both products (20, 24, 28 accumulators,
+//               not 16).
+// Not part of the build: g++ -std=c++20 -O3 -march=native -fopenmp -fno-math-errno -fno-trapping-math
+//   -Isrc bench/attention_probe.cpp -o /tmp/attention_probe; /tmp/attention_probe [heads rows e]
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "kiln/kernels/cpu/accumulate.h"
+#include "kiln/kernels/cpu/vec_math.h"
+
+namespace {
+
+using namespace kiln::cpu;
+
+constexpr int64_t kRowBlock = 64, kKeyBlock = 64, kLanes = 16;
+typedef float v16 __attribute__((vector_size(64)));
+
+inline v16 load16(const float* p) {
+  v16 x;
+  std::memcpy(&x, p, sizeof x);
+  return x;
+}
+inline void store16(float* p, v16 x) { std::memcpy(p, &x, sizeof x); }
+
+template <int64_t n>
+void dot_tile(const float* q, const float* kt, float* s, int64_t e) {
+  v16 acc[n][kKeyBlock / kLanes] = {};
+  for (int64_t d = 0; d < e; ++d) {
+    v16 k[kKeyBlock / kLanes];
+    for (int64_t c = 0; c < kKeyBlock / kLanes; ++c) k[c] = load16(kt + d * kKeyBlock + c * kLanes);
+    for (int64_t r = 0; r < n; ++r) {
+      const float qd = q[r * e + d];
+      for (int64_t c = 0; c < kKeyBlock / kLanes; ++c) acc[r][c] += qd * k[c];
+    }
+  }
+  for (int64_t r = 0; r < n; ++r) {
+    for (int64_t c = 0; c < kKeyBlock / kLanes; ++c) store16(s + r * kKeyBlock + c * kLanes, acc[r][c]);
+  }
+}
+
+template <int64_t n>
+void weigh_tile(const float* p, const float* v, float* acc, int64_t e, int64_t c0) {
+  constexpr int64_t kChunks = 64 / kLanes;
+  v16 a[n][kChunks];
+  for (int64_t r = 0; r < n; ++r) {
+    for (int64_t c = 0; c < kChunks; ++c) a[r][c] = load16(acc + r * e + c0 + c * kLanes);
+  }
+  for (int64_t j = 0; j < kKeyBlock; ++j) {
+    v16 x[kChunks];
+    for (int64_t c = 0; c < kChunks; ++c) x[c] = load16(v + j * e + c0 + c * kLanes);
+    for (int64_t r = 0; r < n; ++r) {
+      const float pj = p[r * kKeyBlock + j];
+      for (int64_t c = 0; c < kChunks; ++c) a[r][c] += pj * x[c];
+    }
+  }
+  for (int64_t r = 0; r < n; ++r) {
+    for (int64_t c = 0; c < kChunks; ++c) store16(acc + r * e + c0 + c * kLanes, a[r][c]);
+  }
+}
+
+// The last rest < kTile rows as one tile of rest rows.
+template <int64_t n, class F>
+void tail_tile(int64_t i, int64_t rest, const F& tile) {
+  if constexpr (n > 0) {
+    if (rest == n) return tile(i, std::integral_constant<int64_t, n>{});
+    tail_tile<n - 1>(i, rest, tile);
+  }
+}
+
+template <int64_t kTile, class F>
+void by_tiles(int64_t rows, const F& tile) {
+  int64_t i = 0;
+  for (; i + kTile <= rows; i += kTile) tile(i, std::integral_constant<int64_t, kTile>{});
+  tail_tile<kTile - 1>(i, rows - i, tile);
+}
+
+float row_max(const float* s) {
+  float best = -std::numeric_limits<float>::infinity();
+  v16 lanes = best - v16{};
+  for (int64_t c = 0; c < kKeyBlock / kLanes; ++c) {
+    v16 x = load16(s + c * kLanes);
+    lanes = x > lanes ? x : lanes;
+  }
+  for (int64_t l = 0; l < kLanes; ++l) best = lanes[l] > best ? lanes[l] : best;
+  return best;
+}
+
+// weigh_tile with each row's accumulators first multiplied by alpha[r] (the online softmax's rescale).
+template <int64_t n>
+void weigh_tile_scaled(const float* p, const float* v, float* acc, const float* alpha, int64_t e) {
+  constexpr int64_t kChunks = 64 / kLanes;
+  v16 a[n][kChunks];
+  for (int64_t r = 0; r < n; ++r) {
+    for (int64_t c = 0; c < kChunks; ++c) a[r][c] = load16(acc + r * e + c * kLanes) * alpha[r];
+  }
+  for (int64_t j = 0; j < kKeyBlock; ++j) {
+    v16 x[kChunks];
+    for (int64_t c = 0; c < kChunks; ++c) x[c] = load16(v + j * e + c * kLanes);
+    for (int64_t r = 0; r < n; ++r) {
+      const float pj = p[r * kKeyBlock + j];
+      for (int64_t c = 0; c < kChunks; ++c) a[r][c] += pj * x[c];
+    }
+  }
+  for (int64_t r = 0; r < n; ++r) {
+    for (int64_t c = 0; c < kChunks; ++c) store16(acc + r * e + c * kLanes, a[r][c]);
+  }
+}
+
+// The largest lane (lanes are never NaN here) and the sum of the lanes, in 4 halving steps.
+inline float hmax(v16 m) {
+  v16 t = __builtin_shufflevector(m, m, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7);
+  m = t > m ? t : m;
+  t = __builtin_shufflevector(m, m, 4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 8, 9, 10, 11);
+  m = t > m ? t : m;
+  t = __builtin_shufflevector(m, m, 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13);
+  m = t > m ? t : m;
+  t = __builtin_shufflevector(m, m, 1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14);
+  m = t > m ? t : m;
+  return m[0];
+}
+inline float hsum(v16 m) {
+  m += __builtin_shufflevector(m, m, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7);
+  m += __builtin_shufflevector(m, m, 4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 8, 9, 10, 11);
+  m += __builtin_shufflevector(m, m, 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13);
+  m += __builtin_shufflevector(m, m, 1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14);
+  return m[0];
+}
+
+struct Work {
+  std::vector<float> q, s, acc, max, sum;
+  std::vector<float> alpha = std::vector<float>(kRowBlock);
+  explicit Work(int64_t e)
+      : q(kRowBlock * e), s(kRowBlock * kKeyBlock), acc(kRowBlock * e), max(kRowBlock), sum(kRowBlock) {}
+};
+
+enum class Variant { Full, Products, Tile5, Tile6, Tile7, Phased, Phased6, Exp16 };
+
+// One (head, 64-row block) task over every key block; kt and vb: the head's packed keys
+// ([blocks][e][64]) and values ([blocks][64][e]).
+template <int64_t kTile>
+void task(Variant variant, Work& w, const float* q, const float* kt, const float* vb, float* out, int64_t keys,
+          float scale) {
+  constexpr int64_t e = 64;
+  std::memcpy(w.q.data(), q, sizeof(float) * kRowBlock * e);
+  std::fill(w.acc.begin(), w.acc.end(), 0.0f);
+  std::fill(w.max.begin(), w.max.end(), -std::numeric_limits<float>::infinity());
+  std::fill(w.sum.begin(), w.sum.end(), 0.0f);
+  for (int64_t j0 = 0; j0 < keys; j0 += kKeyBlock) {
+    const float* kb = kt + j0 * e;
+    const float* vblk = vb + j0 * e;
+    by_tiles<kTile>(kRowBlock, [&](int64_t i, auto n) {
+      dot_tile<decltype(n)::value>(w.q.data() + i * e, kb, w.s.data() + i * kKeyBlock, e);
+    });
+    const bool phased = variant == Variant::Phased || variant == Variant::Phased6;
+    if (phased) {
+      // 1: scaled scores and each row's block max, rows independent of each other.
+      for (int64_t i = 0; i < kRowBlock; ++i) {
+        float* si = w.s.data() + i * kKeyBlock;
+        v16 m = -std::numeric_limits<float>::infinity() - v16{};
+        for (int64_t c = 0; c < kKeyBlock / kLanes; ++c) {
+          v16 x = load16(si + c * kLanes) * scale;
+          store16(si + c * kLanes, x);
+          m = x > m ? x : m;
+        }
+        const float nm = std::max(w.max[i], hmax(m));
+        w.alpha[i] = nm == w.max[i] ? 1.0f : vec::exp(w.max[i] - nm);
+        w.max[i] = nm;
+      }
+      // 2: weights and sums.
+      for (int64_t i = 0; i < kRowBlock; ++i) {
+        float* si = w.s.data() + i * kKeyBlock;
+        const float nm = w.max[i];
+#pragma omp simd
+        for (int64_t j = 0; j < kKeyBlock; ++j) si[j] = vec::exp(si[j] - nm);
+        v16 t = load16(si);
+        for (int64_t c = 1; c < kKeyBlock / kLanes; ++c) t += load16(si + c * kLanes);
+        w.sum[i] = w.sum[i] * w.alpha[i] + hsum(t);
+      }
+      by_tiles<kTile>(kRowBlock, [&](int64_t i, auto n) {
+        weigh_tile_scaled<decltype(n)::value>(w.s.data() + i * kKeyBlock, vblk, w.acc.data() + i * e,
+                                              w.alpha.data() + i, e);
+      });
+      continue;
+    }
+    if (variant == Variant::Exp16) {  // the kernel now: full with hmax and exp16 + hsum per row
+      for (int64_t i = 0; i < kRowBlock; ++i) {
+        float* si = w.s.data() + i * kKeyBlock;
+        for (int64_t j = 0; j < kKeyBlock; ++j) si[j] *= scale;
+      }
+      for (int64_t i = 0; i < kRowBlock; ++i) {
+        float* si = w.s.data() + i * kKeyBlock;
+        v16 m = -std::numeric_limits<float>::infinity() - v16{};
+        for (int64_t c = 0; c < kKeyBlock / kLanes; ++c) {
+          v16 x = load16(si + c * kLanes);
+          m = x > m ? x : m;
+        }
+        const float new_max = std::max(w.max[i], hmax(m));
+        if (new_max != w.max[i]) {
+          float rescale = vec::exp(w.max[i] - new_max);
+          w.sum[i] *= rescale;
+          float* acc = w.acc.data() + i * e;
+          for (int64_t d = 0; d < e; ++d) acc[d] *= rescale;
+          w.max[i] = new_max;
+        }
+        v16 sum{};
+        for (int64_t c = 0; c < kKeyBlock / kLanes; ++c) {
+          v16 x = v16(vec::exp16(__m512(load16(si + c * kLanes) - new_max)));
+          store16(si + c * kLanes, x);
+          sum += x;
+        }
+        w.sum[i] += hsum(sum);
+      }
+    } else if (variant != Variant::Products) {
+      for (int64_t i = 0; i < kRowBlock; ++i) {
+        float* si = w.s.data() + i * kKeyBlock;
+        for (int64_t j = 0; j < kKeyBlock; ++j) si[j] *= scale;
+      }
+      for (int64_t i = 0; i < kRowBlock; ++i) {
+        float* si = w.s.data() + i * kKeyBlock;
+        const float new_max = std::max(w.max[i], row_max(si));
+        if (new_max != w.max[i]) {
+          float rescale = vec::exp(w.max[i] - new_max);
+          w.sum[i] *= rescale;
+          float* acc = w.acc.data() + i * e;
+          for (int64_t d = 0; d < e; ++d) acc[d] *= rescale;
+          w.max[i] = new_max;
+        }
+        for (int64_t j = 0; j < kKeyBlock; ++j) si[j] = vec::exp(si[j] - new_max);
+        w.sum[i] += lane_sum<float>(kKeyBlock, [si](int64_t j) { return si[j]; });
+      }
+    }
+    by_tiles<kTile>(kRowBlock, [&](int64_t i, auto n) {
+      weigh_tile<decltype(n)::value>(w.s.data() + i * kKeyBlock, vblk, w.acc.data() + i * e, e, 0);
+    });
+  }
+  for (int64_t i = 0; i < kRowBlock; ++i) {
+    const float inv = variant == Variant::Products ? 1.0f : 1.0f / w.sum[i];
+    for (int64_t d = 0; d < e; ++d) out[i * e + d] = w.acc[i * e + d] * inv;
+  }
+}
+
+double median_ms(const std::function<void()>& f) {
+  for (int i = 0; i < 3; ++i) f();
+  std::vector<double> t;
+  for (int i = 0; i < 15; ++i) {
+    auto a = std::chrono::steady_clock::now();
+    f();
+    t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - a).count());
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int64_t heads = argc > 1 ? std::atoll(argv[1]) : 16, rows = argc > 2 ? std::atoll(argv[2]) : 1024,
+                e = argc > 3 ? std::atoll(argv[3]) : 64;
+  if (rows % kRowBlock != 0 || e != 64) {
+    std::fprintf(stderr, "rows must be a multiple of 64 and e 64\n");
+    return 2;
+  }
+  const int64_t keys = rows, n = heads * rows * e;
+  std::vector<float> q(n), k(n), v(n), out(n);
+  std::mt19937 g(1);
+  std::normal_distribution<float> d;
+  for (auto* x : {&q, &k, &v})
+    for (float& y : *x) y = d(g);
+  // Packed as the kernel packs them: keys transposed per block of 64, values as they are.
+  std::vector<float> kt(n);
+  for (int64_t h = 0; h < heads; ++h)
+    for (int64_t b = 0; b < keys / kKeyBlock; ++b)
+      for (int64_t dd = 0; dd < e; ++dd)
+        for (int64_t j = 0; j < kKeyBlock; ++j)
+          kt[h * keys * e + b * e * kKeyBlock + dd * kKeyBlock + j] = k[h * keys * e + (b * kKeyBlock + j) * e + dd];
+  const float scale = 1.0f / std::sqrt(static_cast<float>(e));
+  // float64 reference of a few rows
+  auto check = [&](const char* name) {
+    double worst = 0;
+    for (int64_t h : {int64_t{0}, heads - 1}) {
+      for (int64_t i : {int64_t{0}, rows / 2, rows - 1}) {
+        std::vector<double> p(keys);
+        double mx = -1e300, sum = 0;
+        for (int64_t j = 0; j < keys; ++j) {
+          double s = 0;
+          for (int64_t dd = 0; dd < e; ++dd) s += double(q[(h * rows + i) * e + dd]) * k[(h * keys + j) * e + dd];
+          p[j] = s * scale, mx = std::max(mx, p[j]);
+        }
+        for (auto& x : p) x = std::exp(x - mx), sum += x;
+        for (int64_t dd = 0; dd < e; ++dd) {
+          double o = 0;
+          for (int64_t j = 0; j < keys; ++j) o += p[j] * v[(h * keys + j) * e + dd];
+          worst = std::max(worst, std::abs(o / sum - out[(h * rows + i) * e + dd]));
+        }
+      }
+    }
+    std::printf("    %s: max abs err against float64 %.1e\n", name, worst);
+  };
+  const double gflop = 4.0 * heads * rows * keys * e / 1e9;
+  struct V {
+    const char* name;
+    Variant variant;
+  };
+  for (V var : {V{"full", Variant::Full}, V{"products", Variant::Products}, V{"tile5", Variant::Tile5},
+                V{"tile6", Variant::Tile6}, V{"tile7", Variant::Tile7}, V{"phased", Variant::Phased},
+                V{"phased6", Variant::Phased6}, V{"exp16", Variant::Exp16}}) {
+    auto run = [&] {
+#pragma omp parallel
+      {
+        Work w(e);
+#pragma omp for schedule(dynamic, 1)
+        for (int64_t t = 0; t < heads * (rows / kRowBlock); ++t) {
+          const int64_t h = t / (rows / kRowBlock), i0 = t % (rows / kRowBlock) * kRowBlock;
+          const float* qp = q.data() + (h * rows + i0) * e;
+          float* op = out.data() + (h * rows + i0) * e;
+          const float* ktp = kt.data() + h * keys * e;
+          const float* vp = v.data() + h * keys * e;
+          switch (var.variant) {
+            case Variant::Tile5: task<5>(var.variant, w, qp, ktp, vp, op, keys, scale); break;
+            case Variant::Tile6: task<6>(var.variant, w, qp, ktp, vp, op, keys, scale); break;
+            case Variant::Tile7: task<7>(var.variant, w, qp, ktp, vp, op, keys, scale); break;
+            case Variant::Phased6: task<6>(var.variant, w, qp, ktp, vp, op, keys, scale); break;
+            default: task<4>(var.variant, w, qp, ktp, vp, op, keys, scale); break;
+          }
+        }
+      }
+    };
+    double ms = median_ms(run);
+    std::printf("  %-9s %7.3f ms  %6.0f GFLOP/s (%d threads)\n", var.name, ms, gflop / ms * 1e3, omp_get_max_threads());
+    if (var.variant != Variant::Products) check(var.name);
+  }
+}
