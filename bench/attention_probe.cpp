@@ -1,7 +1,8 @@
 // Where the CPU flash attention kernel's time goes (src/kiln/kernels/cpu/attention.cpp, float32, no
 // mask, not causal): the kernel's structure restated on plain arrays, then the same with parts
 // removed or changed, each timed on all threads (median of 15 calls after 3):
-//   full        the kernel as it is: per 64-row task and 64-key block, Q K^T in 4 x 64 register
+//   full        the kernel before exp16 (its tiles are the kernel's own, attention_tiles.h): per 64-row task and 64-key
+//   block, Q K^T in 4 x 64 register
 //               tiles, scale, the online softmax (row max, exp, row sum, rescale), P V in 4 x 64 tiles;
 //   products    only the two block products (what a perfect softmax would leave);
 //   phased(6)   full with the softmax in phases over the block's rows (scaled scores and row maxima;
@@ -12,7 +13,7 @@
 //   tile5/6/7   full, with 5, 6 or 7 x 64 register tiles for both products (20, 24, 28 accumulators,
 //               not 16).
 // Not part of the build: g++ -std=c++20 -O3 -march=native -fopenmp -fno-math-errno -fno-trapping-math
-//   -Isrc bench/attention_probe.cpp -o /tmp/attention_probe; /tmp/attention_probe [heads rows e]
+//   -I. -Isrc bench/attention_probe.cpp -o /tmp/attention_probe; /tmp/attention_probe [heads rows e]
 #include <omp.h>
 
 #include <algorithm>
@@ -26,58 +27,15 @@
 #include <random>
 #include <vector>
 
+#include "bench/probe_timing.h"
 #include "kiln/kernels/cpu/accumulate.h"
+#include "kiln/kernels/cpu/attention_tiles.h"
 #include "kiln/kernels/cpu/vec_math.h"
 
 namespace {
 
 using namespace kiln::cpu;
-
-constexpr int64_t kRowBlock = 64, kKeyBlock = 64, kLanes = 16;
-typedef float v16 __attribute__((vector_size(64)));
-
-inline v16 load16(const float* p) {
-  v16 x;
-  std::memcpy(&x, p, sizeof x);
-  return x;
-}
-inline void store16(float* p, v16 x) { std::memcpy(p, &x, sizeof x); }
-
-template <int64_t n>
-void dot_tile(const float* q, const float* kt, float* s, int64_t e) {
-  v16 acc[n][kKeyBlock / kLanes] = {};
-  for (int64_t d = 0; d < e; ++d) {
-    v16 k[kKeyBlock / kLanes];
-    for (int64_t c = 0; c < kKeyBlock / kLanes; ++c) k[c] = load16(kt + d * kKeyBlock + c * kLanes);
-    for (int64_t r = 0; r < n; ++r) {
-      const float qd = q[r * e + d];
-      for (int64_t c = 0; c < kKeyBlock / kLanes; ++c) acc[r][c] += qd * k[c];
-    }
-  }
-  for (int64_t r = 0; r < n; ++r) {
-    for (int64_t c = 0; c < kKeyBlock / kLanes; ++c) store16(s + r * kKeyBlock + c * kLanes, acc[r][c]);
-  }
-}
-
-template <int64_t n>
-void weigh_tile(const float* p, const float* v, float* acc, int64_t e, int64_t c0) {
-  constexpr int64_t kChunks = 64 / kLanes;
-  v16 a[n][kChunks];
-  for (int64_t r = 0; r < n; ++r) {
-    for (int64_t c = 0; c < kChunks; ++c) a[r][c] = load16(acc + r * e + c0 + c * kLanes);
-  }
-  for (int64_t j = 0; j < kKeyBlock; ++j) {
-    v16 x[kChunks];
-    for (int64_t c = 0; c < kChunks; ++c) x[c] = load16(v + j * e + c0 + c * kLanes);
-    for (int64_t r = 0; r < n; ++r) {
-      const float pj = p[r * kKeyBlock + j];
-      for (int64_t c = 0; c < kChunks; ++c) a[r][c] += pj * x[c];
-    }
-  }
-  for (int64_t r = 0; r < n; ++r) {
-    for (int64_t c = 0; c < kChunks; ++c) store16(acc + r * e + c0 + c * kLanes, a[r][c]);
-  }
-}
+using namespace kiln::cpu::flash;
 
 // The last rest < kTile rows as one tile of rest rows.
 template <int64_t n, class F>
@@ -127,24 +85,11 @@ void weigh_tile_scaled(const float* p, const float* v, float* acc, const float* 
   }
 }
 
-// The largest lane (lanes are never NaN here) and the sum of the lanes, in 4 halving steps.
 inline float hmax(v16 m) {
-  v16 t = __builtin_shufflevector(m, m, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7);
-  m = t > m ? t : m;
-  t = __builtin_shufflevector(m, m, 4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 8, 9, 10, 11);
-  m = t > m ? t : m;
-  t = __builtin_shufflevector(m, m, 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13);
-  m = t > m ? t : m;
-  t = __builtin_shufflevector(m, m, 1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14);
-  m = t > m ? t : m;
-  return m[0];
+  return fold16(m, [](v16 a, v16 b) { return a > b ? a : b; });
 }
 inline float hsum(v16 m) {
-  m += __builtin_shufflevector(m, m, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7);
-  m += __builtin_shufflevector(m, m, 4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 8, 9, 10, 11);
-  m += __builtin_shufflevector(m, m, 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13);
-  m += __builtin_shufflevector(m, m, 1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14);
-  return m[0];
+  return fold16(m, [](v16 a, v16 b) { return a + b; });
 }
 
 struct Work {
@@ -203,7 +148,9 @@ void task(Variant variant, Work& w, const float* q, const float* kt, const float
       });
       continue;
     }
-    if (variant == Variant::Exp16) {  // the kernel now: full with hmax and exp16 + hsum per row
+    if (variant != Variant::Products) {
+      // Exp16, the kernel now: the row max in a shuffle tree, exp16 and the sum's fold; else before.
+      const bool now = variant == Variant::Exp16;
       for (int64_t i = 0; i < kRowBlock; ++i) {
         float* si = w.s.data() + i * kKeyBlock;
         for (int64_t j = 0; j < kKeyBlock; ++j) si[j] *= scale;
@@ -211,11 +158,11 @@ void task(Variant variant, Work& w, const float* q, const float* kt, const float
       for (int64_t i = 0; i < kRowBlock; ++i) {
         float* si = w.s.data() + i * kKeyBlock;
         v16 m = -std::numeric_limits<float>::infinity() - v16{};
-        for (int64_t c = 0; c < kKeyBlock / kLanes; ++c) {
+        for (int64_t c = 0; c < kKeyBlock / kLanes && now; ++c) {
           v16 x = load16(si + c * kLanes);
           m = x > m ? x : m;
         }
-        const float new_max = std::max(w.max[i], hmax(m));
+        const float new_max = std::max(w.max[i], now ? hmax(m) : row_max(si));
         if (new_max != w.max[i]) {
           float rescale = vec::exp(w.max[i] - new_max);
           w.sum[i] *= rescale;
@@ -223,31 +170,18 @@ void task(Variant variant, Work& w, const float* q, const float* kt, const float
           for (int64_t d = 0; d < e; ++d) acc[d] *= rescale;
           w.max[i] = new_max;
         }
-        v16 sum{};
-        for (int64_t c = 0; c < kKeyBlock / kLanes; ++c) {
-          v16 x = v16(vec::exp16(__m512(load16(si + c * kLanes) - new_max)));
-          store16(si + c * kLanes, x);
-          sum += x;
+        if (now) {
+          v16 sum{};
+          for (int64_t c = 0; c < kKeyBlock / kLanes; ++c) {
+            v16 x = v16(vec::exp16(__m512(load16(si + c * kLanes) - new_max)));
+            store16(si + c * kLanes, x);
+            sum += x;
+          }
+          w.sum[i] += hsum(sum);
+        } else {
+          for (int64_t j = 0; j < kKeyBlock; ++j) si[j] = vec::exp(si[j] - new_max);
+          w.sum[i] += lane_sum<float>(kKeyBlock, [si](int64_t j) { return si[j]; });
         }
-        w.sum[i] += hsum(sum);
-      }
-    } else if (variant != Variant::Products) {
-      for (int64_t i = 0; i < kRowBlock; ++i) {
-        float* si = w.s.data() + i * kKeyBlock;
-        for (int64_t j = 0; j < kKeyBlock; ++j) si[j] *= scale;
-      }
-      for (int64_t i = 0; i < kRowBlock; ++i) {
-        float* si = w.s.data() + i * kKeyBlock;
-        const float new_max = std::max(w.max[i], row_max(si));
-        if (new_max != w.max[i]) {
-          float rescale = vec::exp(w.max[i] - new_max);
-          w.sum[i] *= rescale;
-          float* acc = w.acc.data() + i * e;
-          for (int64_t d = 0; d < e; ++d) acc[d] *= rescale;
-          w.max[i] = new_max;
-        }
-        for (int64_t j = 0; j < kKeyBlock; ++j) si[j] = vec::exp(si[j] - new_max);
-        w.sum[i] += lane_sum<float>(kKeyBlock, [si](int64_t j) { return si[j]; });
       }
     }
     by_tiles<kTile>(kRowBlock, [&](int64_t i, auto n) {
@@ -258,18 +192,6 @@ void task(Variant variant, Work& w, const float* q, const float* kt, const float
     const float inv = variant == Variant::Products ? 1.0f : 1.0f / w.sum[i];
     for (int64_t d = 0; d < e; ++d) out[i * e + d] = w.acc[i * e + d] * inv;
   }
-}
-
-double median_ms(const std::function<void()>& f) {
-  for (int i = 0; i < 3; ++i) f();
-  std::vector<double> t;
-  for (int i = 0; i < 15; ++i) {
-    auto a = std::chrono::steady_clock::now();
-    f();
-    t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - a).count());
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
 }
 
 }  // namespace
@@ -346,7 +268,7 @@ int main(int argc, char** argv) {
         }
       }
     };
-    double ms = median_ms(run);
+    double ms = kiln::bench::median_ms(run, 15);
     std::printf("  %-9s %7.3f ms  %6.0f GFLOP/s (%d threads)\n", var.name, ms, gflop / ms * 1e3, omp_get_max_threads());
     if (var.variant != Variant::Products) check(var.name);
   }

@@ -2,7 +2,7 @@
 // [rows, cols] matrix in one pass over memory), to find what keeps it below the copy bandwidth.
 // Not part of the build: compile it by hand next to kiln's headers, e.g.
 //   g++ -std=c++20 -O3 -march=native -mprefer-vector-width=512 -fopenmp -fno-math-errno
-//       -fno-trapping-math -ffp-contract=off -Isrc bench/reduction_probe.cpp -o /tmp/reduction_probe
+//       -fno-trapping-math -ffp-contract=off -I. -Isrc bench/reduction_probe.cpp -o /tmp/reduction_probe
 //   /tmp/reduction_probe [rows cols reps]
 // Each variant is timed (median of reps calls after 3 warm-up calls) and its outputs compared with
 // a float64 reference; the probe also times a parallel memcpy of the same bytes (read + write
@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/probe_timing.h"
 #include "kiln/compiler/codegen/kernel_support.h"
 
 using namespace kiln::kernel_support;
@@ -35,56 +36,10 @@ struct Out {
   std::vector<float> colsum;
 };
 
-// V0: what kiln generates today (three sweeps of each row: sum, squared deviations, column add
-// into double partials).
-void v0(const float* x, Out& o) {
-  std::vector<double*> parts;
-#pragma omp parallel
-  {
-#pragma omp single
-    parts.assign(static_cast<size_t>(omp_get_num_threads()), nullptr);
-    double* const part = k_scratch<double>(0, C);
-    std::fill(part, part + C, 0.0);
-    parts[static_cast<size_t>(omp_get_thread_num())] = part;
-#pragma omp for schedule(static)
-    for (int64_t row = 0; row < R; ++row) {
-      const float* xr = x + row * C;
-      double acc1 = 0;
-#pragma omp simd reduction(+ : acc1)
-      for (int64_t col = 0; col < C; ++col) acc1 += static_cast<double>(xr[col]);
-      const double mean = acc1 / static_cast<double>(C);
-      double acc2 = 0, acc3 = 0, acc4 = 0;
-      for (int64_t c0 = 0; c0 < C; c0 += 1024) {
-        const int64_t c1 = std::min(c0 + 1024, C);
-        float part4 = 0.0f;
-        if (row + 1 < R)
-          for (int64_t a = c0; a < c1; a += 16) __builtin_prefetch(xr + C + a, 0, 2);
-#pragma omp simd reduction(+ : acc2) reduction(+ : acc3) reduction(+ : part4)
-        for (int64_t col = c0; col < c1; ++col) {
-          const double t2 = static_cast<double>(xr[col]) - mean;
-          acc2 += t2 * t2;
-          acc3 += t2;
-          part4 += xr[col];
-        }
-        acc4 += part4;
-      }
-      o.var[row] = acc2 - acc3 * acc3 / static_cast<double>(C);
-      o.mean[row] = static_cast<float>(acc4 / static_cast<double>(C));
-#pragma omp simd
-      for (int64_t col = 0; col < C; ++col) part[col] += static_cast<double>(xr[col]);
-    }
-    const size_t team = parts.size();
-#pragma omp for schedule(static)
-    for (int64_t col = 0; col < C; ++col) {
-      double s = 0;
-      for (size_t t = 0; t < team; ++t) s += parts[t][col];
-      o.colsum[col] = static_cast<float>(s);
-    }
-  }
-}
-
 std::vector<double*> parts_of_double(size_t n) { return std::vector<double*>(n, nullptr); }
 
+// V0 (kFloatParts = kMerged = false): what kiln generated before 1cfe9a5: three sweeps of each row
+// (sum, squared deviations, an add into double column partials).
 // V1: V0 with float column partials (half the partials' cache traffic).
 // V2: the first sweep (the one that reads the row from memory) also adds into the partials.
 // V3: V2 with float partials.
@@ -217,18 +172,6 @@ void vchunked(const float* x, Out& o) {
   }
 }
 
-double median_ms(const std::function<void()>& f, int reps) {
-  for (int i = 0; i < 3; ++i) f();
-  std::vector<double> t;
-  for (int i = 0; i < reps; ++i) {
-    auto a = std::chrono::steady_clock::now();
-    f();
-    t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - a).count());
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -254,14 +197,14 @@ int main(int argc, char** argv) {
     rvar[r] = q, rmean[r] = m;
   }
   const double gb = static_cast<double>(n) * 4 / 1e9;
-  double copy = median_ms(
+  double copy = kiln::bench::median_ms(
       [&] {
 #pragma omp parallel for schedule(static)
         for (int64_t r = 0; r < R; ++r) std::memcpy(y + r * C, x + r * C, static_cast<size_t>(C) * 4);
       },
       reps);
   double readsum = 0;
-  double read = median_ms(
+  double read = kiln::bench::median_ms(
       [&] {
         double total = 0;
         const float* __restrict xs = x;
@@ -284,7 +227,7 @@ int main(int argc, char** argv) {
     const char* name;
     void (*fn)(const float*, Out&);
   };
-  V vs[] = {{"v0 generated (3 sweeps, double parts)", v0},
+  V vs[] = {{"v0 generated (3 sweeps, double parts)", vmerged<false, false>},
             {"v1 float parts", vmerged<true, false>},
             {"v2 parts in first sweep, double", vmerged<false, true>},
             {"v3 parts in first sweep, float", vmerged<true, true>},
@@ -292,7 +235,7 @@ int main(int argc, char** argv) {
             {"v5 one sweep, chunks of 2048 (Chan)", vchunked}};
   for (const V& v : vs) {
     Out o{std::vector<double>(R), std::vector<float>(R), std::vector<float>(C)};
-    double ms = median_ms([&] { v.fn(x, o); }, reps);
+    double ms = kiln::bench::median_ms([&] { v.fn(x, o); }, reps);
     double err_var = 0, err_mean = 0, err_col = 0;
     for (int64_t r = 0; r < R; ++r) {
       err_var = std::max(err_var, std::abs(o.var[r] - rvar[r]) / std::abs(rvar[r]));

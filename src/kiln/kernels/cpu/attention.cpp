@@ -16,6 +16,7 @@
 #include <omp.h>
 
 #include "kiln/kernels/cpu/accumulate.h"
+#include "kiln/kernels/cpu/attention_tiles.h"
 #include "kiln/kernels/cpu/vec_math.h"
 #include "kiln/kernels/meta/nn.h"
 #include "kiln/kernels/register.h"
@@ -24,8 +25,7 @@
 namespace kiln::cpu {
 namespace {
 
-constexpr int64_t kRowBlock = 64;  // query rows per task
-constexpr int64_t kKeyBlock = 64;  // keys per step: a row of scores is 4 AVX-512 registers
+using namespace flash;
 
 template <class M>
 M exp_of(M x) {
@@ -62,55 +62,7 @@ struct Problem {
   double scale;
 };
 
-// The two block products, in registers: v16 is 16 floats (one AVX-512 register, two AVX2 ones).
-typedef float v16 __attribute__((vector_size(64)));
-constexpr int64_t kLanes = 16;
 constexpr int64_t kTile = 4;  // rows per register tile: 4 rows x 64 floats = 16 registers
-
-inline v16 load16(const float* p) {
-  v16 x;
-  std::memcpy(&x, p, sizeof x);
-  return x;
-}
-inline void store16(float* p, v16 x) { std::memcpy(p, &x, sizeof x); }
-
-// s[i][0..64) = q_i . kt[.][j] for rows [i, i + n), n <= kTile: kt is [e][kKeyBlock].
-template <int64_t n>
-void dot_tile(const float* q, const float* kt, float* s, int64_t e) {
-  v16 acc[n][kKeyBlock / kLanes] = {};
-  for (int64_t d = 0; d < e; ++d) {
-    v16 k[kKeyBlock / kLanes];
-    for (int64_t c = 0; c < kKeyBlock / kLanes; ++c) k[c] = load16(kt + d * kKeyBlock + c * kLanes);
-    for (int64_t r = 0; r < n; ++r) {
-      const float qd = q[r * e + d];
-      for (int64_t c = 0; c < kKeyBlock / kLanes; ++c) acc[r][c] += qd * k[c];
-    }
-  }
-  for (int64_t r = 0; r < n; ++r) {
-    for (int64_t c = 0; c < kKeyBlock / kLanes; ++c) store16(s + r * kKeyBlock + c * kLanes, acc[r][c]);
-  }
-}
-
-// acc[i][c0..c0+64) += sum_j p[i][j] v[j][c0..c0+64) for rows [i, i + n), n <= kTile.
-template <int64_t n>
-void weigh_tile(const float* p, const float* v, float* acc, int64_t e, int64_t c0) {
-  constexpr int64_t kChunks = 64 / kLanes;
-  v16 a[n][kChunks];
-  for (int64_t r = 0; r < n; ++r) {
-    for (int64_t c = 0; c < kChunks; ++c) a[r][c] = load16(acc + r * e + c0 + c * kLanes);
-  }
-  for (int64_t j = 0; j < kKeyBlock; ++j) {
-    v16 x[kChunks];
-    for (int64_t c = 0; c < kChunks; ++c) x[c] = load16(v + j * e + c0 + c * kLanes);
-    for (int64_t r = 0; r < n; ++r) {
-      const float pj = p[r * kKeyBlock + j];
-      for (int64_t c = 0; c < kChunks; ++c) a[r][c] += pj * x[c];
-    }
-  }
-  for (int64_t r = 0; r < n; ++r) {
-    for (int64_t c = 0; c < kChunks; ++c) store16(acc + r * e + c0 + c * kLanes, a[r][c]);
-  }
-}
 
 template <class F>
 void by_tiles(int64_t rows, const F& tile) {
@@ -176,29 +128,6 @@ void finish_scores(const Problem& p, Scratch<M>& w, const View4<In>* mask, int64
     int64_t visible = p.causal ? std::clamp<int64_t>(i0 + i + 1 - j0, 0, cols) : cols;
     for (int64_t j = visible; j < kKeyBlock; ++j) si[j] = -std::numeric_limits<M>::infinity();
   }
-}
-
-// The largest lane of x (NaN lanes aside) and the sum of its lanes, in four halving steps: a chain of
-// 4 operations, not 16.
-inline v16 swap_halves(v16 x, std::integral_constant<int, 8>) {
-  return __builtin_shufflevector(x, x, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7);
-}
-inline v16 swap_halves(v16 x, std::integral_constant<int, 4>) {
-  return __builtin_shufflevector(x, x, 4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 8, 9, 10, 11);
-}
-inline v16 swap_halves(v16 x, std::integral_constant<int, 2>) {
-  return __builtin_shufflevector(x, x, 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13);
-}
-inline v16 swap_halves(v16 x, std::integral_constant<int, 1>) {
-  return __builtin_shufflevector(x, x, 1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14);
-}
-template <class Combine>
-float fold16(v16 x, const Combine& combine) {
-  x = combine(x, swap_halves(x, std::integral_constant<int, 8>{}));
-  x = combine(x, swap_halves(x, std::integral_constant<int, 4>{}));
-  x = combine(x, swap_halves(x, std::integral_constant<int, 2>{}));
-  x = combine(x, swap_halves(x, std::integral_constant<int, 1>{}));
-  return x[0];
 }
 
 // The largest of a row of kKeyBlock scores, -inf if none is larger. NaN scores do not raise it (as
