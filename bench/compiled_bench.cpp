@@ -23,11 +23,13 @@
 // report the minor page faults and CPU allocator cache misses per timed call (near 0 when large
 // memory is reused, whatever the malloc policy), and per timed call the process's involuntary
 // context switches and the machine's steal time (what a hypervisor took from its vCPUs): the
-// measurements a slow call is read against.
+// measurements a slow call is read against; and, after the compiled calls, the CPU each OpenMP
+// thread is on and the process's memory in transparent huge pages (where a slow process is looked for).
 // --write-outputs OUT writes each checked result to OUT as a raw file named after it (to study a failure).
 //   kiln_compiled_bench --dir DIR [--dir DIR ...] [--reps N] [--warmup N] [--check-only] [--copy-mib M]
 //                       [--write-outputs OUT]
 #include <omp.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -89,10 +91,36 @@ std::vector<double> timed_reps(const std::function<void()>& run, int warmup, int
 // call, the process's involuntary context switches (its threads preempted by other work on this
 // machine) and the machine's steal time in ms summed over its CPUs (/proc/stat; time a hypervisor ran
 // something else while a vCPU wanted to run).
+// After the timed calls, where the slow mode (issue 10: a process whose calls all run several times
+// slower) is looked for: the CPU each OpenMP thread is on (two on one CPU would halve a team) and
+// the process's anonymous memory in transparent huge pages (/proc/self/smaps_rollup), in KiB.
 struct SystemCost {
   double faults = NAN, cache_misses = NAN;
   std::vector<double> preempted, steal_ms;
+  std::vector<double> thread_cpus;
+  double huge_kib = NAN;
 };
+
+// The CPU each thread of an OpenMP team is on now, in thread order.
+std::vector<double> thread_cpus() {
+  std::vector<double> cpus(static_cast<size_t>(omp_get_max_threads()), -1);
+#pragma omp parallel
+  cpus[static_cast<size_t>(omp_get_thread_num())] = sched_getcpu();
+  return cpus;
+}
+
+// AnonHugePages of /proc/self/smaps_rollup, KiB (NaN where it cannot be read).
+double anon_huge_kib() {
+  FILE* f = std::fopen("/proc/self/smaps_rollup", "r");
+  if (f == nullptr) return NAN;
+  char line[256];
+  double kib = NAN;
+  while (std::fgets(line, sizeof line, f)) {
+    if (std::sscanf(line, "AnonHugePages: %lf kB", &kib) == 1) break;
+  }
+  std::fclose(f);
+  return kib;
+}
 
 rusage usage_now() {
   rusage usage{};
@@ -126,6 +154,8 @@ std::vector<double> timed_reps(const std::function<void()>& run, int warmup, int
   }
   cost->faults = static_cast<double>(usage_now().ru_minflt - faults) / reps;
   cost->cache_misses = static_cast<double>(kiln::cpu_cache_stats().misses - misses) / reps;
+  cost->thread_cpus = thread_cpus();
+  cost->huge_kib = anon_huge_kib();
   return t;
 }
 
@@ -289,7 +319,8 @@ void print_row(const Row& r, bool first, double first_compile, double copy, cons
       "\"eager_times_s\": %s, \"compiled_times_s\": %s, \"copy_GBps\": %s, \"copy_times_s\": %s, \"checks\": [%s], "
       "\"eager_faults_per_call\": %s, \"compiled_faults_per_call\": %s, \"eager_cache_misses_per_call\": %s, "
       "\"compiled_cache_misses_per_call\": %s, \"eager_preempted\": %s, \"compiled_preempted\": %s, "
-      "\"eager_steal_ms\": %s, \"compiled_steal_ms\": %s, \"check_failed\": %s}\n",
+      "\"eager_steal_ms\": %s, \"compiled_steal_ms\": %s, \"compiled_thread_cpus\": %s, "
+      "\"compiled_anon_huge_kib\": %s, \"check_failed\": %s}\n",
       r.workload.c_str(), static_cast<long long>(r.scale), omp_get_max_threads(), first ? "true" : "false",
       num(first ? first_compile : NAN).c_str(), num(r.cold_compile).c_str(), num(r.warm_start).c_str(),
       num(median(r.eager_times)).c_str(), num(median(r.compiled_times)).c_str(), json_list(r.eager_times).c_str(),
@@ -298,6 +329,7 @@ void print_row(const Row& r, bool first, double first_compile, double copy, cons
       num(r.eager_memory.cache_misses).c_str(), num(r.compiled_memory.cache_misses).c_str(),
       json_list(r.eager_memory.preempted).c_str(), json_list(r.compiled_memory.preempted).c_str(),
       json_list(r.eager_memory.steal_ms).c_str(), json_list(r.compiled_memory.steal_ms).c_str(),
+      json_list(r.compiled_memory.thread_cpus).c_str(), num(r.compiled_memory.huge_kib).c_str(),
       r.failure.empty() ? "null" : json_string(r.failure).c_str());
 }
 
