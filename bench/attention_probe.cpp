@@ -16,6 +16,10 @@
 //   -I. -Isrc bench/attention_probe.cpp -o /tmp/attention_probe; /tmp/attention_probe [heads rows e]
 #include <omp.h>
 
+#if !defined(__AVX512F__) || !defined(__FMA__)
+#error "attention_probe measures vec::exp16: build it with AVX-512 (-march=x86-64-v4 or native)"
+#endif
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -85,13 +89,6 @@ void weigh_tile_scaled(const float* p, const float* v, float* acc, const float* 
   }
 }
 
-inline float hmax(v16 m) {
-  return fold16(m, [](v16 a, v16 b) { return a > b ? a : b; });
-}
-inline float hsum(v16 m) {
-  return fold16(m, [](v16 a, v16 b) { return a + b; });
-}
-
 struct Work {
   std::vector<float> q, s, acc, max, sum;
   std::vector<float> alpha = std::vector<float>(kRowBlock);
@@ -128,7 +125,7 @@ void task(Variant variant, Work& w, const float* q, const float* kt, const float
           store16(si + c * kLanes, x);
           m = x > m ? x : m;
         }
-        const float nm = std::max(w.max[i], hmax(m));
+        const float nm = std::max(w.max[i], max16(m));
         w.alpha[i] = nm == w.max[i] ? 1.0f : vec::exp(w.max[i] - nm);
         w.max[i] = nm;
       }
@@ -140,7 +137,7 @@ void task(Variant variant, Work& w, const float* q, const float* kt, const float
         for (int64_t j = 0; j < kKeyBlock; ++j) si[j] = vec::exp(si[j] - nm);
         v16 t = load16(si);
         for (int64_t c = 1; c < kKeyBlock / kLanes; ++c) t += load16(si + c * kLanes);
-        w.sum[i] = w.sum[i] * w.alpha[i] + hsum(t);
+        w.sum[i] = w.sum[i] * w.alpha[i] + sum16(t);
       }
       by_tiles<kTile>(kRowBlock, [&](int64_t i, auto n) {
         weigh_tile_scaled<decltype(n)::value>(w.s.data() + i * kKeyBlock, vblk, w.acc.data() + i * e,
@@ -162,7 +159,7 @@ void task(Variant variant, Work& w, const float* q, const float* kt, const float
           v16 x = load16(si + c * kLanes);
           m = x > m ? x : m;
         }
-        const float new_max = std::max(w.max[i], now ? hmax(m) : row_max(si));
+        const float new_max = std::max(w.max[i], now ? max16(m) : row_max(si));
         if (new_max != w.max[i]) {
           float rescale = vec::exp(w.max[i] - new_max);
           w.sum[i] *= rescale;
@@ -177,7 +174,7 @@ void task(Variant variant, Work& w, const float* q, const float* kt, const float
             store16(si + c * kLanes, x);
             sum += x;
           }
-          w.sum[i] += hsum(sum);
+          w.sum[i] += sum16(sum);
         } else {
           for (int64_t j = 0; j < kKeyBlock; ++j) si[j] = vec::exp(si[j] - new_max);
           w.sum[i] += lane_sum<float>(kKeyBlock, [si](int64_t j) { return si[j]; });

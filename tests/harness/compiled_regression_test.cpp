@@ -150,10 +150,12 @@ TEST(CompiledRegression, LongFloatSumsAreAsAccurateAsEager) {
 }
 
 // sum(x, 0) of many rows beside var_mean(x, 1): a column sum of the row kernel, whose threads add
-// their rows into float partials and fold them into double ones every few rows. Summed in float
-// over all of a thread's rows (65536 on 2 threads), a column of values near 3 drifts by about 1e-6.
+// their rows into float partials and fold them into double ones every 64 rows (fusion: the
+// codegen's ColumnSumsAddTheRowInTheFirstPass). Summed in float over all of a thread's rows (about
+// 65536 on 2 threads), a column of values near 3 drifts by about 1e-6. 37 rows more than a power
+// of two: a thread's last fold is of fewer than 64 rows.
 TEST(CompiledRegression, LongColumnSumsAreAsAccurateAsEager) {
-  Tensor x = add(randn({131072, 16}), Scalar(3));
+  Tensor x = add(randn({131072 + 37, 16}), Scalar(3));
   Fn fn = [](const std::vector<Tensor>& in) {
     auto [var, mean] = var_mean(in[0], IntArrayRef{1});
     return std::vector<Tensor>{sum(in[0], IntArrayRef{0}), var, mean};

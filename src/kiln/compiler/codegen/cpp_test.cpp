@@ -35,8 +35,27 @@ TEST(CppCodegen, ColumnSumsAddTheRowInTheFirstPass) {
   // What a thread has not folded yet is folded before the threads add up each other's partials.
   size_t rest = code.find("if (pending > 0) k_fold_columns(total, part, 48);");
   ASSERT_NE(rest, std::string::npos) << code;
-  EXPECT_LT(rest, code.find("#pragma omp barrier", rest)) << code;
-  EXPECT_LT(code.find("#pragma omp barrier", rest), code.find("const size_t team")) << code;
+  size_t barrier = code.find("#pragma omp barrier", rest);
+  ASSERT_NE(barrier, std::string::npos) << code;
+  EXPECT_LT(barrier, code.find("const size_t team")) << code;
+}
+
+std::vector<Tensor> two_column_sums_fn(const std::vector<Tensor>& in) {
+  auto [var, mean] = var_mean(in[0], {1});
+  return {sum(in[0], {0}), var, mean, sum(mul(in[0], in[0]), {0})};
+}
+
+// Two column sums of one kernel share the partials, one row of cols each; both are added in the
+// first pass and folded together.
+TEST(CppCodegen, ColumnSumsShareThePartialsByOffset) {
+  testing::Compiled c = testing::compiled(&two_column_sums_fn, {randn({64, 48})});
+  ASSERT_EQ(c.kernel(0).columns.size(), 2u);
+  std::string code = generate_cpp(c.program, c.schedule).code;
+  EXPECT_NE(code.find("float* const part = k_scratch<float>("), std::string::npos) << code;
+  EXPECT_NE(code.find("part[0 + col] +="), std::string::npos) << code;
+  EXPECT_NE(code.find("part[48 + col] +="), std::string::npos) << code;
+  EXPECT_NE(code.find("k_fold_columns(total, part, 96);"), std::string::npos) << code;
+  EXPECT_NE(code.find("column_parts[t][48 + col]"), std::string::npos) << code;
 }
 
 std::vector<Tensor> reductions64_fn(const std::vector<Tensor>& in) {

@@ -22,6 +22,12 @@
 #include "kiln/kernels/register.h"
 #include "kiln/ops/api.h"
 
+// Without AVX-512 GCC warns (-Wpsabi) at each call that passes a 64-byte vector (v16): its ABI differs
+// from an AVX-512 build's. Every such function here is internal and inlined.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wpsabi"
+#endif
+
 namespace kiln::cpu {
 namespace {
 
@@ -142,7 +148,7 @@ M row_max(const M* s) {
       v16 x = load16(s + c * kLanes);
       lanes = x > lanes ? x : lanes;
     }
-    return fold16(lanes, [](v16 a, v16 b) { return a > b ? a : b; });
+    return max16(lanes);
   }
   for (int64_t j = 0; j < kKeyBlock; ++j) best = s[j] > best ? s[j] : best;
   return best;
@@ -151,7 +157,7 @@ M row_max(const M* s) {
 // s[j] = exp(s[j] - max) for a row of kKeyBlock scores; returns their sum.
 template <class M>
 M exp_row(M* s, M max) {
-#if defined(__AVX512F__)
+#if defined(__AVX512F__) && defined(__FMA__)
   if constexpr (std::is_same_v<M, float>) {
     v16 sum{};
     for (int64_t c = 0; c < kKeyBlock / kLanes; ++c) {
@@ -159,7 +165,7 @@ M exp_row(M* s, M max) {
       store16(s + c * kLanes, e);
       sum += e;
     }
-    return fold16(sum, [](v16 a, v16 b) { return a + b; });
+    return sum16(sum);
   }
 #endif
   for (int64_t j = 0; j < kKeyBlock; ++j) s[j] = exp_of(s[j] - max);

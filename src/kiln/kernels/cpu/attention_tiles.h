@@ -8,6 +8,13 @@
 #include <cstring>
 #include <type_traits>
 
+// Without AVX-512 GCC warns (-Wpsabi) that passing a 64-byte vector differs from the ABI that an
+// AVX-512 build uses; these inline helpers are never called across such builds.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpsabi"
+#endif
+
 namespace kiln::cpu::flash {
 
 constexpr int64_t kRowBlock = 64;  // query rows per task
@@ -85,4 +92,16 @@ float fold16(v16 x, const Combine& combine) {
   return x[0];
 }
 
+// The largest lane of x (NaN lanes aside: a NaN never wins a > compare) and the sum of its lanes.
+inline float max16(v16 x) {
+  return fold16(x, [](v16 a, v16 b) { return a > b ? a : b; });
+}
+inline float sum16(v16 x) {
+  return fold16(x, [](v16 a, v16 b) { return a + b; });
+}
+
 }  // namespace kiln::cpu::flash
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif

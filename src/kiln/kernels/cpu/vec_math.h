@@ -8,7 +8,7 @@
 #include <cmath>
 #include <cstdint>
 
-#if defined(__AVX512F__)
+#if defined(__AVX512F__) && defined(__FMA__)
 #include <immintrin.h>
 #endif
 
@@ -54,7 +54,7 @@ inline float exp(float x) {
   return x != x ? x : y;
 }
 
-#if defined(__AVX512F__)
+#if defined(__AVX512F__) && defined(__FMA__)
 // GCC 12's AVX-512 intrinsics start from _mm512_undefined_ps(), which -Wmaybe-uninitialized reports
 // at every use; no undefined lane is read here.
 #if defined(__GNUC__) && !defined(__clang__)
@@ -66,6 +66,9 @@ inline float exp(float x) {
 // auto-vectorized form: the clamps are vminps/vmaxps, which return their second operand, x, where
 // it is NaN, so NaN goes through; and 2^n is applied by vscalefps, which rounds p * 2^n once, as
 // p * 2^(n/2) * 2^(n - n/2) does (its first product is exact), and overflows to inf where it does.
+// Equal under the default rounding mode (the rounding to n is always to nearest here, exp()'s
+// follows MXCSR), and with FMA (exp()'s madd fuses only where the target has it); a NaN comes back
+// quieted, not as x itself.
 inline __m512 exp16(__m512 x) {
   const __m512 xc = _mm512_min_ps(_mm512_set1_ps(89.0f), _mm512_max_ps(_mm512_set1_ps(-104.0f), x));
   const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(xc, _mm512_set1_ps(1.44269504088896341f)),

@@ -65,7 +65,7 @@ TEST(VecMath, ExpIsWithinTwoUlps) {
   EXPECT_EQ(exp(-110.0f), 0.0f);
 }
 
-#if defined(__AVX512F__)
+#if defined(__AVX512F__) && defined(__FMA__)
 // exp16 equals exp bit for bit: on every 61st float, and on every float where exp's result is
 // subnormal or near overflow (its two-factor scaling and its overflow test are where they differ).
 TEST(VecMath, Exp16EqualsExpInEveryLane) {
