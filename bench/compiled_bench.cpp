@@ -10,7 +10,9 @@
 //      second compile; for the others their first, in a process that has compiled before);
 //   3. the warm start: the first call of a new kiln::compile object whose code is in the cache;
 //   (after each cold compile, 1 and 2, a wait for the background build it started, the precompiled
-//   prelude of codegen/build.h, so that no later measurement shares the CPU with it);
+//   prelude of codegen/build.h, so that no later measurement shares the CPU with it, and a sync, so
+//   that the flusher threads do not write its files back during a later measurement; --no-sync
+//   leaves them to the flushers);
 //   4. kiln eager: WARMUP calls, then REPS timed calls;
 //   5. kiln compiled: the same;
 //   and last, 6. the copy bandwidth: a parallel memcpy of 512 MiB (read + write counted).
@@ -27,7 +29,7 @@
 // thread is on and the process's memory in transparent huge pages (where a slow process is looked for).
 // --write-outputs OUT writes each checked result to OUT as a raw file named after it (to study a failure).
 //   kiln_compiled_bench --dir DIR [--dir DIR ...] [--reps N] [--warmup N] [--check-only] [--copy-mib M]
-//                       [--write-outputs OUT]
+//                       [--write-outputs OUT] [--no-sync]
 #include <omp.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -89,14 +91,18 @@ std::vector<double> timed_reps(const std::function<void()>& run, int warmup, int
 // What the timed calls took from the system: the process's minor page faults (all threads) and the
 // CPU allocator's cache misses, each per call (steady-state calls should have neither); and, call by
 // call, the process's involuntary context switches (its threads preempted by other work on this
-// machine) and the machine's steal time in ms summed over its CPUs (/proc/stat; time a hypervisor ran
-// something else while a vCPU wanted to run).
+// machine), the machine's steal time in ms summed over its CPUs (/proc/stat; time a hypervisor ran
+// something else while a vCPU wanted to run), the KiB the machine wrote back to storage (the flusher
+// threads that write a build's files run beside the calls), and the process's threads' CPU time and
+// time waiting for a CPU (/proc/self/task/*/schedstat, in the steps of the kernel's scheduler clock:
+// 4 ms on the GPU machine's host), summed and the longest wait of one thread.
 // After the timed calls, where the slow mode (issue 10: a process whose calls all run several times
 // slower) is looked for: the CPU each OpenMP thread is on (two on one CPU would halve a team) and
 // the process's anonymous memory in transparent huge pages (/proc/self/smaps_rollup), in KiB.
 struct SystemCost {
   double faults = NAN, cache_misses = NAN;
-  std::vector<double> preempted, steal_ms;
+  std::vector<double> preempted, steal_ms, written_kib;
+  std::vector<double> threads_run_ms, threads_queued_ms, max_queued_ms;
   std::vector<double> thread_cpus;
   double huge_kib = NAN;
 };
@@ -139,6 +145,54 @@ double steal_ms() {
   return got == 8 ? 1000.0 * static_cast<double>(v[7]) / static_cast<double>(sysconf(_SC_CLK_TCK)) : NAN;
 }
 
+// KiB the machine has written back to storage so far (/proc/vmstat nr_written; NaN where unreadable).
+double written_kib() {
+  FILE* f = std::fopen("/proc/vmstat", "r");
+  if (f == nullptr) return NAN;
+  char line[128];
+  double pages = NAN;
+  while (std::fgets(line, sizeof line, f)) {
+    if (std::sscanf(line, "nr_written %lf", &pages) == 1) break;
+  }
+  std::fclose(f);
+  return pages * static_cast<double>(sysconf(_SC_PAGESIZE)) / 1024.0;
+}
+
+// Each thread's time on a CPU and time runnable but waiting for one, in ns, by thread id
+// (/proc/self/task/*/schedstat; empty where the kernel keeps no such counts).
+std::map<int, std::pair<double, double>> thread_sched() {
+  std::map<int, std::pair<double, double>> out;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator("/proc/self/task", ec)) {
+    FILE* f = std::fopen((e.path() / "schedstat").c_str(), "r");
+    if (f == nullptr) continue;
+    double run = 0, wait = 0;
+    if (std::fscanf(f, "%lf %lf", &run, &wait) == 2) out[std::atoi(e.path().filename().c_str())] = {run, wait};
+    std::fclose(f);
+  }
+  return out;
+}
+
+// Between two thread_sched() readings: the threads' CPU time and their time waiting for a CPU, in
+// ms summed over the threads, and the longest wait of one thread.
+struct ThreadTimes {
+  double run_ms = 0, queued_ms = 0, max_queued_ms = 0;
+};
+ThreadTimes thread_times(const std::map<int, std::pair<double, double>>& before,
+                         const std::map<int, std::pair<double, double>>& after) {
+  if (after.empty()) return {NAN, NAN, NAN};
+  ThreadTimes t;
+  for (const auto& [tid, now] : after) {
+    auto was = before.find(tid);
+    std::pair<double, double> base = was == before.end() ? std::pair<double, double>{0, 0} : was->second;
+    t.run_ms += (now.first - base.first) / 1e6;
+    double queued = (now.second - base.second) / 1e6;
+    t.queued_ms += queued;
+    t.max_queued_ms = std::max(t.max_queued_ms, queued);
+  }
+  return t;
+}
+
 // timed_reps, also counting what the timed calls (not the warm-up) took from the system.
 std::vector<double> timed_reps(const std::function<void()>& run, int warmup, int reps, SystemCost* cost) {
   timed_reps(run, warmup, 0);
@@ -148,9 +202,16 @@ std::vector<double> timed_reps(const std::function<void()>& run, int warmup, int
   for (int i = 0; i < reps; ++i) {
     long switches = usage_now().ru_nivcsw;
     double steal = steal_ms();
+    double written = written_kib();
+    auto sched = thread_sched();
     t.push_back(timed_reps(run, 0, 1)[0]);
+    ThreadTimes threads = thread_times(sched, thread_sched());
+    cost->threads_run_ms.push_back(threads.run_ms);
+    cost->threads_queued_ms.push_back(threads.queued_ms);
+    cost->max_queued_ms.push_back(threads.max_queued_ms);
     cost->preempted.push_back(static_cast<double>(usage_now().ru_nivcsw - switches));
     cost->steal_ms.push_back(steal_ms() - steal);
+    cost->written_kib.push_back(written_kib() - written);
   }
   cost->faults = static_cast<double>(usage_now().ru_minflt - faults) / reps;
   cost->cache_misses = static_cast<double>(kiln::cpu_cache_stats().misses - misses) / reps;
@@ -259,6 +320,7 @@ struct Options {
   int reps = 10, warmup = 2;
   bool check_only = false;
   size_t copy_mib = 512;
+  bool sync = true;  // --no-sync: leave the builds' files to the flusher threads (to see what they cost)
   std::string write_outputs;
 };
 
@@ -275,13 +337,14 @@ Options parse(int argc, char** argv) {
     else if (a == "--warmup") o.warmup = std::stoi(value());
     else if (a == "--copy-mib") o.copy_mib = std::stoul(value());
     else if (a == "--check-only") o.check_only = true;
+    else if (a == "--no-sync") o.sync = false;
     else if (a == "--write-outputs") o.write_outputs = value();
     else throw std::runtime_error("unknown argument " + a);
   }
   if (o.dirs.empty()) {
     throw std::runtime_error(
         "usage: kiln_compiled_bench --dir DIR [--dir DIR ...] [--reps N] [--warmup N] [--check-only] "
-        "[--copy-mib M] [--write-outputs OUT] (each DIR as bench/torch_suite.py prepare writes it)");
+        "[--copy-mib M] [--write-outputs OUT] [--no-sync] (each DIR as bench/torch_suite.py prepare writes it)");
   }
   return o;
 }
@@ -319,7 +382,9 @@ void print_row(const Row& r, bool first, double first_compile, double copy, cons
       "\"eager_times_s\": %s, \"compiled_times_s\": %s, \"copy_GBps\": %s, \"copy_times_s\": %s, \"checks\": [%s], "
       "\"eager_faults_per_call\": %s, \"compiled_faults_per_call\": %s, \"eager_cache_misses_per_call\": %s, "
       "\"compiled_cache_misses_per_call\": %s, \"eager_preempted\": %s, \"compiled_preempted\": %s, "
-      "\"eager_steal_ms\": %s, \"compiled_steal_ms\": %s, \"compiled_thread_cpus\": %s, "
+      "\"eager_steal_ms\": %s, \"compiled_steal_ms\": %s, \"eager_written_kib\": %s, \"compiled_written_kib\": %s, \"eager_threads_run_ms\": %s, "
+      "\"compiled_threads_run_ms\": %s, \"eager_threads_queued_ms\": %s, \"compiled_threads_queued_ms\": %s, "
+      "\"eager_max_queued_ms\": %s, \"compiled_max_queued_ms\": %s, \"compiled_thread_cpus\": %s, "
       "\"compiled_anon_huge_kib\": %s, \"check_failed\": %s}\n",
       r.workload.c_str(), static_cast<long long>(r.scale), omp_get_max_threads(), first ? "true" : "false",
       num(first ? first_compile : NAN).c_str(), num(r.cold_compile).c_str(), num(r.warm_start).c_str(),
@@ -329,13 +394,20 @@ void print_row(const Row& r, bool first, double first_compile, double copy, cons
       num(r.eager_memory.cache_misses).c_str(), num(r.compiled_memory.cache_misses).c_str(),
       json_list(r.eager_memory.preempted).c_str(), json_list(r.compiled_memory.preempted).c_str(),
       json_list(r.eager_memory.steal_ms).c_str(), json_list(r.compiled_memory.steal_ms).c_str(),
+      json_list(r.eager_memory.written_kib).c_str(), json_list(r.compiled_memory.written_kib).c_str(),
+      json_list(r.eager_memory.threads_run_ms).c_str(), json_list(r.compiled_memory.threads_run_ms).c_str(),
+      json_list(r.eager_memory.threads_queued_ms).c_str(), json_list(r.compiled_memory.threads_queued_ms).c_str(),
+      json_list(r.eager_memory.max_queued_ms).c_str(), json_list(r.compiled_memory.max_queued_ms).c_str(),
       json_list(r.compiled_memory.thread_cpus).c_str(), num(r.compiled_memory.huge_kib).c_str(),
       r.failure.empty() ? "null" : json_string(r.failure).c_str());
 }
 
 // Waits (up to two minutes) for the background builds compiles started in the cache directories
-// (the precompiled prelude, codegen/build.h), so that none runs beside the timed calls.
-void wait_for_background_builds(const std::vector<std::string>& dirs) {
+// (the precompiled prelude, codegen/build.h), so that none runs beside the timed calls; then, with
+// `sync`, writes what the builds wrote to storage. Otherwise the kernel's flusher threads write it
+// back about 30 s later, in the middle of some later workload's timed calls, and each CPU they
+// take stalls a whole OpenMP team: a 1/8-size row's calls ran 2-12 times slower while it lasted.
+void wait_for_background_builds(const std::vector<std::string>& dirs, bool sync) {
   auto building = [&] {
     std::error_code ec;
     for (const auto& dir : dirs) {
@@ -346,6 +418,7 @@ void wait_for_background_builds(const std::vector<std::string>& dirs) {
     return false;
   };
   for (int i = 0; i < 1200 && building(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  if (sync) ::sync();
 }
 
 // Measures one workload (steps 1-5; step 1 only when `first_compile` is given). Returns false when a
@@ -369,12 +442,12 @@ bool measure(const Options& o, const std::string& dir, CacheDirs& caches, double
       compiled = first_call(fn, inputs, checker,
                             first_compile ? "kiln compiled (first compile in process)" : "kiln compiled",
                             first_compile ? first_compile : &ignored);
-      wait_for_background_builds(caches.dirs);
+      wait_for_background_builds(caches.dirs, o.sync);
     }
     if (!o.check_only) {
       setenv("KILN_CACHE_DIR", caches.fresh().c_str(), 1);
       first_call(fn, inputs, checker, "kiln compiled (later cold compile)", &row.cold_compile);
-      wait_for_background_builds(caches.dirs);
+      wait_for_background_builds(caches.dirs, o.sync);
       compiled = first_call(fn, inputs, checker, "kiln compiled (warm start)", &row.warm_start);
     }
     checker.check("kiln eager", fn(inputs));

@@ -233,7 +233,8 @@ def check_table(results):
 def slow_calls(results):
     """kiln's timed calls slower than twice their workload's median over all processes, against what
     the system took from the process meanwhile (issue 10's slow mode): its threads' involuntary
-    context switches and the machine's steal time."""
+    context switches, the machine's steal time, the KiB it wrote back to storage, and the longest time
+    one of kiln's threads waited for a CPU (the last two where the JSON has them)."""
     rows = [r for r in results["processes"] if r["side"] == "kiln" and r.get("eager_preempted") is not None]
     if not rows:
         return []
@@ -244,7 +245,8 @@ def slow_calls(results):
                      for i, t in enumerate(r[f"{mode}_times_s"])]
             middle = stats([t for _, _, t in calls])[1]
             for r, i, t in calls:
-                entry = (mode, r, i, t, middle, r[f"{mode}_preempted"][i], r[f"{mode}_steal_ms"][i])
+                extra = [r[key][i] if r.get(key) else None for key in (f"{mode}_written_kib", f"{mode}_max_queued_ms")]
+                entry = (mode, r, i, t, middle, r[f"{mode}_preempted"][i], r[f"{mode}_steal_ms"][i], *extra)
                 (slow if t > 2 * middle else fast).append(entry)
 
     def mean(values):
@@ -260,14 +262,18 @@ def slow_calls(results):
              f"{mean([e[6] / (e[3] * 1e3) for e in slow if e[6] is not None]):.2f}, others "
              f"{mean([e[6] / (e[3] * 1e3) for e in fast if e[6] is not None]):.2f}).", ""]
     if slow:
-        lines += ["| workload | allocator | process | kiln | call | ms | median ms | preempted | steal ms |",
-                  "|---|---|---|---|---|---|---|---|---|"]
-        for mode, r, i, t, middle, pre, steal in sorted(slow, key=lambda e: (e[1]["unit"], e[1]["allocator"],
-                                                                              e[1]["process"], e[0], e[2]))[:60]:
+        def num(v, digits):
+            return "-" if v is None else f"{v:.{digits}f}"
+
+        lines += ["| workload | allocator | process | kiln | call | ms | median ms | preempted | steal ms "
+                  "| written KiB | longest wait for a CPU, ms |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|"]
+        for mode, r, i, t, middle, pre, steal, written, queued in sorted(
+                slow, key=lambda e: (e[1]["unit"], e[1]["allocator"], e[1]["process"], e[0], e[2]))[:60]:
             lines.append(f"| {r['unit']} | {r['allocator']} | {r['process']} | {mode} | {i + 1} | {ms(t)} | "
-                         f"{ms(middle)} | {pre:.0f} | {steal if steal is not None else float('nan'):.1f} |")
+                         f"{ms(middle)} | {pre:.0f} | {num(steal, 1)} | {num(written, 0)} | {num(queued, 2)} |")
         if len(slow) > 60:
-            lines.append(f"| ({len(slow) - 60} more in the JSON) | | | | | | | | |")
+            lines.append(f"| ({len(slow) - 60} more in the JSON) | | | | | | | | | | |")
     return lines + [""]
 
 

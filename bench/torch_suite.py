@@ -26,8 +26,9 @@ shared/reference/torch_baseline.py in PyTorch eager and torch.compile, on the sa
       One measuring process over the workloads given, in the same order as kiln_compiled_bench: the
       first torch.compile in the process, of the first workload (an empty TORCHINDUCTOR_CACHE_DIR;
       includes Inductor's one-time start-up); then for each workload a later cold compile
-      (torch._dynamo.reset() and a fresh Inductor cache), both as the wall time of the first call, and
-      eager and compiled medians of REPS calls after WARMUP; last the copy bandwidth (copy_ of 512 MiB).
+      (torch._dynamo.reset() and a fresh Inductor cache), both as the wall time of the first call, a
+      sync (what the compile wrote goes to storage now, not beside the timed calls), and eager and
+      compiled medians of REPS calls after WARMUP; last the copy bandwidth (copy_ of 512 MiB).
       Every result is checked against the expected outputs before any time is taken; on a mismatch it
       prints why on stderr, skips the workloads after it and exits 3. One JSON object per workload
       measured on stdout (with check_failed and the comparisons made for one that failed).
@@ -340,6 +341,7 @@ def measure(dir, reps, warmup, check_only, first):
                 torch._dynamo.reset()
                 with fresh_inductor_cache():
                     compiled, row["cold_compile_s"] = first_call("torch.compile (later cold compile)")
+                    os.sync()  # as kiln_compiled_bench: the compile's files are written back before timing
                     check("torch eager", fn(*inputs))
                     row["eager_times_s"] = timed_reps(lambda: fn(*inputs), warmup, reps)
                     row["compiled_times_s"] = timed_reps(lambda: compiled(*inputs), warmup, reps)

@@ -1,0 +1,135 @@
+// Is a buffer's speed a property of its pages? The slow mode of kiln_compiled_bench (one row 2-10x
+// slower in some processes, all ten calls alike, the other rows normal) looks like a buffer, not a
+// moment. This probe maps `count` buffers of `mib` MiB each, alike except in two things: whether
+// transparent huge pages are asked for (madvise), and whether the main thread or all threads touch
+// them first. It then times each buffer alone, hot (an in-place multiply-add on all threads,
+// repeated: the buffer stays in the caches as a 1/8-size workload's does), and cold (one read per
+// round over all buffers). Bimodal times among like buffers of one process mean the pages decide.
+// Not part of the build:
+//   g++ -std=c++20 -O3 -march=x86-64-v3 -fopenmp bench/page_probe.cpp -o /tmp/page_probe
+//   /tmp/page_probe [count=32] [mib=8]
+#include <omp.h>
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "probe_timing.h"
+
+namespace {
+
+struct Buffer {
+  float* data = nullptr;
+  size_t bytes = 0;
+  bool huge = false;      // madvise(MADV_HUGEPAGE) asked for
+  bool parallel = false;  // first touched by all threads (else by the main thread)
+};
+
+constexpr size_t kHugePage = size_t{2} << 20;
+
+Buffer map_buffer(size_t bytes, bool huge, bool parallel) {
+  // Over-map by a huge page and keep the aligned part, so that huge pages can back all of it.
+  size_t span = bytes + kHugePage;
+  void* raw = mmap(nullptr, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (raw == MAP_FAILED) {
+    std::perror("mmap");
+    std::exit(1);
+  }
+  auto at = reinterpret_cast<uintptr_t>(raw);
+  uintptr_t aligned = (at + kHugePage - 1) & ~(kHugePage - 1);
+  if (aligned > at) munmap(raw, aligned - at);
+  // The tail stays mapped but inaccessible, so the kernel cannot merge this mapping with the next.
+  mprotect(reinterpret_cast<void*>(aligned + bytes), at + span - aligned - bytes, PROT_NONE);
+  Buffer b{reinterpret_cast<float*>(aligned), bytes, huge, parallel};
+  madvise(b.data, bytes, huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
+  auto n = static_cast<int64_t>(bytes / sizeof(float));
+  if (parallel) {
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; ++i) b.data[i] = 1.0f;
+  } else {
+    for (int64_t i = 0; i < n; ++i) b.data[i] = 1.0f;
+  }
+  return b;
+}
+
+// AnonHugePages (KiB) of the mapping that starts at `data`, from /proc/self/smaps.
+long huge_kib(const void* data) {
+  std::ifstream smaps("/proc/self/smaps");
+  std::string line;
+  bool in = false;
+  while (std::getline(smaps, line)) {
+    uintptr_t lo = 0, hi = 0;
+    if (std::sscanf(line.c_str(), "%lx-%lx ", &lo, &hi) == 2) {  // a mapping's first line
+      in = lo == reinterpret_cast<uintptr_t>(data);
+      continue;
+    }
+    long kib = 0;
+    if (in && std::sscanf(line.c_str(), "AnonHugePages: %ld kB", &kib) == 1) return kib;
+  }
+  return -1;
+}
+
+void scale(Buffer& b) {
+  auto n = static_cast<int64_t>(b.bytes / sizeof(float));
+  float* x = b.data;
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < n; ++i) x[i] = x[i] * 0.999999f + 1e-7f;
+}
+
+double read_sum(const Buffer& b) {
+  auto n = static_cast<int64_t>(b.bytes / sizeof(float));
+  const float* x = b.data;
+  float s = 0;
+#pragma omp parallel for simd schedule(static) reduction(+ : s)
+  for (int64_t i = 0; i < n; ++i) s += x[i];
+  return s;
+}
+
+std::string first_line(const char* path) {
+  std::ifstream f(path);
+  std::string s;
+  std::getline(f, s);
+  return s;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int count = argc > 1 ? std::atoi(argv[1]) : 32;
+  size_t mib = argc > 2 ? std::strtoul(argv[2], nullptr, 10) : 8;
+  std::printf("threads %d, %d buffers of %zu MiB; THP enabled: %s; defrag: %s\n", omp_get_max_threads(), count, mib,
+              first_line("/sys/kernel/mm/transparent_hugepage/enabled").c_str(),
+              first_line("/sys/kernel/mm/transparent_hugepage/defrag").c_str());
+  // The thread pool first: its stacks would otherwise be mapped beside a buffer and merged with it.
+#pragma omp parallel
+  { (void)omp_get_thread_num(); }
+  std::vector<Buffer> buffers;
+  for (int i = 0; i < count; ++i) buffers.push_back(map_buffer(mib << 20, i % 2 == 1, (i / 2) % 2 == 1));
+  // Cold: rounds over all buffers, each read once per round (the others evict it in between).
+  constexpr int kRounds = 5;
+  std::vector<std::vector<double>> cold(count);
+  volatile double sink = 0;
+  for (int r = 0; r < kRounds; ++r) {
+    for (int i = 0; i < count; ++i) {
+      auto t = std::chrono::steady_clock::now();
+      sink = sink + read_sum(buffers[i]);
+      cold[i].push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count());
+    }
+  }
+  std::printf("%4s %5s %8s %9s %12s %12s\n", "buf", "huge", "touch", "huge_KiB", "hot_GBps", "cold_GBps");
+  for (int i = 0; i < count; ++i) {
+    Buffer& b = buffers[i];
+    double hot_ms = kiln::bench::median_ms([&] { scale(b); }, 21);
+    std::sort(cold[i].begin(), cold[i].end());
+    double gb = static_cast<double>(b.bytes) / 1e9;
+    std::printf("%4d %5s %8s %9ld %12.1f %12.1f\n", i, b.huge ? "yes" : "no", b.parallel ? "threads" : "main",
+                huge_kib(b.data), 2 * gb / hot_ms * 1e3, gb / cold[i][kRounds / 2] * 1e3);
+  }
+  return sink == 12345.0 ? 1 : 0;
+}
