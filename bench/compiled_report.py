@@ -230,6 +230,22 @@ def check_table(results):
     return lines + [""]
 
 
+GUEST_WAIT_MS = 1.0
+WRITEBACK_KIB = 1024
+
+
+def slow_kind(preempted, steal_ms, written_kib, max_queued_ms):
+    """What a slow call's counters blame: 'guest' (a kiln thread waited for a CPU or was preempted),
+    'writeback', 'steal' (the hypervisor said it took a vCPU), or 'beneath' (none of these)."""
+    if (max_queued_ms or 0) >= GUEST_WAIT_MS or (preempted or 0) > 0:
+        return "guest"
+    if (written_kib or 0) >= WRITEBACK_KIB:
+        return "writeback"
+    if (steal_ms or 0) > 0:
+        return "steal"
+    return "beneath"
+
+
 def slow_calls(results):
     """kiln's timed calls slower than twice their workload's median over all processes, against what
     the system took from the process meanwhile (issue 10's slow mode): its threads' involuntary
@@ -261,6 +277,15 @@ def slow_calls(results):
              f"{mean([e[6] for e in fast]):.2f} (per ms of call: slow "
              f"{mean([e[6] / (e[3] * 1e3) for e in slow if e[6] is not None]):.2f}, others "
              f"{mean([e[6] / (e[3] * 1e3) for e in fast if e[6] is not None]):.2f}).", ""]
+    counted = [e for e in slow if e[8] is not None]
+    if counted:
+        kinds = [slow_kind(*e[5:]) for e in counted]
+        lines += [f"Of the {len(counted)} slow calls with the newer counters: {kinds.count('guest')} with one of "
+                  f"kiln's threads waiting {GUEST_WAIT_MS:g} ms or more for a CPU or preempted (other work in the "
+                  f"machine), {kinds.count('writeback')} with {WRITEBACK_KIB // 1024} MiB or more written back "
+                  f"meanwhile, {kinds.count('steal')} with steal time, and {kinds.count('beneath')} with none of "
+                  "these: time lost beneath the machine, which its own counters do not see (bench/README.md, "
+                  "\"The slow mode looked for at its source\").", ""]
     if slow:
         def num(v, digits):
             return "-" if v is None else f"{v:.{digits}f}"
