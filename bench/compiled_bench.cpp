@@ -115,18 +115,21 @@ std::vector<double> thread_cpus() {
   return cpus;
 }
 
-// AnonHugePages of /proc/self/smaps_rollup, KiB (NaN where it cannot be read).
-double anon_huge_kib() {
-  FILE* f = std::fopen("/proc/self/smaps_rollup", "r");
+// The number in the first line of `path` that `format` (one %lf) reads, or NaN.
+double proc_field(const char* path, const char* format) {
+  FILE* f = std::fopen(path, "r");
   if (f == nullptr) return NAN;
   char line[256];
-  double kib = NAN;
+  double value = NAN;
   while (std::fgets(line, sizeof line, f)) {
-    if (std::sscanf(line, "AnonHugePages: %lf kB", &kib) == 1) break;
+    if (std::sscanf(line, format, &value) == 1) break;
   }
   std::fclose(f);
-  return kib;
+  return value;
 }
+
+// AnonHugePages of /proc/self/smaps_rollup, KiB (NaN where it cannot be read).
+double anon_huge_kib() { return proc_field("/proc/self/smaps_rollup", "AnonHugePages: %lf kB"); }
 
 rusage usage_now() {
   rusage usage{};
@@ -147,15 +150,7 @@ double steal_ms() {
 
 // KiB the machine has written back to storage so far (/proc/vmstat nr_written; NaN where unreadable).
 double written_kib() {
-  FILE* f = std::fopen("/proc/vmstat", "r");
-  if (f == nullptr) return NAN;
-  char line[128];
-  double pages = NAN;
-  while (std::fgets(line, sizeof line, f)) {
-    if (std::sscanf(line, "nr_written %lf", &pages) == 1) break;
-  }
-  std::fclose(f);
-  return pages * static_cast<double>(sysconf(_SC_PAGESIZE)) / 1024.0;
+  return proc_field("/proc/vmstat", "nr_written %lf") * static_cast<double>(sysconf(_SC_PAGESIZE)) / 1024.0;
 }
 
 // Each thread's time on a CPU and time runnable but waiting for one, in ns, by thread id
