@@ -92,10 +92,13 @@ std::vector<double> timed_reps(const std::function<void()>& run, int warmup, int
 // CPU allocator's cache misses, each per call (steady-state calls should have neither); and, call by
 // call, the process's involuntary context switches (its threads preempted by other work on this
 // machine), the machine's steal time in ms summed over its CPUs (/proc/stat; time a hypervisor ran
-// something else while a vCPU wanted to run), the KiB the machine wrote back to storage (the flusher
-// threads that write a build's files run beside the calls), and the process's threads' CPU time and
-// time waiting for a CPU (/proc/self/task/*/schedstat, in the steps of the kernel's scheduler clock:
-// 4 ms on the GPU machine's host), summed and the longest wait of one thread.
+// something else while a vCPU wanted to run; /proc/stat counts it in clock ticks, 10 ms, so a
+// call's figure is 0 or a multiple of 10), the KiB the machine wrote back to storage (the flusher
+// threads that do it run beside the calls), and the process's threads' CPU time and time waiting
+// for a CPU (/proc/self/task/*/schedstat), summed over the threads, and the most one thread waited.
+// The waits are exact (charged in ns when a thread gets its CPU); the CPU time of a thread that is
+// running when it is read lags by up to one scheduler tick (4 ms on the GPU machine's host).
+// Reading them takes about 0.3 ms between calls (outside the timed region).
 // After the timed calls, where the slow mode (issue 10: a process whose calls all run several times
 // slower) is looked for: the CPU each OpenMP thread is on (two on one CPU would halve a team) and
 // the process's anonymous memory in transparent huge pages (/proc/self/smaps_rollup), in KiB.
@@ -115,7 +118,7 @@ std::vector<double> thread_cpus() {
   return cpus;
 }
 
-// The number in the first line of `path` that `format` (one %lf) reads, or NaN.
+// The number that `format` (one %lf) reads from the first line of `path` it matches, or NaN.
 double proc_field(const char* path, const char* format) {
   FILE* f = std::fopen(path, "r");
   if (f == nullptr) return NAN;
@@ -154,7 +157,7 @@ double written_kib() {
 }
 
 // Each thread's time on a CPU and time runnable but waiting for one, in ns, by thread id
-// (/proc/self/task/*/schedstat; empty where the kernel keeps no such counts).
+// (/proc/self/task/*/schedstat; empty where it cannot be read).
 std::map<int, std::pair<double, double>> thread_sched() {
   std::map<int, std::pair<double, double>> out;
   std::error_code ec;
@@ -169,13 +172,15 @@ std::map<int, std::pair<double, double>> thread_sched() {
 }
 
 // Between two thread_sched() readings: the threads' CPU time and their time waiting for a CPU, in
-// ms summed over the threads, and the longest wait of one thread.
+// ms summed over the threads, and the most one thread waited. NaN where either reading is empty, or
+// where every count is 0 (a kernel that keeps none: without delay accounting, it prints zeros).
 struct ThreadTimes {
   double run_ms = 0, queued_ms = 0, max_queued_ms = 0;
 };
 ThreadTimes thread_times(const std::map<int, std::pair<double, double>>& before,
                          const std::map<int, std::pair<double, double>>& after) {
-  if (after.empty()) return {NAN, NAN, NAN};
+  bool counted = std::any_of(after.begin(), after.end(), [](const auto& e) { return e.second.first > 0; });
+  if (before.empty() || after.empty() || !counted) return {NAN, NAN, NAN};
   ThreadTimes t;
   for (const auto& [tid, now] : after) {
     auto was = before.find(tid);
@@ -315,7 +320,7 @@ struct Options {
   int reps = 10, warmup = 2;
   bool check_only = false;
   size_t copy_mib = 512;
-  bool sync = true;  // --no-sync: leave the builds' files to the flusher threads (to see what they cost)
+  bool sync_after = true;  // --no-sync: leave the builds' files to the flusher threads (to see what they cost)
   std::string write_outputs;
 };
 
@@ -332,7 +337,7 @@ Options parse(int argc, char** argv) {
     else if (a == "--warmup") o.warmup = std::stoi(value());
     else if (a == "--copy-mib") o.copy_mib = std::stoul(value());
     else if (a == "--check-only") o.check_only = true;
-    else if (a == "--no-sync") o.sync = false;
+    else if (a == "--no-sync") o.sync_after = false;
     else if (a == "--write-outputs") o.write_outputs = value();
     else throw std::runtime_error("unknown argument " + a);
   }
@@ -399,10 +404,10 @@ void print_row(const Row& r, bool first, double first_compile, double copy, cons
 
 // Waits (up to two minutes) for the background builds compiles started in the cache directories
 // (the precompiled prelude, codegen/build.h), so that none runs beside the timed calls; then, with
-// `sync`, writes what the builds wrote to storage. Otherwise the kernel's flusher threads write it
-// back about 30 s later, in the middle of some later workload's timed calls, and each CPU they
-// take stalls a whole OpenMP team: a 1/8-size row's calls ran 2-12 times slower while it lasted.
-void wait_for_background_builds(const std::vector<std::string>& dirs, bool sync) {
+// `sync_after`, writes what the builds wrote to storage. Otherwise the kernel's flusher threads
+// write it back about 30 s later, in the middle of some later workload's timed calls (up to 0.9 GB
+// during gelu_mlp's, measured on the GPU machine's host), taking CPUs an OpenMP team waits for.
+void wait_for_background_builds(const std::vector<std::string>& dirs, bool sync_after) {
   auto building = [&] {
     std::error_code ec;
     for (const auto& dir : dirs) {
@@ -413,7 +418,7 @@ void wait_for_background_builds(const std::vector<std::string>& dirs, bool sync)
     return false;
   };
   for (int i = 0; i < 1200 && building(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  if (sync) ::sync();
+  if (sync_after) sync();
 }
 
 // Measures one workload (steps 1-5; step 1 only when `first_compile` is given). Returns false when a
@@ -437,12 +442,12 @@ bool measure(const Options& o, const std::string& dir, CacheDirs& caches, double
       compiled = first_call(fn, inputs, checker,
                             first_compile ? "kiln compiled (first compile in process)" : "kiln compiled",
                             first_compile ? first_compile : &ignored);
-      wait_for_background_builds(caches.dirs, o.sync);
+      wait_for_background_builds(caches.dirs, o.sync_after);
     }
     if (!o.check_only) {
       setenv("KILN_CACHE_DIR", caches.fresh().c_str(), 1);
       first_call(fn, inputs, checker, "kiln compiled (later cold compile)", &row.cold_compile);
-      wait_for_background_builds(caches.dirs, o.sync);
+      wait_for_background_builds(caches.dirs, o.sync_after);
       compiled = first_call(fn, inputs, checker, "kiln compiled (warm start)", &row.warm_start);
     }
     checker.check("kiln eager", fn(inputs));

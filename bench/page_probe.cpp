@@ -1,10 +1,11 @@
-// Is a buffer's speed a property of its pages? The slow mode of kiln_compiled_bench (one row 2-10x
-// slower in some processes, all ten calls alike, the other rows normal) looks like a buffer, not a
-// moment. This probe maps `count` buffers of `mib` MiB each, alike except in two things: whether
-// transparent huge pages are asked for (madvise), and whether the main thread or all threads touch
-// them first. It then times each buffer alone, hot (an in-place multiply-add on all threads,
-// repeated: the buffer stays in the caches as a 1/8-size workload's does), and cold (one read per
-// round over all buffers). Bimodal times among like buffers of one process mean the pages decide.
+// Is a buffer's speed a property of its pages? The slow mode of kiln_compiled_bench (one row's calls
+// 2-10x slower in some processes, the other rows normal) could have been a buffer's. This probe maps
+// `count` buffers of `mib` MiB each, alike except in two things: whether transparent huge pages are
+// asked for (madvise), and whether the main thread or all threads touch them first. It then times
+// each buffer alone, hot (an in-place multiply-add on all threads, repeated: at 8 MiB the buffer
+// stays in the caches, as a 1/8-size workload's data does) and cold (one read per round over all
+// buffers). Bimodal times among like buffers of one process would mean the pages decide; on the GPU
+// machine's host they did not (bench/README.md, "The slow mode looked for at its source").
 // Not part of the build:
 //   g++ -std=c++20 -O3 -march=x86-64-v3 -fopenmp bench/page_probe.cpp -o /tmp/page_probe
 //   /tmp/page_probe [count=32] [mib=8]
@@ -12,11 +13,11 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -43,11 +44,15 @@ Buffer map_buffer(size_t bytes, bool huge, bool parallel) {
   }
   auto at = reinterpret_cast<uintptr_t>(raw);
   uintptr_t aligned = (at + kHugePage - 1) & ~(kHugePage - 1);
-  if (aligned > at) munmap(raw, aligned - at);
+  bool ok = aligned == at || munmap(raw, aligned - at) == 0;
   // The tail stays mapped but inaccessible, so the kernel cannot merge this mapping with the next.
-  mprotect(reinterpret_cast<void*>(aligned + bytes), at + span - aligned - bytes, PROT_NONE);
+  ok = ok && mprotect(reinterpret_cast<void*>(aligned + bytes), at + span - aligned - bytes, PROT_NONE) == 0;
   Buffer b{reinterpret_cast<float*>(aligned), bytes, huge, parallel};
-  madvise(b.data, bytes, huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
+  ok = ok && madvise(b.data, bytes, huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE) == 0;
+  if (!ok) {
+    std::perror("munmap, mprotect or madvise");
+    std::exit(1);
+  }
   auto n = static_cast<int64_t>(bytes / sizeof(float));
   if (parallel) {
 #pragma omp parallel for schedule(static)
@@ -103,6 +108,10 @@ std::string first_line(const char* path) {
 int main(int argc, char** argv) {
   int count = argc > 1 ? std::atoi(argv[1]) : 32;
   size_t mib = argc > 2 ? std::strtoul(argv[2], nullptr, 10) : 8;
+  if (count < 1 || mib < 1) {
+    std::fprintf(stderr, "usage: page_probe [count >= 1] [MiB >= 1]\n");
+    return 2;
+  }
   std::printf("threads %d, %d buffers of %zu MiB; THP enabled: %s; defrag: %s\n", omp_get_max_threads(), count, mib,
               first_line("/sys/kernel/mm/transparent_hugepage/enabled").c_str(),
               first_line("/sys/kernel/mm/transparent_hugepage/defrag").c_str());
