@@ -13,6 +13,7 @@
 //   prelude of codegen/build.h, so that no later measurement shares the CPU with it, and a sync, so
 //   that the flusher threads do not write its files back during a later measurement; --no-sync
 //   leaves them to the flushers);
+//   (then a pause of --settle-ms, default 0: the host's slow windows follow compiles, bench/README.md);
 //   4. kiln eager: WARMUP calls, then REPS timed calls;
 //   5. kiln compiled: the same;
 //   and last, 6. the copy bandwidth: a parallel memcpy of 512 MiB (read + write counted).
@@ -29,7 +30,7 @@
 // thread is on and the process's memory in transparent huge pages (where a slow process is looked for).
 // --write-outputs OUT writes each checked result to OUT as a raw file named after it (to study a failure).
 //   kiln_compiled_bench --dir DIR [--dir DIR ...] [--reps N] [--warmup N] [--check-only] [--copy-mib M]
-//                       [--write-outputs OUT] [--no-sync]
+//                       [--write-outputs OUT] [--no-sync] [--settle-ms MS]
 #include <omp.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -320,6 +321,7 @@ struct Options {
   int reps = 10, warmup = 2;
   bool check_only = false;
   size_t copy_mib = 512;
+  int settle_ms = 0;       // --settle-ms: a pause after the workload's compiles, before its warm-up calls
   bool sync_after = true;  // --no-sync: leave the builds' files to the flusher threads (to see what they cost)
   std::string write_outputs;
 };
@@ -338,13 +340,14 @@ Options parse(int argc, char** argv) {
     else if (a == "--copy-mib") o.copy_mib = std::stoul(value());
     else if (a == "--check-only") o.check_only = true;
     else if (a == "--no-sync") o.sync_after = false;
+    else if (a == "--settle-ms") o.settle_ms = std::stoi(value());
     else if (a == "--write-outputs") o.write_outputs = value();
     else throw std::runtime_error("unknown argument " + a);
   }
   if (o.dirs.empty()) {
     throw std::runtime_error(
         "usage: kiln_compiled_bench --dir DIR [--dir DIR ...] [--reps N] [--warmup N] [--check-only] "
-        "[--copy-mib M] [--write-outputs OUT] [--no-sync] (each DIR as bench/torch_suite.py prepare writes it)");
+        "[--copy-mib M] [--write-outputs OUT] [--no-sync] [--settle-ms MS] (each DIR as bench/torch_suite.py prepare writes it)");
   }
   return o;
 }
@@ -449,6 +452,7 @@ bool measure(const Options& o, const std::string& dir, CacheDirs& caches, double
       first_call(fn, inputs, checker, "kiln compiled (later cold compile)", &row.cold_compile);
       wait_for_background_builds(caches.dirs, o.sync_after);
       compiled = first_call(fn, inputs, checker, "kiln compiled (warm start)", &row.warm_start);
+      std::this_thread::sleep_for(std::chrono::milliseconds(o.settle_ms));
     }
     checker.check("kiln eager", fn(inputs));
     if (!o.check_only) {

@@ -62,7 +62,9 @@ def header(results):
              f"(omp_get_max_threads), PyTorch {threads['torch']} (torch.get_num_threads).",
              f"- {m['processes']} processes per side and allocator, kiln and PyTorch alternately first, each "
              "measuring every workload and scale in turn; each process reports, per workload, the median of "
-             f"{m['reps']} calls after {m['warmup']} warm-up calls. "
+             f"{m['reps']} calls after {m['warmup']} warm-up calls"
+             + (f", which follow a {m['settle_ms']} ms pause after the workload's compiles. " if m.get("settle_ms")
+                else ". ") +
              "Cells: min / **median** / max of the per-process medians, in ms. Ratios are of medians.",
              f"- Command: `{m['command']}` ({m.get('wall_s', 0) / 60:.0f} min). Load average (1 min) at start "
              f"{m['load_average_at_start']:.1f}, at end {m.get('load_average_at_end', float('nan')):.1f}, on "
