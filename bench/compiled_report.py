@@ -271,6 +271,10 @@ def slow_calls(results):
                 entry = (mode, r, i, t, middle, r[f"{mode}_preempted"][i], r[f"{mode}_steal_ms"][i], *extra)
                 (slow if t > 2 * middle else fast).append(entry)
 
+    def with_steal(entries):
+        counted = [e for e in entries if e[6] is not None]
+        return f"{sum(1 for e in counted if e[6] > 0)} of {len(counted)}"
+
     def mean(values):
         values = [v for v in values if v is not None]
         return sum(values) / len(values) if values else float("nan")
@@ -282,7 +286,9 @@ def slow_calls(results):
              f"of the machine, ms summed over its CPUs: slow {mean([e[6] for e in slow]):.2f}, others "
              f"{mean([e[6] for e in fast]):.2f} (per ms of call: slow "
              f"{mean([e[6] / (e[3] * 1e3) for e in slow if e[6] is not None]):.2f}, others "
-             f"{mean([e[6] / (e[3] * 1e3) for e in fast if e[6] is not None]):.2f}).", ""]
+             f"{mean([e[6] / (e[3] * 1e3) for e in fast if e[6] is not None]):.2f}). Calls with any steal "
+             f"(counted in 10 ms ticks, so a call that lost a few ms shows one about as often as not): slow "
+             f"{with_steal(slow)}, others {with_steal(fast)}.", ""]
     counted = [e for e in slow if e[8] is not None]
     if counted:
         kinds = [slow_kind(*e[6:]) for e in counted]
