@@ -99,7 +99,8 @@ std::vector<double> timed_reps(const std::function<void()>& run, int warmup, int
 // for a CPU (/proc/self/task/*/schedstat), summed over the threads, and the most one thread waited.
 // The waits are exact (charged in ns when a thread gets its CPU); the CPU time of a thread that is
 // running when it is read lags by up to one scheduler tick (4 ms on the GPU machine's host).
-// Reading them takes about 0.3 ms between calls (outside the timed region).
+// Reading them takes about 0.3 ms between calls (outside the timed region; 16 threads, this repo's
+// 2-core development VM).
 // After the timed calls, where the slow mode (issue 10: a process whose calls all run several times
 // slower) is looked for: the CPU each OpenMP thread is on (two on one CPU would halve a team) and
 // the process's anonymous memory in transparent huge pages (/proc/self/smaps_rollup), in KiB.

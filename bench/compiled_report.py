@@ -254,8 +254,8 @@ def slow_kind(steal_ms, written_kib, max_queued_ms):
 def slow_calls(results):
     """kiln's timed calls slower than twice their workload's median over all processes, against what
     the system took from the process meanwhile (issue 10's slow mode): its threads' involuntary
-    context switches, the machine's steal time, the KiB it wrote back to storage, and the longest time
-    one of kiln's threads waited for a CPU (the last two where the JSON has them)."""
+    context switches, the machine's steal time, the KiB it wrote back to storage, and the most one of
+    kiln's threads waited for a CPU (the last two where the JSON has them)."""
     rows = [r for r in results["processes"] if r["side"] == "kiln" and r.get("eager_preempted") is not None]
     if not rows:
         return []

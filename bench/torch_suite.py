@@ -28,8 +28,8 @@ shared/reference/torch_baseline.py in PyTorch eager and torch.compile, on the sa
       includes Inductor's one-time start-up); then for each workload a later cold compile
       (torch._dynamo.reset() and a fresh Inductor cache), both as the wall time of the first call, a
       sync (what the compile wrote goes to storage now, not beside the timed calls), a pause of
-      --settle-ms (default 0), and eager and
-      compiled medians of REPS calls after WARMUP; last the copy bandwidth (copy_ of 512 MiB).
+      --settle-ms (default 0), and eager and compiled medians of REPS calls after WARMUP; last the
+      copy bandwidth (copy_ of 512 MiB).
       Every result is checked against the expected outputs before any time is taken; on a mismatch it
       prints why on stderr, skips the workloads after it and exits 3. One JSON object per workload
       measured on stdout (with check_failed and the comparisons made for one that failed).
