@@ -14,7 +14,8 @@
 //   that the flusher threads do not write its files back during a later measurement; --no-sync
 //   leaves them to the flushers);
 //   (then a pause of --settle-ms, default 0: the host's slow windows follow compiles, bench/README.md);
-//   4. kiln eager: WARMUP calls, then REPS timed calls;
+//   4. kiln eager: WARMUP calls, then REPS timed calls, and more while they add up to less than
+//      --min-ms (default 0; at most kMaxCalls), so that a short row's median is not a few ms of it;
 //   5. kiln compiled: the same;
 //   and last, 6. the copy bandwidth: a parallel memcpy of 512 MiB (read + write counted).
 // Every result (each first call, and eager's first call) is compared with the expected outputs in
@@ -29,8 +30,8 @@
 // measurements a slow call is read against; and, after the compiled calls, the CPU each OpenMP
 // thread is on and the process's memory in transparent huge pages (where a slow process is looked for).
 // --write-outputs OUT writes each checked result to OUT as a raw file named after it (to study a failure).
-//   kiln_compiled_bench --dir DIR [--dir DIR ...] [--reps N] [--warmup N] [--check-only] [--copy-mib M]
-//                       [--write-outputs OUT] [--no-sync] [--settle-ms MS]
+//   kiln_compiled_bench --dir DIR [--dir DIR ...] [--reps N] [--min-ms MS] [--warmup N] [--check-only]
+//                       [--copy-mib M] [--write-outputs OUT] [--no-sync] [--settle-ms MS]
 #include <omp.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -195,18 +196,24 @@ ThreadTimes thread_times(const std::map<int, std::pair<double, double>>& before,
   return t;
 }
 
-// timed_reps, also counting what the timed calls (not the warm-up) took from the system.
-std::vector<double> timed_reps(const std::function<void()>& run, int warmup, int reps, SystemCost* cost) {
+constexpr int kMaxCalls = 2000;  // the most timed calls --min-ms adds up to
+
+// timed_reps, going on past `reps` calls while they add up to less than `min_ms` (at most kMaxCalls
+// calls), and counting what the timed calls (not the warm-up) took from the system.
+std::vector<double> timed_reps(const std::function<void()>& run, int warmup, int reps, double min_ms,
+                               SystemCost* cost) {
   timed_reps(run, warmup, 0);
   long faults = usage_now().ru_minflt;
   size_t misses = kiln::cpu_cache_stats().misses;
   std::vector<double> t;
-  for (int i = 0; i < reps; ++i) {
+  double total_ms = 0;
+  for (int i = 0; i < reps || (total_ms < min_ms && i < kMaxCalls); ++i) {
     long switches = usage_now().ru_nivcsw;
     double steal = steal_ms();
     double written = written_kib();
     auto sched = thread_sched();
     t.push_back(timed_reps(run, 0, 1)[0]);
+    total_ms += t.back() * 1e3;
     ThreadTimes threads = thread_times(sched, thread_sched());
     cost->threads_run_ms.push_back(threads.run_ms);
     cost->threads_queued_ms.push_back(threads.queued_ms);
@@ -215,8 +222,9 @@ std::vector<double> timed_reps(const std::function<void()>& run, int warmup, int
     cost->steal_ms.push_back(steal_ms() - steal);
     cost->written_kib.push_back(written_kib() - written);
   }
-  cost->faults = static_cast<double>(usage_now().ru_minflt - faults) / reps;
-  cost->cache_misses = static_cast<double>(kiln::cpu_cache_stats().misses - misses) / reps;
+  double calls = static_cast<double>(std::max<size_t>(t.size(), 1));
+  cost->faults = static_cast<double>(usage_now().ru_minflt - faults) / calls;
+  cost->cache_misses = static_cast<double>(kiln::cpu_cache_stats().misses - misses) / calls;
   cost->thread_cpus = thread_cpus();
   cost->huge_kib = anon_huge_kib();
   return t;
@@ -320,6 +328,7 @@ kiln::CompiledFunction first_call(const Workload& fn, const Inputs& inputs, Chec
 struct Options {
   std::vector<std::string> dirs;
   int reps = 10, warmup = 2;
+  double min_ms = 0;  // --min-ms: timed calls go on past --reps while they add up to less
   bool check_only = false;
   size_t copy_mib = 512;
   int settle_ms = 0;       // --settle-ms: a pause after the workload's compiles, before its warm-up calls
@@ -337,6 +346,7 @@ Options parse(int argc, char** argv) {
     };
     if (a == "--dir") o.dirs.push_back(value());
     else if (a == "--reps") o.reps = std::stoi(value());
+    else if (a == "--min-ms") o.min_ms = std::stod(value());
     else if (a == "--warmup") o.warmup = std::stoi(value());
     else if (a == "--copy-mib") o.copy_mib = std::stoul(value());
     else if (a == "--check-only") o.check_only = true;
@@ -347,7 +357,7 @@ Options parse(int argc, char** argv) {
   }
   if (o.dirs.empty()) {
     throw std::runtime_error(
-        "usage: kiln_compiled_bench --dir DIR [--dir DIR ...] [--reps N] [--warmup N] [--check-only] "
+        "usage: kiln_compiled_bench --dir DIR [--dir DIR ...] [--reps N] [--min-ms MS] [--warmup N] [--check-only] "
         "[--copy-mib M] [--write-outputs OUT] [--no-sync] [--settle-ms MS] (each DIR as bench/torch_suite.py prepare writes it)");
   }
   return o;
@@ -457,8 +467,8 @@ bool measure(const Options& o, const std::string& dir, CacheDirs& caches, double
     }
     checker.check("kiln eager", fn(inputs));
     if (!o.check_only) {
-      row.eager_times = timed_reps([&] { fn(inputs); }, o.warmup, o.reps, &row.eager_memory);
-      row.compiled_times = timed_reps([&] { (*compiled)(inputs); }, o.warmup, o.reps, &row.compiled_memory);
+      row.eager_times = timed_reps([&] { fn(inputs); }, o.warmup, o.reps, o.min_ms, &row.eager_memory);
+      row.compiled_times = timed_reps([&] { (*compiled)(inputs); }, o.warmup, o.reps, o.min_ms, &row.compiled_memory);
     }
   } catch (const CheckFailure& e) {
     row.failure = e.what();

@@ -51,6 +51,12 @@ def copy_bandwidth(results, allocator, side):
     return stats(values) if values else None
 
 
+def calls_range(results):
+    """'N-M calls' over every process's timed eager and compiled measurements."""
+    counts = [len(r[key]) for r in results["processes"] for key in ("eager_times_s", "compiled_times_s") if r.get(key)]
+    return f"{min(counts)}-{max(counts)} calls" if counts else "no calls"
+
+
 def header(results):
     m = results["meta"]
     threads = {side: ", ".join(str(t) for t in sorted({r["threads"] for r in results["processes"]
@@ -62,7 +68,9 @@ def header(results):
              f"(omp_get_max_threads), PyTorch {threads['torch']} (torch.get_num_threads).",
              f"- {m['processes']} processes per side and allocator, kiln and PyTorch alternately first, each "
              "measuring every workload and scale in turn; each process reports, per workload, the median of "
-             f"{m['reps']} calls after {m['warmup']} warm-up calls"
+             + (f"at least {m['reps']} calls and at least {m['min_ms']:g} ms of calls (up to 2000 calls; "
+                f"{calls_range(results)})" if m.get("min_ms") else f"{m['reps']} calls")
+             + f" after {m['warmup']} warm-up calls"
              + (f", which follow a {m['settle_ms']} ms pause after the workload's compiles. " if m.get("settle_ms")
                 else ". ") +
              "Cells: min / **median** / max of the per-process medians, in ms. Ratios are of medians.",

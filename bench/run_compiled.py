@@ -118,14 +118,14 @@ class Runner:
         return rows
 
     def kiln(self, dirs, allocator, check_only=False):
-        command = [self.kiln_binary, "--reps", str(self.args.reps), "--warmup", str(self.args.warmup),
-                   "--settle-ms", str(self.args.settle_ms)]
+        command = [self.kiln_binary, "--reps", str(self.args.reps), "--min-ms", str(self.args.min_ms), "--warmup",
+                   str(self.args.warmup), "--settle-ms", str(self.args.settle_ms)]
         command += [arg for d in dirs for arg in ("--dir", d)] + (["--check-only"] if check_only else [])
         return self.run(f"kiln process ({allocator})", command, allocator)
 
     def torch(self, dirs, allocator, check_only=False):
-        command = [self.args.python, self.suite, "time", "--reps", str(self.args.reps), "--warmup",
-                   str(self.args.warmup), "--settle-ms", str(self.args.settle_ms)]
+        command = [self.args.python, self.suite, "time", "--reps", str(self.args.reps), "--min-ms",
+                   str(self.args.min_ms), "--warmup", str(self.args.warmup), "--settle-ms", str(self.args.settle_ms)]
         command += [arg for d in dirs for arg in ("--dir", d)] + (["--check-only"] if check_only else [])
         return self.run(f"PyTorch process ({allocator})", command, allocator)
 
@@ -139,6 +139,10 @@ def parse_args():
     p.add_argument("--build", default="build", help="kiln's CMake build directory (holds bench/kiln_compiled_bench)")
     p.add_argument("--processes", type=int, default=3, help="processes per side, workload, scale and allocator")
     p.add_argument("--reps", type=int, default=10, help="timed calls per process (after --warmup calls)")
+    p.add_argument("--min-ms", type=float, default=200,
+                   help="both sides: timed calls go on past --reps while they add up to less (at most 2000 calls), "
+                        "so that a short row's median is not of a few ms, which one of the host's slow windows "
+                        "covers (bench/README.md)")
     p.add_argument("--warmup", type=int, default=2)
     p.add_argument("--settle-ms", type=int, default=0,
                    help="both sides: a pause after each workload's compiles, before its warm-up calls (the host's "
@@ -176,8 +180,8 @@ def parse_args():
                 "kiln_compiled_bench; bench/ is built when Google Benchmark is installed)")
     if a.processes < 1 or a.reps < 1:
         p.error("--processes and --reps must be at least 1")
-    if a.settle_ms < 0:
-        p.error("--settle-ms must be at least 0")
+    if a.settle_ms < 0 or a.min_ms < 0:
+        p.error("--settle-ms and --min-ms must be at least 0")
     return a
 
 
@@ -209,7 +213,7 @@ def main():
         "meta": {"cpu": cpu_model(), "host": platform.node(), "cores": os.cpu_count(), "threads": a.threads,
                  "date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"), "kiln": git_commit(),
                  "load_average_at_start": os.getloadavg()[0], "python": a.python, "command": shlex.join(sys.argv), "processes": a.processes, "reps": a.reps,
-                 "warmup": a.warmup, "settle_ms": a.settle_ms, "scales": a.scales, "allocators": a.allocators,
+                 "min_ms": a.min_ms, "warmup": a.warmup, "settle_ms": a.settle_ms, "scales": a.scales, "allocators": a.allocators,
                  "allocator_env": {k: allocator_description(k) for k in a.allocators}},
         "units": [], "failures": [], "processes": []}
     started = time.perf_counter()

@@ -22,14 +22,15 @@ shared/reference/torch_baseline.py in PyTorch eager and torch.compile, on the sa
           elementwise bound keeps one wrong element from hiding in a mean.
       Prints one JSON object per workload describing what it wrote.
 
-  torch_suite.py time --dir DIR [--dir DIR ...] [--reps N] [--warmup N] [--settle-ms MS] [--check-only]
+  torch_suite.py time --dir DIR [--dir DIR ...] [--reps N] [--min-ms MS] [--warmup N] [--settle-ms MS] [--check-only]
       One measuring process over the workloads given, in the same order as kiln_compiled_bench: the
       first torch.compile in the process, of the first workload (an empty TORCHINDUCTOR_CACHE_DIR;
       includes Inductor's one-time start-up); then for each workload a later cold compile
       (torch._dynamo.reset() and a fresh Inductor cache), both as the wall time of the first call, a
       sync (what the compile wrote goes to storage now, not beside the timed calls), a pause of
-      --settle-ms (default 0), and eager and compiled medians of REPS calls after WARMUP; last the
-      copy bandwidth (copy_ of 512 MiB).
+      --settle-ms (default 0), and eager and compiled medians of REPS calls after WARMUP, and of
+      more while they add up to less than --min-ms (default 0); last the copy bandwidth (copy_ of
+      512 MiB).
       Every result is checked against the expected outputs before any time is taken; on a mismatch it
       prints why on stderr, skips the workloads after it and exits 3. One JSON object per workload
       measured on stdout (with check_failed and the comparisons made for one that failed).
@@ -270,14 +271,19 @@ def median(values):
     return statistics.median(values) if values else None
 
 
-def timed_reps(run, warmup, reps):
+MAX_CALLS = 2000  # the most timed calls min_ms adds up to (as kiln_compiled_bench's kMaxCalls)
+
+
+def timed_reps(run, warmup, reps, min_ms=0):
+    """Seconds of each of `reps` calls after `warmup`, and of more while they add up to less than `min_ms`."""
     for _ in range(warmup):
         run()
-    times = []
-    for _ in range(reps):
+    times, total = [], 0.0
+    while len(times) < reps or (total * 1e3 < min_ms and len(times) < MAX_CALLS):
         start = time.perf_counter()
         run()
         times.append(time.perf_counter() - start)
+        total += times[-1]
     return times
 
 
@@ -296,7 +302,7 @@ def fresh_inductor_cache():
     return (getattr(inductor_utils, "fresh_cache", None) or inductor_utils.fresh_inductor_cache)()
 
 
-def measure(dir, reps, warmup, check_only, first, settle_ms=0):
+def measure(dir, reps, warmup, check_only, first, settle_ms=0, min_ms=0):
     """One workload's measurements (a JSON-able dict); `first`: its first compile is the process's first.
     Raises CheckFailure (with the row so far) when a result is outside its tolerance."""
     m = read_manifest(dir)
@@ -345,8 +351,8 @@ def measure(dir, reps, warmup, check_only, first, settle_ms=0):
                     os.sync()  # as kiln_compiled_bench: the compile's files are written back before timing
                     time.sleep(settle_ms / 1e3)
                     check("torch eager", fn(*inputs))
-                    row["eager_times_s"] = timed_reps(lambda: fn(*inputs), warmup, reps)
-                    row["compiled_times_s"] = timed_reps(lambda: compiled(*inputs), warmup, reps)
+                    row["eager_times_s"] = timed_reps(lambda: fn(*inputs), warmup, reps, min_ms)
+                    row["compiled_times_s"] = timed_reps(lambda: compiled(*inputs), warmup, reps, min_ms)
                 row["eager_s"] = median(row["eager_times_s"])
                 row["compiled_s"] = median(row["compiled_times_s"])
             else:
@@ -357,12 +363,12 @@ def measure(dir, reps, warmup, check_only, first, settle_ms=0):
     return row
 
 
-def time_process(dirs, reps, warmup, check_only, settle_ms=0):
+def time_process(dirs, reps, warmup, check_only, settle_ms=0, min_ms=0):
     """Measures each workload in turn (stopping at one that fails its check), then the copy bandwidth;
     prints one JSON object per workload measured. Returns the exit status (3: a check failed)."""
     rows = []
     for dir in dirs:
-        rows.append(measure(dir, reps, warmup, check_only, first=not rows, settle_ms=settle_ms))
+        rows.append(measure(dir, reps, warmup, check_only, first=not rows, settle_ms=settle_ms, min_ms=min_ms))
         if rows[-1]["check_failed"]:
             break
     copy, copy_times = (None, [])
@@ -389,6 +395,8 @@ def main():
     timing.add_argument("--reps", type=int, default=10)
     timing.add_argument("--warmup", type=int, default=2)
     timing.add_argument("--settle-ms", type=int, default=0, help="a pause after each cold compile, before timing")
+    timing.add_argument("--min-ms", type=float, default=0,
+                        help=f"timed calls go on past --reps while they add up to less (at most {MAX_CALLS} calls)")
     timing.add_argument("--check-only", action="store_true")
     a = p.parse_args()
     try:
@@ -398,7 +406,7 @@ def main():
             for name, scale, dir in zip(a.workload, a.scale, a.dir):
                 prepare(name, scale, dir)
         else:
-            status = time_process(a.dir, a.reps, a.warmup, a.check_only, a.settle_ms)
+            status = time_process(a.dir, a.reps, a.warmup, a.check_only, a.settle_ms, a.min_ms)
     finally:
         if _FIRST_CACHE_DIR:
             shutil.rmtree(_FIRST_CACHE_DIR, ignore_errors=True)
