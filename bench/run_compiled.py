@@ -35,6 +35,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_common import cpu_model  # noqa: E402
 from compiled_report import write_report  # noqa: E402
 
+MAX_CALLS = 2000  # where --min-ms stops adding timed calls (kiln_compiled_bench's kMaxCalls, torch_suite's MAX_CALLS)
 WORKLOADS = ["pointwise_chain", "softmax", "layernorm", "rmsnorm_bf16", "reductions", "gelu_mlp", "attention_naive",
              "gpt2_block_fwd"]
 # The environment each allocator policy adds to both sides' processes.
@@ -138,9 +139,9 @@ def parse_args():
                    help="a python with PyTorch 2.x and NumPy (default: the repo's .venv, else python3)")
     p.add_argument("--build", default="build", help="kiln's CMake build directory (holds bench/kiln_compiled_bench)")
     p.add_argument("--processes", type=int, default=3, help="processes per side, workload, scale and allocator")
-    p.add_argument("--reps", type=int, default=10, help="timed calls per process (after --warmup calls)")
+    p.add_argument("--reps", type=int, default=10, help="at least this many timed calls per process (after --warmup calls)")
     p.add_argument("--min-ms", type=float, default=200,
-                   help="both sides: timed calls go on past --reps while they add up to less (at most 2000 calls), "
+                   help=f"both sides: timed calls go on past --reps while they add up to less (at most {MAX_CALLS} calls), "
                         "so that a short row's median is not of a few ms, which one of the host's slow windows "
                         "covers (bench/README.md)")
     p.add_argument("--warmup", type=int, default=2)
@@ -213,7 +214,7 @@ def main():
         "meta": {"cpu": cpu_model(), "host": platform.node(), "cores": os.cpu_count(), "threads": a.threads,
                  "date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"), "kiln": git_commit(),
                  "load_average_at_start": os.getloadavg()[0], "python": a.python, "command": shlex.join(sys.argv), "processes": a.processes, "reps": a.reps,
-                 "min_ms": a.min_ms, "warmup": a.warmup, "settle_ms": a.settle_ms, "scales": a.scales, "allocators": a.allocators,
+                 "min_ms": a.min_ms, "max_calls": MAX_CALLS, "warmup": a.warmup, "settle_ms": a.settle_ms, "scales": a.scales, "allocators": a.allocators,
                  "allocator_env": {k: allocator_description(k) for k in a.allocators}},
         "units": [], "failures": [], "processes": []}
     started = time.perf_counter()
