@@ -24,6 +24,14 @@ inline float madd(float a, float b, float c) {
 #endif
 }
 
+// The polynomial with these coefficients, highest degree first, at t: Horner's rule with madd.
+template <class... Coefficients>
+inline float horner(float t, float highest, Coefficients... lower) {
+  float p = highest;
+  ((p = madd(p, t, lower)), ...);
+  return p;
+}
+
 inline float exp(float x) {
   constexpr float kLog2e = 1.44269504088896341f;
   constexpr float kLn2Hi = 0.693359375f;
@@ -102,31 +110,14 @@ inline float erf(float x) {
   // comparison and stays NaN through T and the cap (written so). No division, no exp.
   constexpr float kBelowOne = 0x1.fffffep-1f, kFirstOne = 0x1.f5a88ap+1f;
   float z = x * x;
-  float k = 7.920368080e-05f;
-  k = madd(k, z, -8.030761383e-04f);
-  k = madd(k, z, 5.190733820e-03f);
-  k = madd(k, z, -2.685512602e-02f);
-  k = madd(k, z, 1.128361821e-01f);
-  k = madd(k, z, -3.761262894e-01f);
-  k = madd(k, z, 1.283791661e-01f);
+  float k = horner(z, 7.920368080e-05f, -8.030761383e-04f, 5.190733820e-03f, -2.685512602e-02f, 1.128361821e-01f,
+                   -3.761262894e-01f, 1.283791661e-01f);
   float inner = madd(x, k, x);
   float a = x < 0.0f ? -x : x;
   float t = a - 2.497566462e+00f;  // exact for every a in [1, x1]
-  float p = 1.091082254e-06f;
-  p = madd(p, t, 6.961967642e-07f);
-  p = madd(p, t, -1.710465949e-05f);
-  p = madd(p, t, 1.674378473e-05f);
-  p = madd(p, t, 8.425718988e-05f);
-  p = madd(p, t, -2.689209650e-04f);
-  p = madd(p, t, 2.599464497e-04f);
-  p = madd(p, t, 5.509048933e-04f);
-  p = madd(p, t, -2.803958720e-03f);
-  p = madd(p, t, 6.152548827e-03f);
-  p = madd(p, t, -8.698116057e-03f);
-  p = madd(p, t, 8.435436524e-03f);
-  p = madd(p, t, -5.506876390e-03f);
-  p = madd(p, t, 2.204884542e-03f);
-  p = madd(p, t, 9.995877147e-01f);
+  float p = horner(t, 1.091082254e-06f, 6.961967642e-07f, -1.710465949e-05f, 1.674378473e-05f, 8.425718988e-05f,
+                   -2.689209650e-04f, 2.599464497e-04f, 5.509048933e-04f, -2.803958720e-03f, 6.152548827e-03f,
+                   -8.698116057e-03f, 8.435436524e-03f, -5.506876390e-03f, 2.204884542e-03f, 9.995877147e-01f);
   p = kBelowOne < p ? kBelowOne : p;  // a NaN p passes
   p = kFirstOne <= a ? 1.0f : p;      // also where T overflowed, |x| large or inf
   float outer = x < 0.0f ? -p : p;
