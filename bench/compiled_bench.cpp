@@ -15,7 +15,7 @@
 //   leaves them to the flushers);
 //   (then a pause of --settle-ms, default 0: the host's slow windows follow compiles, bench/README.md);
 //   4. kiln eager: WARMUP calls, then REPS timed calls, and more while they add up to less than
-//      --min-ms (default 0; at most kMaxCalls), so that a short row's median is not a few ms of it;
+//      --min-ms (default 0; at most kMaxCalls), so that a short row's median spans more than a few ms;
 //   5. kiln compiled: the same;
 //   and last, 6. the copy bandwidth: a parallel memcpy of 512 MiB (read + write counted).
 // Every result (each first call, and eager's first call) is compared with the expected outputs in
