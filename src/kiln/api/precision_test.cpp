@@ -3,7 +3,9 @@
 // torch.compile does; with emulation on, every op's result rounds as in eager.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
+#include <limits>
 
 #include "kiln/api/compile.h"
 #include "kiln/ops/api.h"
@@ -91,6 +93,37 @@ TEST(PrecisionPolicy, RmsNormIsNearerFloat64ThanEager) {
   Tensor diff = sub(got.to(DType::Float64), eager.to(DType::Float64)).abs();
   Tensor bound = add(mul(eager.to(DType::Float64).abs(), Scalar(1.6e-2)), Scalar(1e-5));
   EXPECT_FALSE(any(gt(diff, bound)).item<bool>());
+}
+
+// A mean divides its sum by the count, as eager's and PyTorch's do: a product with 1/n differs in
+// the last bit, and a comparison of two means of equal values then decides differently (a fuzz
+// finding: lt of a float64 mean of [x, x, x] and x). Rows of three equal values sum exactly the
+// same in any order, so compiled and eager agree bit for bit. (Not float32: compiled code sums
+// float32 in double, where 3x is exact, eager in float, as PyTorch.)
+TEST(PrecisionPolicy, MeanDividesItsSumAsEager) {
+  auto means = [](const std::vector<Tensor>& in) { return std::vector<Tensor>{mean(in[0], {1}, false)}; };
+  manual_seed(11);
+  Tensor x = expand(randn({4096, 1}, DType::Float64), {4096, 3}).contiguous();
+  Tensor got = compile(means)({x})[0];
+  EXPECT_TRUE(identical(got, means({x})[0]));
+}
+
+// layer_norm's affine step x_hat * w + b rounds once in compiled code as in eager (kiln::fma): a
+// product past the float range that the bias brings back stays finite (it was inf, and NaN after a
+// second layer_norm), and every element equals eager's bit for bit.
+TEST(PrecisionPolicy, LayerNormAffineRoundsOnceAsEager) {
+  auto norm = [](const std::vector<Tensor>& in) {
+    return std::vector<Tensor>{layer_norm(in[0], {in[0].sizes()[1]}, in[1], in[1], 1e-3)};
+  };
+  const float big = std::numeric_limits<float>::max();
+  Tensor x = from_vector<float>({1.0685f, -0.3214f, -2.6422f, -2.6883f, 2.5198f}, {1, 5});
+  Tensor w = from_vector<float>({-1.5f, 2.5f, big, 2.5f, -big});
+  Tensor got = compile(norm)({x, w})[0], eager = norm({x, w})[0];
+  EXPECT_TRUE(std::isfinite(got.select(1, 2).item<float>())) << got.select(1, 2).item<float>();
+  EXPECT_TRUE(identical(got, eager));
+  manual_seed(12);
+  Tensor xs = randn({64, 33}), ws = randn({33});
+  EXPECT_TRUE(identical(compile(norm)({xs, ws})[0], norm({xs, ws})[0]));
 }
 
 }  // namespace

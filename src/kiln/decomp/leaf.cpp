@@ -10,6 +10,7 @@
 #include "kiln/decomp/opmath.h"
 #include "kiln/ops/api.h"
 #include "kiln/ops/boxing.h"
+#include "kiln/ops/custom_op.h"
 
 namespace kiln {
 namespace {
@@ -91,9 +92,18 @@ std::tuple<Tensor, Tensor, Tensor> layer_norm_decomposed(const Tensor& input, In
   // The kernel normalizes in the input's compute type with the statistics rounded to it.
   DType compute = is_reduced_float(d) ? DType::Float32 : d;
   Tensor out = mul(sub(upcast(dense(input)), downcast(mean, compute)), downcast(rstd, compute));
-  if (weight) out = mul(out, upcast(dense(*weight)));
-  // No bias is PyTorch's +0 added: it turns a -0 (a row of -0.0s) into +0.
-  out = bias ? add(out, upcast(dense(*bias))) : add(out, Scalar(0.0));
+  // x_hat * w + b rounded once (kiln::fma), as the kernel: two roundings differ from it past
+  // float32's tolerance after a cancellation, and a product past the float range that the bias
+  // brings back would be infinite. No bias is PyTorch's +0 added: it turns a -0 (a row of -0.0s)
+  // into +0.
+  static const OpHandle fma = Registry::global().get("kiln::fma");
+  if (weight && bias) {
+    out = call<Tensor>(fma, out, upcast(dense(*weight)), upcast(dense(*bias)));
+  } else if (weight) {
+    out = add(mul(out, upcast(dense(*weight))), Scalar(0.0));
+  } else {
+    out = bias ? add(out, upcast(dense(*bias))) : add(out, Scalar(0.0));
+  }
   return {downcast(out, d), downcast(mean, d), downcast(rstd, d)};
 }
 

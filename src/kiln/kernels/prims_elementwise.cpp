@@ -69,6 +69,7 @@ const ElementwisePrim kElementwise[] = {
     {"remainder", "aten::remainder.Tensor"},
     {"sub", "aten::sub.Tensor", Operands::Numeric},
     {"where", "aten::where.self"},
+    {"fma", "kiln::fma", Operands::Float},
     {"convert_element_type", "aten::_to_copy"},
 };
 

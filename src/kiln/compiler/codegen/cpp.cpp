@@ -61,9 +61,9 @@ std::string reduce_combine(ReduceKind k, const std::string& acc, const std::stri
   return "";
 }
 
-// A reduction's scale (1/n for means) in its accumulator's precision.
-std::string scale_literal(double scale, const std::string& acc_type, DType d) {
-  return float_literal(scale, acc_type == "double" ? DType::Float64 : d);
+// A reduction's divisor (n for means) in its accumulator's precision.
+std::string divisor_literal(double divisor, const std::string& acc_type, DType d) {
+  return float_literal(divisor, acc_type == "double" ? DType::Float64 : d);
 }
 
 std::string reduce_init(ReduceKind k, DType d) {
@@ -271,8 +271,8 @@ void write_pass(const loopir::Program& p, const Kernel& k, const std::vector<int
       clauses += fmt::format(" reduction({}:{})", op, acc);
       body += fmt::format("        {}\n", reduce_combine(n.reduce, acc, v));
     }
-    std::string result = n.scale == 1.0 ? acc
-                                        : fmt::format("({} * {})", acc, scale_literal(n.scale, acc_type, buf.dtype));
+    std::string result =
+        n.divisor == 1.0 ? acc : fmt::format("({} / {})", acc, divisor_literal(n.divisor, acc_type, buf.dtype));
     result = fmt::format("static_cast<{}>({})", t, result);
     if (track_nan) {
       // An int flag (a bool |-reduction defeats vectorization): any NaN makes the result NaN.
@@ -354,9 +354,9 @@ void write_column_reduction(const loopir::Program& p, const Kernel& k, const loo
   out += fmt::format("          {}\n", reduce_combine(n.reduce, "acc[row - first]", v));
   if (track_nan) out += fmt::format("          nan[row - first] |= {0} != {0};\n", v);
   out += "      }\n    }\n";
-  std::string result = n.scale == 1.0
+  std::string result = n.divisor == 1.0
                            ? "acc[row - first]"
-                           : fmt::format("(acc[row - first] * {})", scale_literal(n.scale, acc_type, buf.dtype));
+                           : fmt::format("(acc[row - first] / {})", divisor_literal(n.divisor, acc_type, buf.dtype));
   result = fmt::format("static_cast<{}>({})", t, result);
   if (track_nan) result = fmt::format("(nan[row - first] ? std::numeric_limits<{}>::quiet_NaN() : {})", t, result);
   out += fmt::format("    for (int64_t row = first; row < last; ++row) buf{}[row] = {};\n  }}\n", n.out,
@@ -439,7 +439,8 @@ ColumnCode write_columns(const loopir::Program& p, const Kernel& k, const loopir
     c.finish += fmt::format(
         "      double {0} = 0;\n      for (size_t t = 0; t < team; ++t) {0} += column_parts[t][{1} + col];\n", sum,
         j * k.cols);
-    std::string result = n.scale == 1.0 ? sum : fmt::format("({} * {})", sum, float_literal(n.scale, DType::Float64));
+    std::string result = n.divisor == 1.0 ? sum
+                                          : fmt::format("({} / {})", sum, float_literal(n.divisor, DType::Float64));
     c.finish += fmt::format("      buf{}[col] = {};\n", n.out,
                             store_expr(buf.dtype, fmt::format("static_cast<{}>({})", compute_type(buf.dtype), result)));
     ++j;

@@ -62,6 +62,7 @@ const ElementwiseOp kRows[] = {
     {"sub", 2, kInfix, "-", false, "k_sub"},
     // Others.
     {"where", 3, kSpecial, ""},
+    {"fma", 3, kCall, "std::fma"},  // one rounding (vfmadd where the target has FMA)
     {"convert_element_type", 1, kSpecial, ""},
 };
 

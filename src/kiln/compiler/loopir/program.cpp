@@ -65,7 +65,7 @@ std::string Program::str() const {
       } else {
         s += fmt::format("buf{}: {}{} = {} over {} of {}{}    # {}\n", b.id, dtype_name(b.dtype), b.sizes,
                          reduce_kind_name(n->reduce), n->reduction_sizes, n->value.str(),
-                         n->scale == 1.0 ? "" : fmt::format(" * {}", n->scale), n->origin);
+                         n->divisor == 1.0 ? "" : fmt::format(" / {}", n->divisor), n->origin);
       }
     } else {
       const auto& call = std::get<ExternCall>(step);

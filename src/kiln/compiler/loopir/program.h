@@ -37,7 +37,8 @@ enum class ReduceKind : uint8_t { None, Sum, Max, Min, Prod };
 std::string_view reduce_kind_name(ReduceKind k);
 
 // out[i0, ..., in-1] = value over the index variables i0.. (and, for a reduction, the reduction
-// of value over r0.. ranging over reduction_sizes, times `scale`). Stored contiguously.
+// of value over r0.. ranging over reduction_sizes, divided by `divisor`: a mean's count, divided
+// as eager's and PyTorch's mean divide, not multiplied by its reciprocal). Stored contiguously.
 struct LoopNode {
   int id = 0;
   std::string origin;  // the graph nodes it computes, e.g. "exp"
@@ -49,7 +50,7 @@ struct LoopNode {
   // Reduction exactly when `reduce` is set (a reduction op's pointwise remainder, var's formula, is
   // Elementwise); the verifier checks that.
   PatternKind pattern = PatternKind::Elementwise;
-  double scale = 1.0;
+  double divisor = 1.0;
   ScalarExpr value = ScalarExpr::constant(0, DType::Float32);
   // The buffers `value` loads.
   std::vector<int> reads() const;

@@ -210,7 +210,7 @@ BufferView Lowerer::realize_traced(graph::ValueRef r, bool storage) {
 
 // A loop node computing a new contiguous buffer; returns the buffer.
 int Lowerer::add_node(const std::string& origin, PatternKind pattern, DType dtype, const Shape& sizes,
-                      const Shape& reduction_sizes, loopir::ReduceKind kind, ScalarExpr value, double scale) {
+                      const Shape& reduction_sizes, loopir::ReduceKind kind, ScalarExpr value, double divisor) {
   int b = p_.add_buffer(dtype, sizes, BufferRole::Computed, "");
   loopir::LoopNode node;
   node.id = static_cast<int>(p_.steps.size());
@@ -220,7 +220,7 @@ int Lowerer::add_node(const std::string& origin, PatternKind pattern, DType dtyp
   node.reduction_sizes = reduction_sizes;
   node.reduce = kind;
   node.pattern = pattern;
-  node.scale = scale;
+  node.divisor = divisor;
   node.value = value;
   p_.steps.emplace_back(std::move(node));
   return b;

@@ -97,8 +97,8 @@ class Lowerer {
   static Split split_dims(const Lowered& a, const Value& dims_arg);
   // A reduction node, or the one already computing the same reduction of the same value.
   int add_reduction(const std::string& origin, DType dtype, const Split& s, loopir::ReduceKind kind,
-                    loopir::ScalarExpr v, double scale);
-  // A mean: div(sum(x), c) folded into the sum's scale; the division's value, or nothing.
+                    loopir::ScalarExpr v, double divisor);
+  // A mean: div(sum(x), c) folded into the sum's divisor; the division's value, or nothing.
   std::optional<loopir::ScalarExpr> fold_division_into_sum(const graph::Node& div,
                                                            const std::vector<loopir::ScalarExpr>& operands);
 
@@ -114,7 +114,7 @@ class Lowerer {
   loopir::BufferView output_of(graph::ValueRef r);
   loopir::BufferView realize_traced(graph::ValueRef r, bool storage = false);
   int add_node(const std::string& origin, PatternKind pattern, DType dtype, const Shape& sizes,
-               const Shape& reduction_sizes, loopir::ReduceKind kind, loopir::ScalarExpr value, double scale);
+               const Shape& reduction_sizes, loopir::ReduceKind kind, loopir::ScalarExpr value, double divisor);
 
   const graph::Graph& g_;
   loopir::Program p_;
@@ -124,10 +124,10 @@ class Lowerer {
     loopir::ReduceKind kind;
     DType dtype;
     std::vector<int64_t> kept, reduced;
-    double scale;
+    double divisor;
     auto operator<=>(const ReductionKey& o) const {
-      return std::tie(value, kind, dtype, kept, reduced, scale) <=>
-             std::tie(o.value, o.kind, o.dtype, o.kept, o.reduced, o.scale);
+      return std::tie(value, kind, dtype, kept, reduced, divisor) <=>
+             std::tie(o.value, o.kind, o.dtype, o.kept, o.reduced, o.divisor);
     }
   };
   std::map<ReductionKey, int> reductions_;

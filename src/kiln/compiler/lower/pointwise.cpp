@@ -27,7 +27,7 @@ void lower_elementwise(Lowerer& l, const graph::Node& n) {
   l.define(n, computed(ScalarExpr::op(std::string(row->name), operands, out.dtype), out.dtype, out.sizes));
 }
 
-// div: a mean (a sum divided by a constant) becomes the sum's scale; any other is elementwise.
+// div: a mean (a sum divided by a constant) becomes the sum's divisor; any other is elementwise.
 void lower_div(Lowerer& l, const graph::Node& n) {
   const graph::TensorMeta& out = n.meta().at(0);
   if (is_floating(out.dtype)) {

@@ -35,23 +35,24 @@ Lowerer::Split Lowerer::split_dims(const Lowered& a, const Value& dims_arg) {
 // A reduction node, or the one already computing the same reduction of the same value (layer_norm's
 // decomposition sums its input twice: for the variance's mean and for the mean it returns).
 int Lowerer::add_reduction(const std::string& origin, DType dtype, const Split& s, loopir::ReduceKind kind,
-                           ScalarExpr v, double scale) {
-  ReductionKey k{v.node(), kind, dtype, IntArrayRef(s.kept).vec(), IntArrayRef(s.reduced).vec(), scale};
+                           ScalarExpr v, double divisor) {
+  ReductionKey k{v.node(), kind, dtype, IntArrayRef(s.kept).vec(), IntArrayRef(s.reduced).vec(), divisor};
   auto it = reductions_.find(k);
   if (it != reductions_.end()) {
     shared_reductions_.insert(it->second);
     return it->second;
   }
-  int b = add_node(origin, PatternKind::Reduction, dtype, s.kept, s.reduced, kind, v, scale);
+  int b = add_node(origin, PatternKind::Reduction, dtype, s.kept, s.reduced, kind, v, divisor);
   reductions_.emplace(std::move(k), b);
   return b;
 }
 
 // A mean: div(sum(x), c) where the sum (through views) is read by this division alone. The
-// division moves into the sum's scale, applied to its double accumulator before the result is
-// rounded to the output dtype, as eager's mean divides its double sum: a float32 sum of values
-// near the float limit would overflow before the division. Returns the division's value (a load
-// of the sum's buffer, now the mean), or nothing.
+// division moves into the sum's divisor, applied to its double accumulator before the result is
+// rounded to the output dtype, as eager's mean divides its double sum (a division, not a product
+// with 1 / c, which differs in the last bit: a float64 mean of equal values must be that value): a float32 sum of
+// values near the float limit would overflow before the division. Returns the division's value (a load of the sum's
+// buffer, now the mean), or nothing.
 std::optional<ScalarExpr> Lowerer::fold_division_into_sum(const graph::Node& div,
                                                           const std::vector<ScalarExpr>& operands) {
   if (operands.size() != 2 || operands[0].kind() != loopir::ScalarKind::Load ||
@@ -74,11 +75,11 @@ std::optional<ScalarExpr> Lowerer::fold_division_into_sum(const graph::Node& div
   for (auto& step : p_.steps) {
     auto* node = std::get_if<loopir::LoopNode>(&step);
     if (!node || node->out != b) continue;
-    if (node->reduce != loopir::ReduceKind::Sum || node->scale != 1.0 ||
+    if (node->reduce != loopir::ReduceKind::Sum || node->divisor != 1.0 ||
         p_.buffers[static_cast<size_t>(b)].dtype != operands[0].dtype()) {
       return std::nullopt;
     }
-    node->scale = 1.0 / c;
+    node->divisor = c;
     std::erase_if(reductions_, [b](const auto& entry) { return entry.second == b; });  // no longer a plain sum
     return operands[0];
   }
@@ -164,8 +165,9 @@ void lower_var(Lowerer& l, const graph::Node& n) {
   ScalarExpr spread = ScalarExpr::op("sub", {ScalarExpr::load(squares, at, acc), correction_term}, acc);
   // Never below 0 (rounding); NaN stays NaN.
   spread = ScalarExpr::op("where", {ScalarExpr::op("lt", {spread, zero}, DType::Bool), zero, spread}, acc);
-  ScalarExpr scale = ScalarExpr::constant(1.0 / std::max(static_cast<double>(count) - correction, 0.0), acc);
-  ScalarExpr var = ScalarExpr::op("mul", {spread, scale}, acc);
+  // Divided, as PyTorch's Welford divides m2 (a product with the reciprocal differs in the last bit).
+  ScalarExpr divisor = ScalarExpr::constant(std::max(static_cast<double>(count) - correction, 0.0), acc);
+  ScalarExpr var = ScalarExpr::op("div", {spread, divisor}, acc);
   if (!widened) {
     // A float64 row whose mean overflows (an infinity, or x - x0 past the double range as in
     // [1.8e308, -1.8e308]) has a NaN variance, as PyTorch's Welford update gives (inf - inf).

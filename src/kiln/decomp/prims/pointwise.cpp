@@ -185,6 +185,13 @@ Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b) {
   return to_result(prims::where(pred, p.operands[0], p.operands[1]), p);
 }
 
+// kiln::fma(a, b, c): a * b + c rounded once, promoted and broadcast as add.
+Tensor fma(const Tensor& a, const Tensor& b, const Tensor& c) {
+  Operand ops[] = {a, b, c};
+  Promoted p = promote(ops, Promotion::Default, "kiln::fma");
+  return to_result(prims::fma(p.operands[0], p.operands[1], p.operands[2]), p);
+}
+
 // clamp as PyTorch defines it: NaN inputs stay NaN, a NaN bound gives NaN.
 Tensor clamp_with(const Promoted& p, const Tensor* lo, const Tensor* hi) {
   Tensor x = p.operands[0];
@@ -311,6 +318,7 @@ void add_pointwise_prims(DecompositionMap& t, const Registry& r) {
   def("aten::isnan", kiln::detail::boxed<&isnan>());
   def("aten::isinf", kiln::detail::boxed<&isinf>());
   def("aten::where.self", kiln::detail::boxed<&where>());
+  def("kiln::fma", kiln::detail::boxed<&fma>());
   def("aten::clamp", kiln::detail::boxed<&clamp>());
   def("aten::clamp.Tensor", kiln::detail::boxed<&clamp_tensor>());
   def("aten::_to_copy", kiln::detail::boxed<&to_copy>());

@@ -1,4 +1,6 @@
-// CPU kernels of where and clamp: pointwise ops of three operands.
+// CPU kernels of where, clamp and kiln::fma: pointwise ops of three operands.
+#include <cmath>
+
 #include "kiln/kernels/cpu/convert.h"
 #include "kiln/kernels/cpu/pointwise_iter.h"
 #include "kiln/kernels/meta/pointwise.h"
@@ -13,6 +15,19 @@ void where_impl(const Tensor& condition, const Tensor& self, const Tensor& other
   visit_dtype(out.dtype(), [&]<class T>() {
     using M = opmath_t<T>;
     pointwise_kernel<T, bool, T, T>(it, [](bool c, M a, M b) { return c ? a : b; });
+  });
+}
+
+// self * other + addend with one rounding, in the compute type (float for 16-bit floats), then
+// rounded to the result's dtype: layer_norm's affine step as its kernel computes it (compiled code
+// gets it from layer_norm's decomposition).
+void fma_impl(const Tensor& self, const Tensor& other, const Tensor& addend, const Tensor& out) {
+  DType c = out.dtype();
+  const Tensor ops[] = {to_dtype(self, c), to_dtype(other, c), to_dtype(addend, c)};
+  PointwiseIter it(out, ops);
+  visit_floating(c, "kiln::fma", [&]<class T>() {
+    using M = opmath_t<T>;
+    pointwise_kernel<T, T, T, T>(it, [](M a, M b, M d) { return std::fma(a, b, d); });
   });
 }
 
@@ -68,6 +83,11 @@ const KernelRegistrar kRegister([](Registry& r) {
   def_structured<&meta::where, &where_impl>(r, "aten::where.self");
   def_structured<&meta::clamp, &clamp_impl>(r, "aten::clamp");
   def_structured<&meta::clamp_tensor, &clamp_tensor_impl>(r, "aten::clamp.Tensor");
+  // A multiply-add rounded once, which no ATen op is: what layer_norm's decomposition needs for
+  // its affine step to equal the kernel's (a product past the float range brought back by the
+  // bias stays finite). Not a Core ATen op: the prims level has prims::fma for it.
+  r.declare({"fma(Tensor self, Tensor other, Tensor addend) -> Tensor", "pointwise"}, Provenance::Native, "kiln");
+  def_structured<&meta::fma, &fma_impl>(r, "kiln::fma");
 });
 
 }  // namespace

@@ -181,6 +181,15 @@ TensorSpec where(const Tensor& condition, const Tensor& self, const Tensor& othe
   return spec_of({condition, iterator_input(self, r), iterator_input(other, r)}, r, "where");
 }
 
+TensorSpec fma(const Tensor& self, const Tensor& other, const Tensor& addend) {
+  ResultType t;
+  for (const Tensor* x : {&self, &other, &addend}) t.add(*x);
+  DType r = t.result();
+  KILN_CHECK_TYPE(is_floating(r), "kiln::fma: expected floating operands, got {}, {} and {}", self.describe(),
+                  other.describe(), addend.describe());
+  return spec_of({iterator_input(self, r), iterator_input(other, r), iterator_input(addend, r)}, r, "kiln::fma");
+}
+
 DType clamp_compute_dtype(const Tensor& self, const std::optional<Tensor>& min, const std::optional<Tensor>& max) {
   ResultType r;
   r.add(self);

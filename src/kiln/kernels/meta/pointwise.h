@@ -47,6 +47,8 @@ TensorSpec pow(const Tensor& self, const Tensor& exponent);
 TensorSpec pow_tensor_scalar(const Tensor& self, const Scalar& exponent);
 TensorSpec pow_scalar_tensor(const Scalar& self, const Tensor& exponent);
 TensorSpec where(const Tensor& condition, const Tensor& self, const Tensor& other);
+// kiln::fma: self * other + addend rounded once; broadcast and promoted as add, floating only.
+TensorSpec fma(const Tensor& self, const Tensor& other, const Tensor& addend);
 TensorSpec clamp(const Tensor& self, const std::optional<Scalar>& min, const std::optional<Scalar>& max);
 TensorSpec clamp_tensor(const Tensor& self, const std::optional<Tensor>& min, const std::optional<Tensor>& max);
 
