@@ -220,7 +220,10 @@ TensorSpec clamp(const Tensor& self, const std::optional<Scalar>& min, const std
   // The bounds are converted to the result dtype.
   if (min) check_scalar_fits(*min, spec.dtype, "clamp", "min");
   if (max) check_scalar_fits(*max, spec.dtype, "clamp", "max");
-  return spec;
+  // PyTorch's clamp with Scalar bounds is a unary op of its iterator (the bounds are not operands,
+  // as add's wrapped scalar is): the output takes self's layout by the fast set-up, so a contiguous
+  // self with odd strides on size-1 dims gives contiguous strides.
+  return spec_of({iterator_input(self, spec.dtype)}, spec.dtype, "clamp");
 }
 
 }  // namespace kiln::meta
