@@ -485,6 +485,47 @@ void write_kernel(const loopir::Program& p, const Kernel& k, GeneratedKernel& gk
   out += body;
 }
 
+// Kept rows that live in an output's row instead of per-thread scratch: row buffer b -> output o
+// where o is a plain-stored (not streamed) output of b's storage type, written by the last pass that
+// reads b, by the last node of that pass that reads it (each element of b is read, then o's
+// element stored over it, at the same column). The pass that computes b then stores straight into
+// the output's lines, which come in while it computes, and the last pass rewrites them in cache
+// (as eager softmax stores exp into its output and scales it in place): compiled softmax's last
+// pass otherwise stores into lines it must first read, with nothing to overlap (a probe on [4096,
+// 4096] on one core: 0.91 -> 0.67 ns an element).
+std::map<int, int> rows_in_outputs(const loopir::Program& p, const Kernel& k,
+                                   const std::vector<std::vector<int>>& passes, const KernelRows& rows) {
+  auto node = [&](int i) -> const LoopNode& { return std::get<LoopNode>(p.steps[static_cast<size_t>(i)]); };
+  auto reads = [&](int i, int b) {
+    auto r = node(i).reads();
+    return std::find(r.begin(), r.end(), b) != r.end();
+  };
+  std::map<int, int> alias;
+  std::set<int> taken;
+  for (int b : rows.row_buffers) {
+    size_t last = 0;
+    for (size_t a = 0; a < passes.size(); ++a) {
+      for (int i : passes[a]) {
+        if (reads(i, b)) last = a;
+      }
+    }
+    // The last node of that pass to read b; the output it writes.
+    int writer = -1;
+    for (int i : passes[last]) {
+      if (reads(i, b)) writer = i;
+    }
+    if (writer < 0) continue;
+    const LoopNode& n = node(writer);
+    int o = n.out;
+    if (n.reduce != ReduceKind::None || k.local.contains(o) || rows.streamed.contains(o) || taken.contains(o) ||
+        compute_type(p.buffers[static_cast<size_t>(b)].dtype) != storage_type(p.buffers[static_cast<size_t>(o)].dtype))
+      continue;
+    alias[b] = o;
+    taken.insert(o);
+  }
+  return alias;
+}
+
 void write_kernel_body(const loopir::Program& p, const Kernel& k, ErrorSites& sites, std::string& out) {
   loopir::Ranges ranges = kernel_ranges(k.rows, k.cols);
   if (k.nodes.size() == 1 &&
@@ -514,8 +555,10 @@ void write_kernel_body(const loopir::Program& p, const Kernel& k, ErrorSites& si
       }
     }
   }
+  const std::map<int, int> in_outputs = worth_threads(k) ? rows_in_outputs(p, k, passes, rows) : std::map<int, int>{};
   int slot = 0;
   for (int b : row_buffers) {
+    if (in_outputs.contains(b)) continue;
     out += fmt::format("    auto* row_buf{1} = k_scratch<{0}>({2}, {3});  // one row of buf{1}, per thread\n",
                        compute_type(p.buffers[static_cast<size_t>(b)].dtype), b, slot++, k.cols);
   }
@@ -527,6 +570,10 @@ void write_kernel_body(const loopir::Program& p, const Kernel& k, ErrorSites& si
   out += columns.start;
   out += "#pragma omp for schedule(static)\n";
   out += fmt::format("    for (int64_t row = 0; row < {}; ++row) {{\n", k.rows);
+  for (auto [b, o] : in_outputs) {
+    out += fmt::format("      {0}* const row_buf{1} = buf{2} + row * {3};  // buf{1}'s row, kept in buf{2}'s\n",
+                       compute_type(p.buffers[static_cast<size_t>(b)].dtype), b, o, k.cols);
+  }
   std::map<int, std::string> locals;
   rows.prefetched = next_rows(p, k, passes, ranges);
   for (size_t a = 0; a < passes.size(); ++a) {

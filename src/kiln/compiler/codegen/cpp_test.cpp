@@ -96,5 +96,20 @@ TEST(CppCodegen, TheSecondPassOfARowKernelPrefetchesTheNextRow) {
   }
 }
 
+// Softmax keeps exp's row between its passes in its output's row, not in per-thread scratch: the
+// second pass stores exp there and the third scales it in place. Not where the output's storage
+// type is not the row's (a bfloat16 softmax computes in float).
+TEST(CppCodegen, AKeptRowLivesInTheOutputRowThatReplacesIt) {
+  testing::Compiled c = testing::compiled(&softmax_fn, {randn({64, 2048})});
+  std::string code = generate_cpp(c.program, c.schedule).code;
+  EXPECT_NE(code.find("float* const row_buf2 = buf4 + row * 2048;  // buf2's row, kept in buf4's"), std::string::npos)
+      << code;
+  EXPECT_EQ(code.find("k_scratch"), std::string::npos) << code;
+  testing::Compiled half = testing::compiled(&softmax_fn, {randn({64, 2048}).to(DType::BFloat16)});
+  std::string scratch = generate_cpp(half.program, half.schedule).code;
+  EXPECT_EQ(scratch.find("kept in buf"), std::string::npos) << scratch;
+  EXPECT_NE(scratch.find("k_scratch<float>"), std::string::npos) << scratch;
+}
+
 }  // namespace
 }  // namespace kiln::compiler
