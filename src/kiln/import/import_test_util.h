@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "kiln/support/error.h"
+#include "kiln_error.h"
 
 namespace kiln::testing {
 
@@ -56,17 +57,3 @@ inline std::vector<std::byte> to_bytes(const std::string& s) {
 }
 
 }  // namespace kiln::testing
-
-// Expects `stmt` to throw kiln::Error whose message contains every string in `fragments`.
-#define EXPECT_KILN_ERROR(stmt, ...)                                                  \
-  do {                                                                                \
-    try {                                                                             \
-      stmt;                                                                           \
-      ADD_FAILURE() << "no kiln::Error from: " #stmt;                                 \
-    } catch (const ::kiln::Error& e_) {                                               \
-      for (const std::string& f_ : std::initializer_list<std::string>{__VA_ARGS__}) { \
-        EXPECT_NE(std::string(e_.what()).find(f_), std::string::npos)                 \
-            << "message lacks '" << f_ << "': " << e_.what();                         \
-      }                                                                               \
-    }                                                                                 \
-  } while (0)

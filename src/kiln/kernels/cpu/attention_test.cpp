@@ -11,6 +11,7 @@
 
 #include "kiln/ops/api.h"
 #include "kiln/ops/custom_op.h"
+#include "kiln_error.h"
 #include "tolerance.h"
 
 namespace kiln {
@@ -196,14 +197,7 @@ TEST(FlashAttention, SameBitsOnAnyThreadCount) {
 }
 
 void expect_error(const std::function<void()>& call, const std::string& says) {
-  try {
-    call();
-    ADD_FAILURE() << "expected an error saying '" << says << "'";
-  } catch (const Error& e) {
-    std::string what = e.what();
-    EXPECT_NE(what.find("_scaled_dot_product_flash_attention_for_cpu"), std::string::npos) << what;
-    EXPECT_NE(what.find(says), std::string::npos) << what;
-  }
+  testing::expect_kiln_error(call, {"_scaled_dot_product_flash_attention_for_cpu", says});
 }
 
 TEST(FlashAttention, BadArgumentsRaiseNamingThem) {

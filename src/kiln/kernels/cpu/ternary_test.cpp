@@ -10,6 +10,7 @@
 
 #include "kiln/ops/api.h"
 #include "kiln/ops/custom_op.h"
+#include "kiln_error.h"
 
 namespace kiln {
 namespace {
@@ -72,14 +73,7 @@ TEST(Fma, SixteenBitFloatsComputeInFloat) {
 }
 
 void expect_error(const std::function<void()>& call, const std::string& says) {
-  try {
-    call();
-    ADD_FAILURE() << "expected an error saying '" << says << "'";
-  } catch (const Error& e) {
-    std::string what = e.what();
-    EXPECT_NE(what.find("kiln::fma"), std::string::npos) << what;
-    EXPECT_NE(what.find(says), std::string::npos) << what;
-  }
+  testing::expect_kiln_error(call, {"kiln::fma", says});
 }
 
 TEST(Fma, BadArgumentsRaiseNamingThem) {
