@@ -683,7 +683,8 @@ bool signed_zero_extremum(const Program& p, const std::vector<Tensor>& inputs) {
 // its compiled code is still compared with eager (docs/conformance.md).
 bool signed_zero_maximum(const Program& p, const std::vector<Tensor>& inputs, const std::vector<Tensor>& wide) {
   for (const auto& c : p.calls) {
-    if ((c.op != "maximum" && c.op != "minimum") || c.args.size() < 2) continue;
+    if ((c.op != "maximum" && c.op != "minimum") || c.args.size() < 2 || !sign_of_zero_read(p, c.results.at(0)))
+      continue;
     for (auto [in, precision] : {std::pair{&inputs, Precision::Native}, std::pair{&wide, Precision::Float64}}) {
       auto r = probe_value(p, c.results.at(0), *in, precision);
       if (!r || !is_floating(r->dtype())) continue;
@@ -692,9 +693,7 @@ bool signed_zero_maximum(const Program& p, const std::vector<Tensor>& inputs, co
       if (!a || !b) continue;
       Values av = read_values(*a), bv = read_values(*b);
       for (size_t k = 0; k < av.size(); ++k) {
-        if (av.f[k] == 0 && bv.f[k] == 0 && std::signbit(av.f[k]) != std::signbit(bv.f[k]) &&
-            sign_of_zero_read(p, c.results[0]))
-          return true;
+        if (av.f[k] == 0 && bv.f[k] == 0 && std::signbit(av.f[k]) != std::signbit(bv.f[k])) return true;
       }
     }
   }

@@ -361,7 +361,7 @@ void flash(const Problem& p, const Tensor& query, const Tensor& key, const Tenso
   const bool bounds = m.has_value();
   const View4<In> kview(key), vview(value);
   const int64_t pairs = p.batch * p.heads;
-  const int64_t threads = parallel ? omp_get_max_threads() : 1;
+  const int64_t threads = omp_get_max_threads();
   // Whole (batch, head) pairs per thread where there are enough to share evenly: each thread packs
   // the keys and values it reads itself, so they stay in its cache (packed by one thread and read
   // by all, every block crosses between cores, and every thread reads every head's: 16 times the
