@@ -1,6 +1,7 @@
 #include "check.h"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
@@ -856,6 +857,56 @@ bool near_constant_rows(const Program& p, const std::vector<Tensor>& wide) {
   return false;
 }
 
+// A row's sum with its rounding errors carried (Neumaier): exact where large terms cancel exactly,
+// as +-3.4e38 do, which leaves the small terms' sum that a plain float64 sum lost.
+double compensated_sum(const double* x, size_t n) {
+  double s = 0, c = 0;
+  for (size_t i = 0; i < n; ++i) {
+    double t = s + x[i];
+    c += std::fabs(s) >= std::fabs(x[i]) ? (s - t) + x[i] : (x[i] - t) + s;
+    s = t;
+  }
+  return s + c;
+}
+
+// The most a float64 sum of the row differs from its compensated sum in the orders of addition
+// kiln uses: one after another (eager), and in 8 interleaved partial sums (a vectorized loop).
+double order_dependence_of_sum(const double* x, size_t n) {
+  double exact = compensated_sum(x, n), worst = 0;
+  double forward = 0;
+  for (size_t i = 0; i < n; ++i) forward += x[i];
+  worst = std::max(worst, std::fabs(forward - exact));
+  std::array<double, 8> lanes{};
+  for (size_t i = 0; i < n; ++i) lanes[i % 8] += x[i];
+  double interleaved = 0;
+  for (double lane : lanes) interleaved += lane;
+  return std::max(worst, std::fabs(interleaved - exact));
+}
+
+// Whether a layer_norm of the program normalizes a row whose mean depends on the order of addition
+// past 1e-6 of some element's distance from it: a row holding +-3.4e38 and small values sums to
+// -2.5 in one order and 0 in another, so x - mean for a value near the mean (x_hat near 0, then a
+// log10 of it) has no float64 reference. Rows whose sums are exact in every order (small integers)
+// are compared.
+bool layer_norm_mean_order_dependent(const Program& p, const std::vector<Tensor>& wide) {
+  for (const auto& c : p.calls) {
+    auto rows = layer_norm_rows(p, c, wide, Precision::Float64);
+    if (!rows || rows->n == 0) continue;
+    const Values& v = rows->values;
+    size_t n = rows->n;
+    for (size_t row = 0; (row + 1) * n <= v.size(); ++row) {
+      const double* x = v.f.data() + row * n;
+      double spread = order_dependence_of_sum(x, n) / static_cast<double>(n);
+      double mean = compensated_sum(x, n) / static_cast<double>(n);
+      if (!(spread > 0) || !std::isfinite(mean)) continue;
+      for (size_t i = 0; i < n; ++i) {
+        if (std::isfinite(x[i]) && std::fabs(x[i] - mean) < 1e6 * spread) return true;
+      }
+    }
+  }
+  return false;
+}
+
 // Whether a layer_norm of the program normalizes, in a 32- or 16-bit float, a row whose variance is
 // past the float range (values near 3.4e38): kiln's statistics are in double and normalize it;
 // PyTorch's float variance overflows, so its rstd is 0 and its output 0 (or NaN), and what is
@@ -952,7 +1003,7 @@ Verdict check_program(const Program& p, const std::string& torch_dir, const std:
   // PyTorch ran every call, the dead ones too; where kiln's var_mean mean is infinite, PyTorch's
   // may be NaN, and so may differ anything computed from it.
   bool ill_conditioned = ill_conditioned_sum(p, inputs, wide) || near_constant_variance(p, wide) ||
-                         fmod_magnifies_a_rounding(p, inputs) ||
+                         layer_norm_mean_order_dependent(p, wide) || fmod_magnifies_a_rounding(p, inputs) ||
                          divides_by_a_rounding_residue(p, inputs, wide, false) || signed_zero_extremum(p, inputs);
   if (!torch_dir.empty() && !dead_raise && !infinite_var_mean(p, inputs) && !remainder_differs_from_torch(p, wide) &&
       !periodic_of_a_huge_argument(p, wide) && !divides_by_a_rounding_residue(p, inputs, wide, true) &&
