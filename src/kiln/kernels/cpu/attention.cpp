@@ -216,15 +216,13 @@ void softmax_update(Scratch<M>& w, int64_t rows, int64_t e) {
 // memset of both, 8 MiB for 16 heads of 1024 x 64, about 0.5 ms on the host's one thread).
 template <class M>
 struct Packed {
-  int64_t blocks = 0, e = 0, first = 0;  // the (batch, head) pairs from `first` on, `blocks` each
-  int64_t capacity = 0;                  // blocks allocated
+  int64_t blocks, e;
   std::unique_ptr<M[]> keys, values;
   // Per block: whether its values are all finite, and the largest |key| (inf if one is not finite).
   std::vector<uint8_t> finite_values;
   std::vector<M> key_bound;
-  size_t block(int64_t bh, int64_t kb) const { return static_cast<size_t>((bh - first) * blocks + kb); }
-  const M* key_block(int64_t bh, int64_t kb) const { return keys.get() + block(bh, kb) * e * kKeyBlock; }
-  const M* value_block(int64_t bh, int64_t kb) const { return values.get() + block(bh, kb) * kKeyBlock * e; }
+  const M* key_block(int64_t bh, int64_t kb) const { return keys.get() + (bh * blocks + kb) * e * kKeyBlock; }
+  const M* value_block(int64_t bh, int64_t kb) const { return values.get() + (bh * blocks + kb) * kKeyBlock * e; }
 };
 
 // The largest |x| of n values; inf where one is inf or NaN.
@@ -249,25 +247,17 @@ M bound(const M* x, int64_t n) {
   return finite ? b : std::numeric_limits<M>::infinity();
 }
 
-// Packs the (batch, head) pairs [first, first + count) into pk, in its memory where that is large
-// enough.
 template <class M, class In>
-void pack(const Problem& p, const View4<In>& k, const View4<In>& v, bool bounds, bool parallel, int64_t first,
-          int64_t count, Packed<M>& pk) {
-  pk.blocks = (p.keys + kKeyBlock - 1) / kKeyBlock;
-  pk.e = p.e;
-  pk.first = first;
-  const int64_t n = count * pk.blocks;
-  if (n > pk.capacity) {
-    pk.keys.reset(new M[static_cast<size_t>(n * p.e * kKeyBlock)]);
-    pk.values.reset(new M[static_cast<size_t>(n * kKeyBlock * p.e)]);
-    pk.capacity = n;
-  }
+Packed<M> pack(const Problem& p, const View4<In>& k, const View4<In>& v, bool bounds, bool parallel) {
+  Packed<M> pk{(p.keys + kKeyBlock - 1) / kKeyBlock, p.e, {}, {}, {}, {}};
+  const int64_t n = p.batch * p.heads * pk.blocks;
+  pk.keys.reset(new M[static_cast<size_t>(n * p.e * kKeyBlock)]);
+  pk.values.reset(new M[static_cast<size_t>(n * kKeyBlock * p.e)]);
   pk.finite_values.assign(static_cast<size_t>(n), 1);
   pk.key_bound.assign(static_cast<size_t>(n), M(0));
 #pragma omp parallel for if (parallel)
   for (int64_t t = 0; t < n; ++t) {
-    const int64_t bh = first + t / pk.blocks, b = bh / p.heads, h = bh % p.heads, j0 = t % pk.blocks * kKeyBlock;
+    const int64_t b = t / (p.heads * pk.blocks), h = t / pk.blocks % p.heads, j0 = t % pk.blocks * kKeyBlock;
     M* kt = pk.keys.get() + t * p.e * kKeyBlock;
     M* vb = pk.values.get() + t * kKeyBlock * p.e;
     const int64_t cols = std::min(kKeyBlock, p.keys - j0);
@@ -286,6 +276,7 @@ void pack(const Problem& p, const View4<In>& k, const View4<In>& v, bool bounds,
     pk.finite_values[static_cast<size_t>(t)] = bound(vb, kKeyBlock * p.e) < std::numeric_limits<M>::infinity();
     pk.key_bound[static_cast<size_t>(t)] = bound(kt, p.e * kKeyBlock);
   }
+  return pk;
 }
 
 // Whether the mask hides every key of the block from every row of the block (-inf everywhere). With
@@ -323,70 +314,45 @@ void flash(const Problem& p, const Tensor& query, const Tensor& key, const Tenso
   const int64_t tasks = p.batch * p.heads * row_blocks;
   // Enough work to wake the threads (PyTorch's grain: 32768 multiply-adds).
   const bool parallel = tasks > 1 && p.rows * p.keys * e >= 32768 && !omp_in_parallel();
-  // One task: a block of kRowBlock query rows of one (batch, head) pair against all its keys.
-  auto task = [&](Scratch<M>& w, const Packed<M>& kv, int64_t t) {
-    const int64_t bh = t / row_blocks, b = bh / p.heads, h = bh % p.heads;
-    const int64_t i0 = t % row_blocks * kRowBlock, rows = std::min(kRowBlock, p.rows - i0);
-    for (int64_t i = 0; i < rows; ++i) {
-      const In* qi = q.row(b, h, i0 + i);
-      for (int64_t d = 0; d < e; ++d) w.q[i * e + d] = static_cast<M>(qi[d * q.s3]);
-    }
-    const M q_bound = m ? bound(w.q.data(), rows * e) : M(0);
-    std::fill(w.acc.begin(), w.acc.end(), M(0));
-    std::fill(w.max.begin(), w.max.end(), -std::numeric_limits<M>::infinity());
-    std::fill(w.sum.begin(), w.sum.end(), M(0));
-    // A causal row i0 + i sees keys up to i0 + i: the block's last row bounds the walk.
-    const int64_t end = p.causal ? std::min(p.keys, i0 + rows) : p.keys;
-    for (int64_t j0 = 0; j0 < end; j0 += kKeyBlock) {
-      const int64_t cols = std::min(kKeyBlock, end - j0);
-      const size_t blk = kv.block(bh, j0 / kKeyBlock);
-      const bool bounded = q_bound * kv.key_bound[blk] * static_cast<M>(e) * std::abs(static_cast<M>(p.scale)) <
-                           std::numeric_limits<M>::max() / 2;
-      if (m && bounded && kv.finite_values[blk] && hidden_block(*m, b, h, i0, rows, j0, cols)) continue;
-      dot_block(w, kv.key_block(bh, j0 / kKeyBlock), rows, e);
-      finish_scores(p, w, m ? &*m : nullptr, b, h, i0, rows, j0, cols);
-      softmax_update(w, rows, e);
-      weigh_block(w, kv.value_block(bh, j0 / kKeyBlock), rows, e);
-    }
-    for (int64_t i = 0; i < rows; ++i) {
-      const bool seen = w.max[i] != -std::numeric_limits<M>::infinity();
-      const M unseen = unseen_nan ? std::numeric_limits<M>::quiet_NaN() : M(0);
-      const M inv = seen ? M(1) / w.sum[i] : M(0);
-      In* oi = o + b * os[0] + h * os[1] + (i0 + i) * os[2];
-      for (int64_t d = 0; d < e; ++d) oi[d * os[3]] = static_cast<In>(seen ? w.acc[i * e + d] * inv : unseen);
-      if (l) l[b * ls[0] + h * ls[1] + (i0 + i) * ls[2]] = seen ? w.max[i] + std::log(w.sum[i]) : M(0);
-    }
-  };
   // Only a mask can hide whole blocks: the bounds that make skipping them exact are for it.
-  const bool bounds = m.has_value();
-  const View4<In> kview(key), vview(value);
-  const int64_t pairs = p.batch * p.heads;
-  const int64_t threads = omp_get_max_threads();
-  // Whole (batch, head) pairs per thread where there are enough to share evenly: each thread packs
-  // the keys and values it reads itself, so they stay in its cache (packed by one thread and read
-  // by all, every block crosses between cores, and every thread reads every head's: 16 times the
-  // 8 MiB of 16 heads of 1024 x 64 from the shared cache). Otherwise tasks are row blocks, the
-  // pairs packed once by all threads.
-  if (parallel && pairs >= threads && (pairs % threads == 0 || pairs >= 4 * threads)) {
-#pragma omp parallel
-    {
-      Scratch<M> w(e);
-      Packed<M> kv;
-#pragma omp for schedule(dynamic, 1)
-      for (int64_t bh = 0; bh < pairs; ++bh) {
-        pack<M>(p, kview, vview, bounds, false, bh, 1, kv);
-        for (int64_t r = 0; r < row_blocks; ++r) task(w, kv, bh * row_blocks + r);
-      }
-    }
-    return;
-  }
-  Packed<M> kv;
-  pack<M>(p, kview, vview, bounds, parallel, 0, pairs, kv);
+  const Packed<M> kv = pack<M>(p, View4<In>(key), View4<In>(value), m.has_value(), parallel);
 #pragma omp parallel if (parallel)
   {
     Scratch<M> w(e);
 #pragma omp for schedule(dynamic, 1)
-    for (int64_t t = 0; t < tasks; ++t) task(w, kv, t);
+    for (int64_t t = 0; t < tasks; ++t) {
+      const int64_t bh = t / row_blocks, b = bh / p.heads, h = bh % p.heads;
+      const int64_t i0 = t % row_blocks * kRowBlock, rows = std::min(kRowBlock, p.rows - i0);
+      for (int64_t i = 0; i < rows; ++i) {
+        const In* qi = q.row(b, h, i0 + i);
+        for (int64_t d = 0; d < e; ++d) w.q[i * e + d] = static_cast<M>(qi[d * q.s3]);
+      }
+      const M q_bound = m ? bound(w.q.data(), rows * e) : M(0);
+      std::fill(w.acc.begin(), w.acc.end(), M(0));
+      std::fill(w.max.begin(), w.max.end(), -std::numeric_limits<M>::infinity());
+      std::fill(w.sum.begin(), w.sum.end(), M(0));
+      // A causal row i0 + i sees keys up to i0 + i: the block's last row bounds the walk.
+      const int64_t end = p.causal ? std::min(p.keys, i0 + rows) : p.keys;
+      for (int64_t j0 = 0; j0 < end; j0 += kKeyBlock) {
+        const int64_t cols = std::min(kKeyBlock, end - j0);
+        const auto blk = static_cast<size_t>(bh * kv.blocks + j0 / kKeyBlock);
+        const bool bounded = q_bound * kv.key_bound[blk] * static_cast<M>(e) * std::abs(static_cast<M>(p.scale)) <
+                             std::numeric_limits<M>::max() / 2;
+        if (m && bounded && kv.finite_values[blk] && hidden_block(*m, b, h, i0, rows, j0, cols)) continue;
+        dot_block(w, kv.key_block(bh, j0 / kKeyBlock), rows, e);
+        finish_scores(p, w, m ? &*m : nullptr, b, h, i0, rows, j0, cols);
+        softmax_update(w, rows, e);
+        weigh_block(w, kv.value_block(bh, j0 / kKeyBlock), rows, e);
+      }
+      for (int64_t i = 0; i < rows; ++i) {
+        const bool seen = w.max[i] != -std::numeric_limits<M>::infinity();
+        const M unseen = unseen_nan ? std::numeric_limits<M>::quiet_NaN() : M(0);
+        const M inv = seen ? M(1) / w.sum[i] : M(0);
+        In* oi = o + b * os[0] + h * os[1] + (i0 + i) * os[2];
+        for (int64_t d = 0; d < e; ++d) oi[d * os[3]] = static_cast<In>(seen ? w.acc[i * e + d] * inv : unseen);
+        if (l) l[b * ls[0] + h * ls[1] + (i0 + i) * ls[2]] = seen ? w.max[i] + std::log(w.sum[i]) : M(0);
+      }
+    }
   }
 }
 

@@ -183,9 +183,8 @@ TEST(FlashAttention, OutputLayoutsArePyTorchs) {
   EXPECT_EQ(std::get<1>(f64).dtype(), DType::Float64);
 }
 
-// Each query block is one task with its own arithmetic: the result is the same on any thread count,
-// whether the threads share row blocks (3 threads for 8 (batch, head) pairs) or take whole pairs,
-// packing their own keys and values (4 threads, 8 threads).
+// Each query block is one task with its own arithmetic: the result is the same on any thread count
+// (fewer threads than the 8 (batch, head) pairs, as many, and one that does not divide them).
 TEST(FlashAttention, SameBitsOnAnyThreadCount) {
   manual_seed(6);
   Tensor q = randn({2, 4, 300, 64}), k = randn({2, 4, 257, 64}), v = randn({2, 4, 257, 64});
