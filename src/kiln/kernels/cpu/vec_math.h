@@ -107,20 +107,20 @@ inline float erf(float x) {
   // between 1 - 2^-24 and 1, so that choice is made by x instead: x1 = 3.9192059 is the first float
   // whose erf rounds to 1 (erf(x1) is 2.4e-7 ulp past the midpoint), 1 from there on, and T is
   // capped at 1 - 2^-24 below it. Odd by construction (erf(-0) = -0); a NaN x fails every
-  // comparison and stays NaN through T and the cap (written so). No division, no exp.
+  // comparison (|x| is NaN too) and stays NaN through T and the cap (written so). No division, no exp.
   constexpr float kBelowOne = 0x1.fffffep-1f, kFirstOne = 0x1.f5a88ap+1f;
   float z = x * x;
   float k = horner(z, 7.920368080e-05f, -8.030761383e-04f, 5.190733820e-03f, -2.685512602e-02f, 1.128361821e-01f,
                    -3.761262894e-01f, 1.283791661e-01f);
   float inner = madd(x, k, x);
-  float a = x < 0.0f ? -x : x;
+  float a = std::fabs(x);  // one and-not when vectorized (x < 0 ? -x : x was a compare and a blend)
   float t = a - 2.497566462e+00f;  // exact for every a in [1, x1]
   float p = horner(t, 1.091082254e-06f, 6.961967642e-07f, -1.710465949e-05f, 1.674378473e-05f, 8.425718988e-05f,
                    -2.689209650e-04f, 2.599464497e-04f, 5.509048933e-04f, -2.803958720e-03f, 6.152548827e-03f,
                    -8.698116057e-03f, 8.435436524e-03f, -5.506876390e-03f, 2.204884542e-03f, 9.995877147e-01f);
   p = kBelowOne < p ? kBelowOne : p;  // a NaN p passes
   p = kFirstOne <= a ? 1.0f : p;      // also where T overflowed, |x| large or inf
-  float outer = x < 0.0f ? -p : p;
+  float outer = std::copysign(p, x);  // one ternary logic op (a select was two)
   return a < 1.0f ? inner : outer;
 }
 
