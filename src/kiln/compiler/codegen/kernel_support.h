@@ -149,10 +149,14 @@ extern "C" __attribute__((simd("notinbranch"), const, nothrow)) float kiln_k_exp
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 extern "C" {
 inline __attribute__((used, visibility("hidden"))) float kiln_k_exp_f32_scalar(float x) __asm__("kiln_k_exp_f32");
-inline __attribute__((used, visibility("hidden"))) __m128 kiln_k_exp_f32_b4(__m128 x) __asm__("_ZGVbN4v_kiln_k_exp_f32");
-inline __attribute__((used, visibility("hidden"))) __m256 kiln_k_exp_f32_c8(__m256 x) __asm__("_ZGVcN8v_kiln_k_exp_f32");
-inline __attribute__((used, visibility("hidden"))) __m256 kiln_k_exp_f32_d8(__m256 x) __asm__("_ZGVdN8v_kiln_k_exp_f32");
-inline __attribute__((used, visibility("hidden"))) __m512 kiln_k_exp_f32_e16(__m512 x) __asm__("_ZGVeN16v_kiln_k_exp_f32");
+inline __attribute__((used, visibility("hidden"))) __m128 kiln_k_exp_f32_b4(__m128 x) __asm__(
+    "_ZGVbN4v_kiln_k_exp_f32");
+inline __attribute__((used, visibility("hidden"))) __m256 kiln_k_exp_f32_c8(__m256 x) __asm__(
+    "_ZGVcN8v_kiln_k_exp_f32");
+inline __attribute__((used, visibility("hidden"))) __m256 kiln_k_exp_f32_d8(__m256 x) __asm__(
+    "_ZGVdN8v_kiln_k_exp_f32");
+inline __attribute__((used, visibility("hidden"))) __m512 kiln_k_exp_f32_e16(__m512 x) __asm__(
+    "_ZGVeN16v_kiln_k_exp_f32");
 inline float kiln_k_exp_f32_scalar(float x) { return kiln::cpu::vec::exp(x); }
 inline __m128 kiln_k_exp_f32_b4(__m128 x) {
   return _mm512_castps512_ps128(kiln::cpu::vec::exp16(_mm512_zextps128_ps512(x)));

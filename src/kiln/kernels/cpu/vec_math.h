@@ -113,7 +113,7 @@ inline float erf(float x) {
   float k = horner(z, 7.920368080e-05f, -8.030761383e-04f, 5.190733820e-03f, -2.685512602e-02f, 1.128361821e-01f,
                    -3.761262894e-01f, 1.283791661e-01f);
   float inner = madd(x, k, x);
-  float a = std::fabs(x);  // one and-not when vectorized (x < 0 ? -x : x was a compare and a blend)
+  float a = std::fabs(x);          // one and-not when vectorized (x < 0 ? -x : x was a compare and a blend)
   float t = a - 2.497566462e+00f;  // exact for every a in [1, x1]
   float p = horner(t, 1.091082254e-06f, 6.961967642e-07f, -1.710465949e-05f, 1.674378473e-05f, 8.425718988e-05f,
                    -2.689209650e-04f, 2.599464497e-04f, 5.509048933e-04f, -2.803958720e-03f, 6.152548827e-03f,
