@@ -128,52 +128,7 @@ inline float k_round_bf16(float f) {
 }
 inline float k_from_f16(uint16_t h) { return kiln::detail::half_bits_to_float(h); }
 inline uint16_t k_to_f16(float f) { return kiln::detail::float_to_half_bits(f); }
-#if defined(__GNUC__) && !defined(__clang__) && defined(__AVX512F__) && defined(__FMA__)
-}  // namespace kiln::kernel_support
-
-// float32 exp for generated loops, 16 lanes at a time through vec::exp16. GCC vectorizes a call to a
-// function declared `simd` by calling the function's vector variants, named by the x86-64 vector
-// ABI: _ZGV, the ISA (b SSE, c AVX, d AVX2, e AVX-512), N (unmasked), the lanes, v (one vector
-// argument), the name. GCC's own variants would be the scalar body vectorized, about 45
-// instructions for 16 lanes (the clamps and selects become compares and masked moves, 2^n two
-// integer-built factors); exp16 is about 17 and gives the same bits (vec_math_test), so compiled
-// code still rounds as eager's. Every ISA's variant is defined (a loop of 8 or 4 lanes, a
-// vectorized epilogue, calls the narrower ones), each as exp16 on the lanes it is given. The scalar
-// function, for loops that stay scalar, is vec::exp. `used`: the vectorizer's calls come after GCC
-// decides which inline functions to emit.
-extern "C" __attribute__((simd("notinbranch"), const, nothrow)) float kiln_k_exp_f32(float);
-// GCC 12's AVX-512 intrinsics start from _mm512_undefined_ps(), which -W(maybe-)uninitialized
-// reports where exp16 is inlined; no undefined lane is read.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-extern "C" {
-inline __attribute__((used, visibility("hidden"))) float kiln_k_exp_f32_scalar(float x) __asm__("kiln_k_exp_f32");
-inline __attribute__((used, visibility("hidden"))) __m128 kiln_k_exp_f32_b4(__m128 x) __asm__(
-    "_ZGVbN4v_kiln_k_exp_f32");
-inline __attribute__((used, visibility("hidden"))) __m256 kiln_k_exp_f32_c8(__m256 x) __asm__(
-    "_ZGVcN8v_kiln_k_exp_f32");
-inline __attribute__((used, visibility("hidden"))) __m256 kiln_k_exp_f32_d8(__m256 x) __asm__(
-    "_ZGVdN8v_kiln_k_exp_f32");
-inline __attribute__((used, visibility("hidden"))) __m512 kiln_k_exp_f32_e16(__m512 x) __asm__(
-    "_ZGVeN16v_kiln_k_exp_f32");
-inline float kiln_k_exp_f32_scalar(float x) { return kiln::cpu::vec::exp(x); }
-inline __m128 kiln_k_exp_f32_b4(__m128 x) {
-  return _mm512_castps512_ps128(kiln::cpu::vec::exp16(_mm512_zextps128_ps512(x)));
-}
-inline __m256 kiln_k_exp_f32_c8(__m256 x) {
-  return _mm512_castps512_ps256(kiln::cpu::vec::exp16(_mm512_zextps256_ps512(x)));
-}
-inline __m256 kiln_k_exp_f32_d8(__m256 x) { return kiln_k_exp_f32_c8(x); }
-inline __m512 kiln_k_exp_f32_e16(__m512 x) { return kiln::cpu::vec::exp16(x); }
-}
-#pragma GCC diagnostic pop
-
-namespace kiln::kernel_support {
-inline float k_exp(float x) { return kiln_k_exp_f32(x); }
-#else
-inline float k_exp(float x) { return kiln::cpu::vec::exp(x); }
-#endif
+inline float k_exp(float x) { return kiln::cpu::vec::vexp(x); }
 inline double k_exp(double x) { return std::exp(x); }
 inline float k_erf(float x) { return kiln::cpu::vec::erf(x); }
 inline double k_erf(double x) { return std::erf(x); }

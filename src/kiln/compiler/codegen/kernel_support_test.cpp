@@ -58,39 +58,5 @@ TEST(KernelSupport, StreamCopyWritesExactlyTheRange) {
   }
 }
 
-// k_exp is vec::exp, bit for bit, however generated code reaches it: a loop GCC vectorizes (16 lanes
-// through the AVX-512 variant, a tail through the narrower ones), the variants called directly,
-// and a scalar call. Over a sweep of float bit patterns: subnormal results, overflow, NaN, +-inf.
-TEST(KernelSupport, ExpEqualsVecExpInEveryForm) {
-  std::vector<float> x;
-  for (uint64_t b = 0; b <= 0xffffffffu; b += 40009) x.push_back(std::bit_cast<float>(static_cast<uint32_t>(b)));
-  for (float v : {0.0f, -0.0f, 88.72283935546875f, 88.7228317f, 89.0f, -103.9f, -104.0f, -87.4f, 1e-45f,
-                  std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),
-                  std::numeric_limits<float>::quiet_NaN()}) {
-    x.push_back(v);
-  }
-  auto same = [](float got, float want) { return bits(got) == bits(want) || (got != got && want != want); };
-  std::vector<float> y(x.size());
-#pragma omp simd
-  for (size_t i = 0; i < x.size(); ++i) y[i] = k_exp(x[i]);
-  for (size_t i = 0; i < x.size(); ++i) {
-    ASSERT_TRUE(same(y[i], cpu::vec::exp(x[i]))) << "x = " << x[i] << ": " << y[i];
-    volatile float xi = x[i];  // a call that stays scalar
-    ASSERT_TRUE(same(k_exp(xi), cpu::vec::exp(x[i]))) << "x = " << x[i];
-  }
-#if defined(__GNUC__) && !defined(__clang__) && defined(__AVX512F__) && defined(__FMA__)
-  for (size_t i = 0; i + 16 <= x.size(); i += 16) {
-    alignas(64) float lanes[16];
-    _mm512_store_ps(lanes, kiln_k_exp_f32_e16(_mm512_loadu_ps(&x[i])));
-    for (size_t j = 0; j < 16; ++j) ASSERT_TRUE(same(lanes[j], cpu::vec::exp(x[i + j]))) << "e16, x = " << x[i + j];
-    _mm256_store_ps(lanes, kiln_k_exp_f32_d8(_mm256_loadu_ps(&x[i])));
-    _mm256_store_ps(lanes + 8, kiln_k_exp_f32_c8(_mm256_loadu_ps(&x[i + 8])));
-    for (size_t j = 0; j < 16; ++j) ASSERT_TRUE(same(lanes[j], cpu::vec::exp(x[i + j]))) << "c8/d8, x = " << x[i + j];
-    _mm_store_ps(lanes, kiln_k_exp_f32_b4(_mm_loadu_ps(&x[i])));
-    for (size_t j = 0; j < 4; ++j) ASSERT_TRUE(same(lanes[j], cpu::vec::exp(x[i + j]))) << "b4, x = " << x[i + j];
-  }
-#endif
-}
-
 }  // namespace
 }  // namespace kiln::kernel_support

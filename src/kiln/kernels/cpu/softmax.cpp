@@ -19,7 +19,7 @@ namespace {
 
 template <class M>
 M exp_of(M x) {
-  if constexpr (std::is_same_v<M, float>) return vec::exp(x);
+  if constexpr (std::is_same_v<M, float>) return vec::vexp(x);
   else return std::exp(x);
 }
 

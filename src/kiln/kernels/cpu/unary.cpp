@@ -43,7 +43,7 @@ KILN_FLOAT_OP(Atanh, std::atanh(x))
 #undef KILN_FLOAT_OP
 
 struct Exp {
-  float operator()(float x) const { return vec::exp(x); }
+  float operator()(float x) const { return vec::vexp(x); }
   double operator()(double x) const { return std::exp(x); }
 };
 struct Erf {
@@ -51,7 +51,7 @@ struct Erf {
   double operator()(double x) const { return std::erf(x); }
 };
 struct Sigmoid {
-  float operator()(float x) const { return 1.0f / (1.0f + vec::exp(-x)); }
+  float operator()(float x) const { return 1.0f / (1.0f + vec::vexp(-x)); }
   double operator()(double x) const { return 1.0 / (1.0 + std::exp(-x)); }
 };
 struct GeluErf {
