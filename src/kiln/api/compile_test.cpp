@@ -161,7 +161,7 @@ TEST(Compile, GeneratedInnerLoopsVectorize) {
     Tensor s = softmax(in[0], -1);
     Tensor chain = mul(gelu(add(mul(in[0], in[1]), in[1])), sigmoid(in[0]));
     Tensor ln = layer_norm(in[2], {64}, std::nullopt, std::nullopt);
-    return std::vector<Tensor>{s, chain, sum(in[0], IntArrayRef{0}), amax(in[0], {1}), ln};
+    return std::vector<Tensor>{s, chain, sum(in[0], IntArrayRef{0}), amax(in[0], {1}), ln, tanh(in[0])};
   };
   std::vector<Tensor> in = {randn({128, 64}), randn({64}), randn({32, 64}).to(DType::BFloat16)};
   trace::TraceOptions options;

@@ -132,6 +132,8 @@ inline float k_exp(float x) { return kiln::cpu::vec::vexp(x); }
 inline double k_exp(double x) { return std::exp(x); }
 inline float k_erf(float x) { return kiln::cpu::vec::erf(x); }
 inline double k_erf(double x) { return std::erf(x); }
+inline float k_tanh(float x) { return kiln::cpu::vec::tanh(x); }
+inline double k_tanh(double x) { return std::tanh(x); }
 
 // `count` elements of per-thread scratch (slot `slot` of the calling kernel): the rows a kernel
 // keeps between its passes. A region grows when a longer row asks for it and lives as long as its

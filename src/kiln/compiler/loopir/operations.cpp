@@ -38,7 +38,7 @@ const ElementwiseOp kRows[] = {
     {"sinh", 1, kCall, "std::sinh", true},
     {"sqrt", 1, kCall, "std::sqrt"},
     {"tan", 1, kCall, "std::tan", true},
-    {"tanh", 1, kCall, "std::tanh", true},
+    {"tanh", 1, kCall, "k_tanh"},
     {"trunc", 1, kCall, "std::trunc", false, "", true},
     // Binary.
     {"add", 2, kInfix, "+", false, "k_add"},

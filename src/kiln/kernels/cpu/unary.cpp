@@ -36,7 +36,6 @@ KILN_FLOAT_OP(Acos, std::acos(x))
 KILN_FLOAT_OP(Atan, std::atan(x))
 KILN_FLOAT_OP(Sinh, std::sinh(x))
 KILN_FLOAT_OP(Cosh, std::cosh(x))
-KILN_FLOAT_OP(Tanh, std::tanh(x))
 KILN_FLOAT_OP(Asinh, std::asinh(x))
 KILN_FLOAT_OP(Acosh, std::acosh(x))
 KILN_FLOAT_OP(Atanh, std::atanh(x))
@@ -45,6 +44,10 @@ KILN_FLOAT_OP(Atanh, std::atanh(x))
 struct Exp {
   float operator()(float x) const { return vec::vexp(x); }
   double operator()(double x) const { return std::exp(x); }
+};
+struct Tanh {
+  float operator()(float x) const { return vec::tanh(x); }
+  double operator()(double x) const { return std::tanh(x); }
 };
 struct Erf {
   float operator()(float x) const { return vec::erf(x); }
@@ -63,7 +66,7 @@ struct GeluTanh {
   T operator()(T x) const {
     constexpr T kBeta = T(0.79788456080286535588);  // sqrt(2 / pi)
     constexpr T kKappa = T(0.044715);
-    return T(0.5) * x * (T(1) + std::tanh(kBeta * (x + kKappa * x * x * x)));
+    return T(0.5) * x * (T(1) + Tanh{}(kBeta * (x + kKappa * x * x * x)));
   }
 };
 

@@ -195,5 +195,47 @@ TEST(VecMath, VexpEqualsExpInEveryForm) {
 #endif
 }
 
+// tanh against libm's double tanh: every 61st positive float (with -x, odd by construction), and
+// every float around the switch from the polynomial to exp at 0.9.
+TEST(VecMath, TanhIsWithinOneUlpEverywhere) {
+  double worst = 0;
+  float worst_x = 0;
+  auto check = [&](float x) {
+    double e = ulps(tanh(x), std::tanh(static_cast<double>(x)));
+    if (e > worst) worst = e, worst_x = x;
+  };
+  sweep(1e-38f, 12.0f, 61, check);
+  sweep(0.85f, 0.95f, 1, check);
+  EXPECT_LE(worst, 1.0) << "at x = " << worst_x;
+}
+
+TEST(VecMath, TanhSpecialValues) {
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  EXPECT_EQ(std::bit_cast<uint32_t>(tanh(0.0f)), std::bit_cast<uint32_t>(0.0f));
+  EXPECT_EQ(std::bit_cast<uint32_t>(tanh(-0.0f)), std::bit_cast<uint32_t>(-0.0f));
+  EXPECT_EQ(tanh(kInf), 1.0f);
+  EXPECT_EQ(tanh(-kInf), -1.0f);
+  EXPECT_EQ(tanh(50.0f), 1.0f);  // exp(100) is inf
+  EXPECT_EQ(tanh(-9.0f), -0x1.fffffep-1f);
+  EXPECT_EQ(tanh(1e-45f), 1e-45f);  // subnormals are their own tanh
+  EXPECT_TRUE(std::isnan(tanh(std::numeric_limits<float>::quiet_NaN())));
+}
+
+// Eager kernels and generated code call tanh inside vectorized loops (its exp through vexp's
+// vector variants there): lane for lane what the scalar call gives.
+TEST(VecMath, TanhInAVectorLoopEqualsScalarTanh) {
+  std::vector<float> x;
+  for (uint64_t b = 0; b <= 0xffffffffu; b += 7919) x.push_back(std::bit_cast<float>(static_cast<uint32_t>(b)));
+  std::vector<float> y(x.size());
+#pragma omp simd
+  for (size_t i = 0; i < x.size(); ++i) y[i] = tanh(x[i]);
+  for (size_t i = 0; i < x.size(); ++i) {
+    volatile float xi = x[i];  // a call that stays scalar
+    float want = tanh(xi);
+    ASSERT_TRUE(std::bit_cast<uint32_t>(y[i]) == std::bit_cast<uint32_t>(want) || (want != want && y[i] != y[i]))
+        << "x = " << x[i] << ": " << y[i] << " against " << want;
+  }
+}
+
 }  // namespace
 }  // namespace kiln::cpu::vec
