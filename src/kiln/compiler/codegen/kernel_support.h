@@ -1,8 +1,8 @@
 // What generated kernels call besides the C++ library: NaN-propagating max/min, PyTorch's
 // remainder and integer pow, integer arithmetic that wraps around as eager's does (never undefined),
 // integer division that reports a zero divisor instead of trapping, 16-bit float conversions that
-// vectorize, kiln's vectorizable exp/erf, per-thread scratch rows and streaming (non-temporal) row stores. Generated
-// code includes this header; so do its tests.
+// vectorize, kiln's vectorizable exp/erf/tanh, per-thread scratch rows and streaming (non-temporal) row stores.
+// Generated code includes this header; so do its tests.
 #pragma once
 
 #include <bit>

@@ -155,12 +155,11 @@ float activate(float v, std::integral_constant<GemmActivation, GemmActivation::G
   return 0.5f * v * (1.0f + vec::erf(v * static_cast<float>(M_SQRT1_2)));
 }
 float activate(float v, std::integral_constant<GemmActivation, GemmActivation::GeluTanh>) {
-  // tanh(u) = 1 - 2 / (exp(2u) + 1); exp overflows to inf for large u, giving 1 exactly.
   float u = static_cast<float>(M_2_SQRTPI * M_SQRT1_2) * (v + 0.044715f * v * v * v);
-  return 0.5f * v * (1.0f + (1.0f - 2.0f / (vec::exp(2.0f * u) + 1.0f)));
+  return 0.5f * v * (1.0f + vec::tanh(u));
 }
 float activate(float v, std::integral_constant<GemmActivation, GemmActivation::Silu>) {
-  return v / (1.0f + vec::exp(-v));
+  return v / (1.0f + vec::vexp(-v));
 }
 
 // bias, activation and residual on a finished rows x cols tile of c at (i0, j0): one loop each
