@@ -2,7 +2,8 @@
 // [rows, cols] matrix in one pass over memory), to find what keeps it below the copy bandwidth.
 // Not part of the build: compile it by hand next to kiln's headers, e.g.
 //   g++ -std=c++20 -O3 -march=native -mprefer-vector-width=512 -fopenmp -fno-math-errno
-//       -fno-trapping-math -ffp-contract=off -I. -Isrc bench/reduction_probe.cpp -o /tmp/reduction_probe
+//       -fno-trapping-math -ffp-contract=off -I. -Isrc bench/reduction_probe.cpp
+//       src/kiln/compiler/codegen/scratch.cpp -o /tmp/reduction_probe
 //   /tmp/reduction_probe [rows cols reps]
 // Each variant is timed (median of reps calls after 3 warm-up calls) and its outputs compared with
 // a float64 reference; the probe also times a parallel memcpy of the same bytes (read + write
@@ -22,6 +23,7 @@
 
 #include "bench/probe_timing.h"
 #include "kiln/compiler/codegen/kernel_support.h"
+#include "kiln/compiler/codegen/scratch.h"
 
 using namespace kiln::kernel_support;
 
@@ -178,6 +180,7 @@ int main(int argc, char** argv) {
   if (argc > 1) R = std::atoll(argv[1]);
   if (argc > 2) C = std::atoll(argv[2]);
   int reps = argc > 3 ? std::atoi(argv[3]) : 15;
+  k_scratch_source = &kiln::compiler::thread_scratch;  // as kiln's loader does
   const size_t n = static_cast<size_t>(R * C);
   float* x = static_cast<float*>(std::aligned_alloc(64, n * 4));
   float* y = static_cast<float*>(std::aligned_alloc(64, n * 4));

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <map>
+#include <string_view>
 
+#include "kiln/compiler/codegen/cpp.h"
 #include "kiln/compiler/pipeline.h"
 #include "kiln/graph/printer.h"
 #include "kiln/graph/verify_level.h"
@@ -81,10 +83,13 @@ std::string explain(const trace::TracedFn& fn, const std::vector<Tensor>& exampl
   const auto& source = c.source;
   out += fmt::format("\n== compiled: {} fused kernels, {} extern calls\n{}{}\n", schedule.kernel_count(),
                      schedule.items.size() - schedule.kernel_count(), schedule.str(c.program), c.plan.str());
-  // The generated kernels (the shared prelude of helpers is left out).
-  size_t first = source.code.find("\nextern \"C\"");
+  // The generated kernels (the shared prelude of helpers and the loader's binding at the end are left out).
+  const std::string& end = compiler::cpp_module_end();
+  std::string_view code = source.code;
+  if (code.ends_with(end)) code.remove_suffix(end.size());
+  size_t first = code.find("\nextern \"C\"");
   out += "\n== generated C++\n";
-  if (first != std::string::npos) out += source.code.substr(first + 1);
+  if (first != std::string::npos) out += code.substr(first + 1);
   return out;
 }
 

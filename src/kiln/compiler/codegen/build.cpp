@@ -20,6 +20,7 @@
 
 #include <fmt/format.h>
 
+#include "kiln/compiler/codegen/scratch.h"
 #include "kiln/support/error.h"
 #include "kiln/support/log.h"
 #include "kiln/support/sha256.h"
@@ -100,6 +101,12 @@ void* try_load(const std::string& path) {
 }
 
 }  // namespace
+
+Library::Library(void* handle, std::string path, bool from_cache)
+    : handle_(handle), path_(std::move(path)), from_cache_(from_cache) {
+  using Bind = void (*)(decltype(&thread_scratch));  // kernel_support.h's ScratchSource
+  if (void* bind = dlsym(handle_, "kiln_bind_scratch")) reinterpret_cast<Bind>(bind)(&thread_scratch);
+}
 
 Library::~Library() {
   if (handle_) dlclose(handle_);

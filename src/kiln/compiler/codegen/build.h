@@ -42,8 +42,8 @@ class Library {
 
  private:
   friend std::shared_ptr<Library> compile_cpp(const std::string& source, const BuildPlan& plan);
-  Library(void* handle, std::string path, bool from_cache)
-      : handle_(handle), path_(std::move(path)), from_cache_(from_cache) {}
+  // Hands the module kiln's per-thread scratch (scratch.h) when it asks for it (kiln_bind_scratch).
+  Library(void* handle, std::string path, bool from_cache);
   void* handle_;
   std::string path_;
   bool from_cache_;

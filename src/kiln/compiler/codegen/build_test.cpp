@@ -20,6 +20,7 @@
 
 #include "kiln/compiler/codegen/build.h"
 #include "kiln/compiler/codegen/cpp.h"
+#include "kiln/compiler/codegen/scratch.h"
 #include "kiln/support/error.h"
 #include "scoped_env.h"
 
@@ -337,6 +338,25 @@ bool appears(const std::string& path, bool present = true) {
   return false;
 }
 bool gone(const std::string& path) { return appears(path, false); }
+
+// Kernels get per-thread scratch from kiln (scratch.h), not from a thread_local of their module:
+// a kernel in every part of a module built in parts sees the runtime's region.
+TEST(KernelScratch, EveryPartOfAModuleUsesTheRuntimesScratch) {
+  std::string src = cpp_prelude();
+  BuildPlan plan;
+  constexpr int kKernels = 4;
+  for (int k = 0; k < kKernels; ++k) {
+    plan.kernel_offsets.push_back(src.size());
+    src += fmt::format("extern \"C\" void* scratch_of_slot{0}() {{ return k_scratch<float>({0}, 16); }}\n", k);
+  }
+  src += cpp_module_end();
+  auto lib = compile_cpp(src, plan);
+  using ScratchFn = void* (*)();
+  for (int k = 0; k < kKernels; ++k) {
+    void* got = reinterpret_cast<ScratchFn>(lib->symbol(fmt::format("scratch_of_slot{}", k)))();
+    EXPECT_EQ(got, thread_scratch(k, 16 * sizeof(float))) << "kernel " << k;
+  }
+}
 
 TEST(PrecompiledPrelude, IsBuiltOnceAndReadByLaterBuilds) {
   auto dir = fresh_dir("prelude");

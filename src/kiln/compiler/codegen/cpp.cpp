@@ -41,6 +41,11 @@ constexpr const char* kPrelude =
 using namespace kiln::kernel_support;
 )";
 
+// The text after the last kernel: the function through which the loader hands the module kiln's
+// per-thread scratch, once, before any kernel runs (build.cpp's Library).
+constexpr const char* kModuleEnd =
+    "\nextern \"C\" void kiln_bind_scratch(ScratchSource source) { k_scratch_source = source; }\n";
+
 // Float sums and products accumulate in double: a float32 accumulator over a long row loses digits
 // that eager's cascade sums keep (the sum of 8M floats would be off by ~1e-6 instead of ~1e-8), and
 // a product rounded 33 times in float then magnified (fmod(x + prod, 3)) depends on the order of
@@ -595,6 +600,11 @@ const std::string& cpp_prelude() {
   return prelude;
 }
 
+const std::string& cpp_module_end() {
+  static const std::string end = kModuleEnd;
+  return end;
+}
+
 GeneratedSource generate_cpp(const loopir::Program& p, const Schedule& s) {
   GeneratedSource g;
   g.code = kPrelude;
@@ -608,6 +618,8 @@ GeneratedSource generate_cpp(const loopir::Program& p, const Schedule& s) {
     write_kernel(p, *k, gk, sites, g.code);
     g.kernels.push_back(std::move(gk));
   }
+  // Last, so that it is in exactly one part when the source is compiled in parts (build.cpp).
+  g.code += kModuleEnd;
   g.error_sites = std::move(sites.sites);
   return g;
 }

@@ -23,7 +23,9 @@ struct GeneratedKernel {
 struct GeneratedSource {
   std::string code;
   std::vector<GeneratedKernel> kernels;  // one per Kernel of the schedule, in order
-  std::vector<size_t> kernel_offsets;    // where each kernel's text begins in `code` (after a shared prelude)
+  // Where each kernel's text begins in `code` (after a shared prelude); the last one's runs to the
+  // end, cpp_module_end() included.
+  std::vector<size_t> kernel_offsets;
   // What failed, by status value: error_sites[s - 1] names the node of an integer division (by zero).
   std::vector<std::string> error_sites;
 };
@@ -32,5 +34,8 @@ GeneratedSource generate_cpp(const loopir::Program& p, const Schedule& s);
 
 // The text every generated source begins with (its includes): what compile_cpp precompiles.
 const std::string& cpp_prelude();
+// The text every generated source ends with (after its last kernel): kiln_bind_scratch, through
+// which a loaded module gets kiln's per-thread scratch (scratch.h).
+const std::string& cpp_module_end();
 
 }  // namespace kiln::compiler

@@ -10,10 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <memory>
-#include <new>
 #include <type_traits>
-#include <vector>
 
 #if defined(__SSE2__)
 #include <immintrin.h>
@@ -135,36 +132,21 @@ inline double k_erf(double x) { return std::erf(x); }
 inline float k_tanh(float x) { return kiln::cpu::vec::tanh(x); }
 inline double k_tanh(double x) { return std::tanh(x); }
 
+// Where per-thread scratch comes from: kiln's runtime (compiler/codegen/scratch.h's thread_scratch),
+// handed to each module it loads through the module's kiln_bind_scratch (generated code ends with
+// it). Not a thread_local here: that would live in the dlopen'ed module's dynamic TLS, which
+// LeakSanitizer's exit-time scan misread for some packages. Hidden: one per module.
+using ScratchSource = void* (*)(int slot, size_t bytes);
+__attribute__((visibility("hidden"))) inline ScratchSource k_scratch_source = nullptr;
+
 // `count` elements of per-thread scratch (slot `slot` of the calling kernel): the rows a kernel
 // keeps between its passes. A region grows when a longer row asks for it and lives as long as its
 // thread, so a warm call allocates nothing (a fresh `new T[cols]` per call maps and faults in fresh
 // pages once rows pass the allocator's mmap threshold). Kernels do not nest, so kernels share the
-// regions. Under AddressSanitizer each call gets exactly `count` elements, so reads past a row
-// are still caught.
+// regions.
 template <class T>
 inline T* k_scratch(int slot, int64_t count) {
-  struct Free {
-    void operator()(void* p) const { ::operator delete(p, std::align_val_t(64)); }
-  };
-  struct Region {
-    std::unique_ptr<void, Free> data;
-    size_t bytes = 0;
-  };
-  thread_local std::vector<Region> regions;
-  size_t bytes = static_cast<size_t>(count > 0 ? count : 1) * sizeof(T);
-  if (regions.size() <= static_cast<size_t>(slot)) regions.resize(static_cast<size_t>(slot) + 1);
-  Region& r = regions[static_cast<size_t>(slot)];
-#if defined(__SANITIZE_ADDRESS__)
-  bool refit = r.bytes != bytes;
-#else
-  bool refit = r.bytes < bytes;
-#endif
-  if (refit) {
-    r.data.reset();
-    r.data.reset(::operator new(bytes, std::align_val_t(64)));
-    r.bytes = bytes;
-  }
-  return static_cast<T*>(r.data.get());
+  return static_cast<T*>(k_scratch_source(slot, static_cast<size_t>(count > 0 ? count : 1) * sizeof(T)));
 }
 
 // Copies `bytes` from `src` to `dst` with non-temporal stores (x86: the widest the target has, from
