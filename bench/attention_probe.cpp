@@ -1,9 +1,10 @@
-// Where the CPU flash attention kernel's time goes (src/kiln/kernels/cpu/attention.cpp, float32, no
-// mask, not causal): the kernel's structure restated on plain arrays, then the same with parts
-// removed or changed, each timed on all threads (median of 15 calls after 3):
-//   full        the kernel before exp16 (its tiles are the kernel's own, attention_tiles.h): per 64-row task and 64-key
-//   block, Q K^T in 4 x 64 register
-//               tiles, scale, the online softmax (row max, exp, row sum, rescale), P V in 4 x 64 tiles;
+// Where the CPU flash attention kernel's time went (src/kiln/kernels/cpu/attention.cpp, float32, no
+// mask, not causal): the kernel's structure before 2026-11-28 (scores [query row][key], keys packed
+// transposed) restated on plain arrays, then the same with parts removed or changed, each timed on
+// all threads (median of 15 calls after 3):
+//   full        the kernel before exp16 (its score tile is the kernel's own, attention_tiles.h): per
+//               64-row task and 64-key block, Q K^T in 4 x 64 register tiles, scale, the online
+//               softmax (row max, exp, row sum, rescale), P V in 4 x 64 tiles;
 //   products    only the two block products (what a perfect softmax would leave);
 //   phased(6)   full with the softmax in phases over the block's rows (scaled scores and row maxima;
 //               weights and sums), horizontal max and sum in shuffles, the rescale applied as P V
@@ -11,7 +12,11 @@
 //   exp16       full with the row max and sum in shuffles and exp through vec::exp16 (the kernel
 //               since this probe);
 //   tile5/6/7   full, with 5, 6 or 7 x 64 register tiles for both products (20, 24, 28 accumulators,
-//               not 16).
+//               not 16);
+//   exp16+pack  exp16 with the keys and values packed in each call, into fresh buffers, by all
+//               threads (as the kernel does; the others use copies packed once, outside the timing);
+//   +static     each thread a run of consecutive tasks (a whole head at 16 heads and 16 threads),
+//               where the others (and the kernel) hand out tasks one at a time.
 // Not part of the build: g++ -std=c++20 -O3 -march=native -fopenmp -fno-math-errno -fno-trapping-math
 //   -I. -Isrc bench/attention_probe.cpp -o /tmp/attention_probe; /tmp/attention_probe [heads rows e]
 #include <omp.h>
@@ -21,6 +26,7 @@
 #endif
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -28,6 +34,7 @@
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <random>
 #include <vector>
 
@@ -68,13 +75,14 @@ float row_max(const float* s) {
   return best;
 }
 
-// weigh_tile with each row's accumulators first multiplied by alpha[r] (the online softmax's rescale).
+// acc[r] = acc[r] * alpha[r] (alpha null: 1) + sum_j p[r][j] v[j] for rows [0, n), 64 columns: the
+// kernel's value product before it kept scores transposed (p row-major, [query row][key]).
 template <int64_t n>
 void weigh_tile_scaled(const float* p, const float* v, float* acc, const float* alpha, int64_t e) {
   constexpr int64_t kChunks = 64 / kLanes;
   v16 a[n][kChunks];
   for (int64_t r = 0; r < n; ++r) {
-    for (int64_t c = 0; c < kChunks; ++c) a[r][c] = load16(acc + r * e + c * kLanes) * alpha[r];
+    for (int64_t c = 0; c < kChunks; ++c) a[r][c] = load16(acc + r * e + c * kLanes) * (alpha ? alpha[r] : 1.0f);
   }
   for (int64_t j = 0; j < kKeyBlock; ++j) {
     v16 x[kChunks];
@@ -112,7 +120,7 @@ void task(Variant variant, Work& w, const float* q, const float* kt, const float
     const float* kb = kt + j0 * e;
     const float* vblk = vb + j0 * e;
     by_tiles<kTile>(kRowBlock, [&](int64_t i, auto n) {
-      dot_tile<decltype(n)::value>(w.q.data() + i * e, kb, w.s.data() + i * kKeyBlock, e);
+      dot_tile<decltype(n)::value>(w.q.data() + i * e, e, kb, w.s.data() + i * kKeyBlock, e);
     });
     const bool phased = variant == Variant::Phased || variant == Variant::Phased6;
     if (phased) {
@@ -182,7 +190,7 @@ void task(Variant variant, Work& w, const float* q, const float* kt, const float
       }
     }
     by_tiles<kTile>(kRowBlock, [&](int64_t i, auto n) {
-      weigh_tile<decltype(n)::value>(w.s.data() + i * kKeyBlock, vblk, w.acc.data() + i * e, e, 0);
+      weigh_tile_scaled<decltype(n)::value>(w.s.data() + i * kKeyBlock, vblk, w.acc.data() + i * e, nullptr, e);
     });
   }
   for (int64_t i = 0; i < kRowBlock; ++i) {
@@ -237,24 +245,57 @@ int main(int argc, char** argv) {
     std::printf("    %s: max abs err against float64 %.1e\n", name, worst);
   };
   const double gflop = 4.0 * heads * rows * keys * e / 1e9;
+  std::atomic<int64_t> claim{0};  // the next task, for the dynamic schedule (as schedule(dynamic, 1))
   struct V {
     const char* name;
     Variant variant;
+    bool pack = false;             // keys and values packed in each call, as the kernel does
+    bool static_schedule = false;  // each thread a run of consecutive tasks (whole heads), not dynamic
   };
+  const int tasks = static_cast<int>(heads * (rows / kRowBlock));
   for (V var : {V{"full", Variant::Full}, V{"products", Variant::Products}, V{"tile5", Variant::Tile5},
                 V{"tile6", Variant::Tile6}, V{"tile7", Variant::Tile7}, V{"phased", Variant::Phased},
-                V{"phased6", Variant::Phased6}, V{"exp16", Variant::Exp16}}) {
+                V{"phased6", Variant::Phased6}, V{"exp16", Variant::Exp16}, V{"exp16+pack", Variant::Exp16, true},
+                V{"exp16+pack+static", Variant::Exp16, true, true}, V{"exp16+static", Variant::Exp16, false, true}}) {
     auto run = [&] {
+      // The kernel's packing: a fresh buffer per call, keys transposed per block and values copied
+      // by all threads, then read by whichever thread takes the task.
+      std::unique_ptr<float[]> pk, pv;
+      if (var.pack) {
+        pk.reset(new float[static_cast<size_t>(n)]);
+        pv.reset(new float[static_cast<size_t>(n)]);
+#pragma omp parallel for
+        for (int64_t t = 0; t < heads * (keys / kKeyBlock); ++t) {
+          const float* k0 = k.data() + t * kKeyBlock * e;
+          float* kd = pk.get() + t * kKeyBlock * e;
+          std::memcpy(pv.get() + t * kKeyBlock * e, v.data() + t * kKeyBlock * e, sizeof(float) * kKeyBlock * e);
+          for (int64_t dd = 0; dd < e; ++dd)
+            for (int64_t j = 0; j < kKeyBlock; ++j) kd[dd * kKeyBlock + j] = k0[j * e + dd];
+        }
+      }
+      const float* kts = var.pack ? pk.get() : kt.data();
+      const float* vs = var.pack ? pv.get() : v.data();
 #pragma omp parallel
       {
         Work w(e);
-#pragma omp for schedule(dynamic, 1)
-        for (int64_t t = 0; t < heads * (rows / kRowBlock); ++t) {
+        const int threads = omp_get_num_threads(), me = omp_get_thread_num();
+        const int chunk = (tasks + threads - 1) / threads;
+        int next = var.static_schedule ? me * chunk : 0;
+        const int last = var.static_schedule ? std::min(tasks, next + chunk) : tasks;
+        for (;;) {
+          int64_t t;
+          if (var.static_schedule) {
+            if (next >= last) break;
+            t = next++;
+          } else {
+            t = claim.fetch_add(1);
+            if (t >= tasks) break;
+          }
           const int64_t h = t / (rows / kRowBlock), i0 = t % (rows / kRowBlock) * kRowBlock;
           const float* qp = q.data() + (h * rows + i0) * e;
           float* op = out.data() + (h * rows + i0) * e;
-          const float* ktp = kt.data() + h * keys * e;
-          const float* vp = v.data() + h * keys * e;
+          const float* ktp = kts + h * keys * e;
+          const float* vp = vs + h * keys * e;
           switch (var.variant) {
             case Variant::Tile5: task<5>(var.variant, w, qp, ktp, vp, op, keys, scale); break;
             case Variant::Tile6: task<6>(var.variant, w, qp, ktp, vp, op, keys, scale); break;
@@ -264,9 +305,11 @@ int main(int argc, char** argv) {
           }
         }
       }
+      claim = 0;
     };
     double ms = kiln::bench::median_ms(run, 15);
-    std::printf("  %-9s %7.3f ms  %6.0f GFLOP/s (%d threads)\n", var.name, ms, gflop / ms * 1e3, omp_get_max_threads());
+    std::printf("  %-18s %7.3f ms  %6.0f GFLOP/s (%d threads)\n", var.name, ms, gflop / ms * 1e3,
+                omp_get_max_threads());
     if (var.variant != Variant::Products) check(var.name);
   }
 }

@@ -6,7 +6,14 @@
 // keys 0..i, top-left aligned as PyTorch) ends each row's walk early; key blocks a row does not see
 // at all are skipped. Rows that see no key (all scores -inf) give 0 and a logsumexp of 0, as
 // PyTorch's kernel. 16-bit inputs are computed in float and rounded once at the end.
+// A block's scores are kept transposed, [key][query row]: the score product broadcasts keys
+// against the task's query block (transposed once per task), so keys and values are read where
+// they are (rows with unit stride along the head size; other layouts and 16-bit inputs are
+// converted once per call), and each row's max, sum and rescale are lanes of vectors, with no
+// horizontal folds. Packing keys transposed per block before the tasks started cost the host's
+// 16 threads 0.5-0.7 of 4.3 ms (bench/attention_probe.cpp's exp16+pack).
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -54,13 +61,31 @@ struct View4 {
   const T* row(int64_t b, int64_t h, int64_t i) const { return data + b * s0 + h * s1 + i * s2; }
 };
 
-// Per-thread scratch: the query block, a block of scores, and per row the running max, sum and
-// weighted values.
+struct FreeAligned {
+  void operator()(void* p) const { ::operator delete(p, std::align_val_t(64)); }
+};
+template <class M>
+using Aligned = std::unique_ptr<M[], FreeAligned>;
+template <class M>
+Aligned<M> aligned(int64_t n) {
+  return Aligned<M>(
+      static_cast<M*>(::operator new(sizeof(M) * static_cast<size_t>(std::max<int64_t>(n, 1)), std::align_val_t(64))));
+}
+
+// Per-thread scratch, 64-byte aligned: the query block transposed ([e][kRowBlock], 0 past the
+// block's last row), a block of scores transposed ([kKeyBlock][kRowBlock]: one key's scores for
+// the block's rows are contiguous, so each row's statistics are lanes of vectors), and per row
+// the weighted values ([kRowBlock][e]), the running max and sum and the last block's rescale.
 template <class M>
 struct Scratch {
   explicit Scratch(int64_t e)
-      : q(kRowBlock * e), s(kRowBlock * kKeyBlock), acc(kRowBlock * e), max(kRowBlock), sum(kRowBlock) {}
-  std::vector<M> q, s, acc, max, sum;
+      : qt(aligned<M>(e * kRowBlock)),
+        s(aligned<M>(kKeyBlock * kRowBlock)),
+        acc(aligned<M>(kRowBlock * e)),
+        max(aligned<M>(kRowBlock)),
+        sum(aligned<M>(kRowBlock)),
+        alpha(aligned<M>(kRowBlock)) {}
+  Aligned<M> qt, s, acc, max, sum, alpha;
 };
 
 struct Problem {
@@ -69,161 +94,146 @@ struct Problem {
   double scale;
 };
 
-constexpr int64_t kTile = 4;  // rows per register tile: 4 rows x 64 floats = 16 registers
+constexpr int64_t kTile = 4;  // keys (score product) or rows (value product) per register tile: 16 registers
 
 template <class F>
-void by_tiles(int64_t rows, const F& tile) {
+void by_tiles(int64_t n, const F& tile) {
   int64_t i = 0;
-  for (; i + kTile <= rows; i += kTile) tile(i, std::integral_constant<int64_t, kTile>{});
-  for (; i < rows; ++i) tile(i, std::integral_constant<int64_t, 1>{});
+  for (; i + kTile <= n; i += kTile) tile(i, std::integral_constant<int64_t, kTile>{});
+  for (; i < n; ++i) tile(i, std::integral_constant<int64_t, 1>{});
 }
 
-// s = Q_block K_block^T (unscaled) for `rows` rows.
+// The task's query rows, transposed into w.qt (rows past `rows` 0).
+template <class M, class In>
+void load_queries(Scratch<M>& w, const View4<In>& q, int64_t b, int64_t h, int64_t i0, int64_t rows, int64_t e) {
+  for (int64_t i = 0; i < kRowBlock; ++i) {
+    const In* qi = i < rows ? q.row(b, h, i0 + i) : nullptr;
+    for (int64_t d = 0; d < e; ++d) w.qt[d * kRowBlock + i] = qi ? static_cast<M>(qi[d * q.s3]) : M(0);
+  }
+}
+
+// s[j][i] = k_j . q_i (unscaled) for the block's `cols` keys (rows of stride ks) and all kRowBlock lanes.
 template <class M>
-void dot_block(Scratch<M>& w, const M* kt, int64_t rows, int64_t e) {
+void dot_block(Scratch<M>& w, const M* k, int64_t ks, int64_t cols, int64_t e) {
   if constexpr (std::is_same_v<M, float>) {
-    return by_tiles(rows, [&](int64_t i, auto n) {
-      dot_tile<decltype(n)::value>(w.q.data() + i * e, kt, w.s.data() + i * kKeyBlock, e);
+    return by_tiles(cols, [&](int64_t j, auto n) {
+      dot_tile<decltype(n)::value>(k + j * ks, ks, w.qt.get(), w.s.get() + j * kRowBlock, e);
     });
   }
-  for (int64_t i = 0; i < rows; ++i) {
-    M* si = w.s.data() + i * kKeyBlock;
-    std::fill(si, si + kKeyBlock, M(0));
+  for (int64_t j = 0; j < cols; ++j) {
+    M* sj = w.s.get() + j * kRowBlock;
+    std::fill(sj, sj + kRowBlock, M(0));
     for (int64_t d = 0; d < e; ++d) {
-      const M qd = w.q[i * e + d];
-      const M* kd = kt + d * kKeyBlock;
-      for (int64_t j = 0; j < kKeyBlock; ++j) si[j] += qd * kd[j];
+      const M kd = k[j * ks + d];
+      const M* qd = w.qt.get() + d * kRowBlock;
+      for (int64_t i = 0; i < kRowBlock; ++i) sj[i] += kd * qd[i];
     }
   }
 }
 
-// acc += P V_block for `rows` rows (p in s).
+// acc_i = acc_i * alpha_i + sum_j p[j][i] v_j for the task's `rows` rows, against the block's `cols`
+// values (rows of stride vs).
 template <class M>
-void weigh_block(Scratch<M>& w, const M* v, int64_t rows, int64_t e) {
+void weigh_block(Scratch<M>& w, const M* v, int64_t vs, int64_t rows, int64_t cols, int64_t e) {
   if constexpr (std::is_same_v<M, float>) {
     if (e % 64 == 0) {
       return by_tiles(rows, [&](int64_t i, auto n) {
         for (int64_t c0 = 0; c0 < e; c0 += 64) {
-          weigh_tile<decltype(n)::value>(w.s.data() + i * kKeyBlock, v, w.acc.data() + i * e, e, c0);
+          weigh_tile<decltype(n)::value>(w.s.get() + i, v, vs, cols, w.acc.get() + i * e, e, c0, w.alpha.get() + i);
         }
       });
     }
   }
   for (int64_t i = 0; i < rows; ++i) {
-    M* acc = w.acc.data() + i * e;
-    for (int64_t j = 0; j < kKeyBlock; ++j) {
-      const M pj = w.s[i * kKeyBlock + j];
-      const M* vj = v + j * e;
+    M* acc = w.acc.get() + i * e;
+    for (int64_t d = 0; d < e; ++d) acc[d] *= w.alpha[i];
+    for (int64_t j = 0; j < cols; ++j) {
+      const M pj = w.s[j * kRowBlock + i];
+      const M* vj = v + j * vs;
       for (int64_t d = 0; d < e; ++d) acc[d] += pj * vj[d];
     }
   }
 }
 
-// Scales the products into scores, adds the mask, and hides (-inf) what the causal mask and the
-// block's end hide: key j0 + j from row i0 + i.
+// Scales the products into scores, adds the mask, and hides (-inf) what the causal mask hides: key
+// j0 + j from row i0 + i.
 template <class M, class In>
 void finish_scores(const Problem& p, Scratch<M>& w, const View4<In>* mask, int64_t b, int64_t h, int64_t i0,
                    int64_t rows, int64_t j0, int64_t cols) {
   const M scale = static_cast<M>(p.scale);
-  for (int64_t i = 0; i < rows; ++i) {
-    M* si = w.s.data() + i * kKeyBlock;
-    for (int64_t j = 0; j < kKeyBlock; ++j) si[j] *= scale;
-    if (mask) {
-      const In* m = mask->row(b, h, i0 + i);
-      for (int64_t j = 0; j < cols; ++j) si[j] += static_cast<M>(m[(j0 + j) * mask->s3]);
-    }
-    int64_t visible = p.causal ? std::clamp<int64_t>(i0 + i + 1 - j0, 0, cols) : cols;
-    for (int64_t j = visible; j < kKeyBlock; ++j) si[j] = -std::numeric_limits<M>::infinity();
+  for (int64_t j = 0; j < cols; ++j) {
+    M* sj = w.s.get() + j * kRowBlock;
+    for (int64_t i = 0; i < kRowBlock; ++i) sj[i] *= scale;
+    // Rows before i0 + i = j0 + j do not see the key.
+    if (p.causal)
+      std::fill(sj, sj + std::clamp<int64_t>(j0 + j - i0, 0, kRowBlock), -std::numeric_limits<M>::infinity());
+  }
+  if (!mask) return;
+  for (int64_t i = 0; i < rows; ++i) {  // a row of the mask at a time: read in order
+    const In* mi = mask->row(b, h, i0 + i) + j0 * mask->s3;
+    for (int64_t j = 0; j < cols; ++j) w.s[j * kRowBlock + i] += static_cast<M>(mi[j * mask->s3]);
   }
 }
 
-// The largest of a row of kKeyBlock scores, -inf if none is larger. NaN scores do not raise it (as
-// in PyTorch's kernel); they reach the sum. In 16 lanes for float: one running max would be a chain
-// of dependent compares as long as the row.
+// Folds a block of `cols` keys' scores into each row's running max and sum, and turns the scores
+// into the block's weights, exp(s - max); alpha_i = exp(old max - new max) rescales what the row
+// held (1 when its max did not grow). A row that sees nothing yet (max -inf) gets weights of 0. A
+// NaN score never raises the max (as in PyTorch's kernel) and makes the row's sum NaN, so the row
+// is NaN if it sees any key at all, as softmax's, and PyTorch's kernel's, is.
 template <class M>
-M row_max(const M* s) {
-  M best = -std::numeric_limits<M>::infinity();
-  if constexpr (std::is_same_v<M, float>) {
-    v16 lanes = best - v16{};  // -inf in every lane: a NaN never enters one
-    for (int64_t c = 0; c < kKeyBlock / kLanes; ++c) {
-      v16 x = load16(s + c * kLanes);
-      lanes = x > lanes ? x : lanes;
-    }
-    return max16(lanes);
-  }
-  for (int64_t j = 0; j < kKeyBlock; ++j) best = s[j] > best ? s[j] : best;
-  return best;
-}
-
-// s[j] = exp(s[j] - max) for a row of kKeyBlock scores; returns their sum.
-template <class M>
-M exp_row(M* s, M max) {
+void softmax_update(Scratch<M>& w, int64_t cols) {
+  constexpr M kMinusInf = -std::numeric_limits<M>::infinity();
+  M* s = w.s.get();
 #if defined(__AVX512F__) && defined(__FMA__)
   if constexpr (std::is_same_v<M, float>) {
-    v16 sum{};
-    for (int64_t c = 0; c < kKeyBlock / kLanes; ++c) {
-      v16 e = v16(vec::exp16(__m512(load16(s + c * kLanes) - max)));
-      store16(s + c * kLanes, e);
-      sum += e;
+    typedef int32_t v16i __attribute__((vector_size(64)));
+    const v16 minus_inf = kMinusInf - v16{}, one = 1.0f - v16{}, nan = std::numeric_limits<float>::quiet_NaN() - v16{};
+    for (int64_t l = 0; l < kRowBlock; l += kLanes) {
+      const v16 old = load16(w.max.get() + l);
+      v16 max = old;
+      v16i saw_nan{};
+      for (int64_t j = 0; j < cols; ++j) {
+        const v16 x = load16(s + j * kRowBlock + l);
+        max = x > max ? x : max;  // a NaN never wins
+        saw_nan |= x != x;
+      }
+      const v16i seen = max != minus_inf;
+      v16 sums[4] = {};
+      for (int64_t j = 0; j < cols; ++j) {
+        const v16 x = v16(vec::exp16(__m512(load16(s + j * kRowBlock + l) - max)));
+        const v16 weight = seen ? x : v16{};
+        store16(s + j * kRowBlock + l, weight);
+        sums[j % 4] += weight;
+      }
+      const v16 alpha = max == old ? one : v16(vec::exp16(__m512(old - max)));
+      const v16 sum = load16(w.sum.get() + l) * alpha + ((sums[0] + sums[1]) + (sums[2] + sums[3]));
+      store16(w.sum.get() + l, saw_nan != 0 ? nan : sum);
+      store16(w.max.get() + l, max);
+      store16(w.alpha.get() + l, alpha);
     }
-    return sum16(sum);
+    return;
   }
 #endif
-  for (int64_t j = 0; j < kKeyBlock; ++j) s[j] = exp_of(s[j] - max);
-  return lane_sum<M>(kKeyBlock, [s](int64_t j) { return s[j]; });
-}
-
-// Whether a row of kKeyBlock scores holds a NaN.
-template <class M>
-bool has_nan(const M* s) {
-  bool nan = false;
-  for (int64_t j = 0; j < kKeyBlock; ++j) nan |= s[j] != s[j];
-  return nan;
-}
-
-// Folds a block of scores into each row's running max and sum, turns the scores into the block's
-// weights (exp(s - max)), and rescales the row's weighted values when its max grows. A row that
-// sees nothing yet keeps weights of 0. A NaN score makes the row's sum NaN (so the row is NaN
-// if it sees any key at all, as softmax's, and PyTorch's kernel's, is).
-template <class M>
-void softmax_update(Scratch<M>& w, int64_t rows, int64_t e) {
-  constexpr M kMinusInf = -std::numeric_limits<M>::infinity();
-  for (int64_t i = 0; i < rows; ++i) {
-    M* si = w.s.data() + i * kKeyBlock;
-    const M block_max = row_max(si);
-    M new_max = std::max(w.max[i], block_max);
-    if (new_max == kMinusInf) {  // nothing visible yet: scores all -inf, or NaN
-      if (has_nan(si)) w.sum[i] = std::numeric_limits<M>::quiet_NaN();
-      std::fill(si, si + kKeyBlock, M(0));
-      continue;
+  for (int64_t i = 0; i < kRowBlock; ++i) {
+    const M old = w.max[i];
+    M max = old;
+    bool saw_nan = false;
+    for (int64_t j = 0; j < cols; ++j) {
+      const M x = s[j * kRowBlock + i];
+      max = x > max ? x : max;
+      saw_nan |= x != x;
     }
-    // From here a NaN score reaches the sum through its exponential.
-    if (new_max != w.max[i]) {
-      M rescale = exp_of(w.max[i] - new_max);  // 0 for a first visible block
-      w.sum[i] *= rescale;
-      M* acc = w.acc.data() + i * e;
-      for (int64_t d = 0; d < e; ++d) acc[d] *= rescale;
-      w.max[i] = new_max;
+    M sum = 0;
+    for (int64_t j = 0; j < cols; ++j) {
+      M& x = s[j * kRowBlock + i];
+      x = max == kMinusInf ? M(0) : exp_of(x - max);
+      sum += x;
     }
-    w.sum[i] += exp_row(si, new_max);
+    w.alpha[i] = max == old ? M(1) : exp_of(old - max);
+    w.sum[i] = saw_nan ? std::numeric_limits<M>::quiet_NaN() : w.sum[i] * w.alpha[i] + sum;
+    w.max[i] = max;
   }
 }
-
-// Keys and values converted once to the compute type and packed per (batch, head) and block of
-// kKeyBlock keys (zeros past the end): keys transposed, [e][kKeyBlock], for the score product;
-// values [kKeyBlock][e]. Every query block of the head reads them. Allocated uninitialized: the
-// threads that pack a block write all of it, its zeros too (a zero-filled vector is a serial
-// memset of both, 8 MiB for 16 heads of 1024 x 64, about 0.5 ms on the host's one thread).
-template <class M>
-struct Packed {
-  int64_t blocks, e;
-  std::unique_ptr<M[]> keys, values;
-  // Per block: whether its values are all finite, and the largest |key| (inf if one is not finite).
-  std::vector<uint8_t> finite_values;
-  std::vector<M> key_bound;
-  const M* key_block(int64_t bh, int64_t kb) const { return keys.get() + (bh * blocks + kb) * e * kKeyBlock; }
-  const M* value_block(int64_t bh, int64_t kb) const { return values.get() + (bh * blocks + kb) * kKeyBlock * e; }
-};
 
 // The largest |x| of n values; inf where one is inf or NaN.
 template <class M>
@@ -247,41 +257,15 @@ M bound(const M* x, int64_t n) {
   return finite ? b : std::numeric_limits<M>::infinity();
 }
 
-template <class M, class In>
-Packed<M> pack(const Problem& p, const View4<In>& k, const View4<In>& v, bool bounds, bool parallel) {
-  Packed<M> pk{(p.keys + kKeyBlock - 1) / kKeyBlock, p.e, {}, {}, {}, {}};
-  const int64_t n = p.batch * p.heads * pk.blocks;
-  pk.keys.reset(new M[static_cast<size_t>(n * p.e * kKeyBlock)]);
-  pk.values.reset(new M[static_cast<size_t>(n * kKeyBlock * p.e)]);
-  pk.finite_values.assign(static_cast<size_t>(n), 1);
-  pk.key_bound.assign(static_cast<size_t>(n), M(0));
-#pragma omp parallel for if (parallel)
-  for (int64_t t = 0; t < n; ++t) {
-    const int64_t b = t / (p.heads * pk.blocks), h = t / pk.blocks % p.heads, j0 = t % pk.blocks * kKeyBlock;
-    M* kt = pk.keys.get() + t * p.e * kKeyBlock;
-    M* vb = pk.values.get() + t * kKeyBlock * p.e;
-    const int64_t cols = std::min(kKeyBlock, p.keys - j0);
-    for (int64_t j = 0; j < cols; ++j) {
-      const In* vj = v.row(b, h, j0 + j);
-      for (int64_t d = 0; d < p.e; ++d) vb[j * p.e + d] = static_cast<M>(vj[d * v.s3]);
-    }
-    std::fill(vb + cols * p.e, vb + kKeyBlock * p.e, M(0));
-    // Keys transposed: each output row (one element of every key) is written in order.
-    const In* k0 = k.row(b, h, j0);
-    for (int64_t d = 0; d < p.e; ++d) {
-      for (int64_t j = 0; j < cols; ++j) kt[d * kKeyBlock + j] = static_cast<M>(k0[j * k.s2 + d * k.s3]);
-      std::fill(kt + d * kKeyBlock + cols, kt + (d + 1) * kKeyBlock, M(0));
-    }
-    if (!bounds) continue;
-    pk.finite_values[static_cast<size_t>(t)] = bound(vb, kKeyBlock * p.e) < std::numeric_limits<M>::infinity();
-    pk.key_bound[static_cast<size_t>(t)] = bound(kt, p.e * kKeyBlock);
-  }
-  return pk;
+// The largest |x| of `rows` rows of e values (stride `stride`); inf where one is inf or NaN.
+template <class M>
+M rows_bound(const M* x, int64_t stride, int64_t rows, int64_t e) {
+  M b = 0;
+  for (int64_t r = 0; r < rows; ++r) b = std::max(b, bound(x + r * stride, e));
+  return b;
 }
 
-// Whether the mask hides every key of the block from every row of the block (-inf everywhere). With
-// finite scores (no product can overflow) and finite values, such a block adds exactly nothing (a
-// causal mask's upper blocks), so it is skipped; otherwise it is computed (inf + -inf is NaN).
+// Whether the mask hides every key of the block from every row of the block (-inf everywhere).
 template <class T>
 bool hidden_block(const View4<T>& mask, int64_t b, int64_t h, int64_t i0, int64_t rows, int64_t j0, int64_t cols) {
   for (int64_t i = 0; i < rows; ++i) {
@@ -293,6 +277,44 @@ bool hidden_block(const View4<T>& mask, int64_t b, int64_t h, int64_t i0, int64_
   return true;
 }
 
+// Per key block of each (batch, head), computed when a task first asks (a mask hides the block
+// from all its rows) and kept for the call: the largest |key| and whether the values are all
+// finite, what decides whether the block can be skipped. Tasks that race compute the same value.
+template <class M>
+class BlockBounds {
+ public:
+  explicit BlockBounds(int64_t blocks)
+      : keys_(new std::atomic<M>[static_cast<size_t>(blocks)]),
+        values_(new std::atomic<M>[static_cast<size_t>(blocks)]) {
+    for (int64_t i = 0; i < blocks; ++i)
+      keys_[i].store(kUnknown, std::memory_order_relaxed), values_[i].store(kUnknown, std::memory_order_relaxed);
+  }
+  // The bound of the `rows` x e block at x (rows of stride `stride`), block number `index`.
+  M keys(int64_t index, const M* x, int64_t stride, int64_t rows, int64_t e) const {
+    return get(keys_[index], x, stride, rows, e);
+  }
+  M values(int64_t index, const M* x, int64_t stride, int64_t rows, int64_t e) const {
+    return get(values_[index], x, stride, rows, e);
+  }
+
+ private:
+  static constexpr M kUnknown = -1;
+  static M get(std::atomic<M>& slot, const M* x, int64_t stride, int64_t rows, int64_t e) {
+    M b = slot.load(std::memory_order_relaxed);
+    if (b == kUnknown) slot.store(b = rows_bound(x, stride, rows, e), std::memory_order_relaxed);
+    return b;
+  }
+  std::unique_ptr<std::atomic<M>[]> keys_, values_;
+};
+
+// Keys or values as rows of the compute type with unit stride along the head size: the input
+// itself when it is already, else a converted copy (kiln's own ops), kept alive by `holder`.
+template <class M>
+View4<M> as_rows(const Tensor& t, Tensor& holder) {
+  holder = t.dtype() == dtype_of<M> && (t.sizes()[3] <= 1 || t.strides()[3] == 1) ? t : t.to(dtype_of<M>).contiguous();
+  return View4<M>(holder);
+}
+
 // `lse`, where defined, receives each row's log-sum-exp. A row that sees no key (all its scores
 // -inf, or NaN) is 0 with a log-sum-exp of 0 (PyTorch's flash kernel), or NaN where `unseen_nan`
 // (what softmax followed by a product gives: kiln::attention).
@@ -301,6 +323,8 @@ void flash(const Problem& p, const Tensor& query, const Tensor& key, const Tenso
            const std::optional<Tensor>& attn_mask, const Tensor& out, const Tensor& lse, bool unseen_nan) {
   using M = opmath_t<In>;
   View4<In> q(query);
+  Tensor key_rows, value_rows;
+  const View4<M> k = as_rows<M>(key, key_rows), v = as_rows<M>(value, value_rows);
   // The mask in the compute type (a float32 mask of a 16-bit query is read as it is).
   std::optional<Tensor> mask;
   if (attn_mask) mask = expand(attn_mask->to(dtype_of<M>), {p.batch, p.heads, p.rows, p.keys});
@@ -314,8 +338,9 @@ void flash(const Problem& p, const Tensor& query, const Tensor& key, const Tenso
   const int64_t tasks = p.batch * p.heads * row_blocks;
   // Enough work to wake the threads (PyTorch's grain: 32768 multiply-adds).
   const bool parallel = tasks > 1 && p.rows * p.keys * e >= 32768 && !omp_in_parallel();
-  // Only a mask can hide whole blocks: the bounds that make skipping them exact are for it.
-  const Packed<M> kv = pack<M>(p, View4<In>(key), View4<In>(value), m.has_value(), parallel);
+  const int64_t key_blocks = (p.keys + kKeyBlock - 1) / kKeyBlock;
+  std::optional<BlockBounds<M>> bounds;  // only a mask hides whole blocks
+  if (m) bounds.emplace(p.batch * p.heads * key_blocks);
 #pragma omp parallel if (parallel)
   {
     Scratch<M> w(e);
@@ -323,26 +348,31 @@ void flash(const Problem& p, const Tensor& query, const Tensor& key, const Tenso
     for (int64_t t = 0; t < tasks; ++t) {
       const int64_t bh = t / row_blocks, b = bh / p.heads, h = bh % p.heads;
       const int64_t i0 = t % row_blocks * kRowBlock, rows = std::min(kRowBlock, p.rows - i0);
-      for (int64_t i = 0; i < rows; ++i) {
-        const In* qi = q.row(b, h, i0 + i);
-        for (int64_t d = 0; d < e; ++d) w.q[i * e + d] = static_cast<M>(qi[d * q.s3]);
-      }
-      const M q_bound = m ? bound(w.q.data(), rows * e) : M(0);
-      std::fill(w.acc.begin(), w.acc.end(), M(0));
-      std::fill(w.max.begin(), w.max.end(), -std::numeric_limits<M>::infinity());
-      std::fill(w.sum.begin(), w.sum.end(), M(0));
+      load_queries(w, q, b, h, i0, rows, e);
+      const M q_bound = m ? bound(w.qt.get(), e * kRowBlock) : M(0);
+      std::fill(w.acc.get(), w.acc.get() + kRowBlock * e, M(0));
+      std::fill(w.max.get(), w.max.get() + kRowBlock, -std::numeric_limits<M>::infinity());
+      std::fill(w.sum.get(), w.sum.get() + kRowBlock, M(0));
       // A causal row i0 + i sees keys up to i0 + i: the block's last row bounds the walk.
       const int64_t end = p.causal ? std::min(p.keys, i0 + rows) : p.keys;
       for (int64_t j0 = 0; j0 < end; j0 += kKeyBlock) {
         const int64_t cols = std::min(kKeyBlock, end - j0);
-        const auto blk = static_cast<size_t>(bh * kv.blocks + j0 / kKeyBlock);
-        const bool bounded = q_bound * kv.key_bound[blk] * static_cast<M>(e) * std::abs(static_cast<M>(p.scale)) <
-                             std::numeric_limits<M>::max() / 2;
-        if (m && bounded && kv.finite_values[blk] && hidden_block(*m, b, h, i0, rows, j0, cols)) continue;
-        dot_block(w, kv.key_block(bh, j0 / kKeyBlock), rows, e);
+        const M* kb = k.row(b, h, j0);
+        const M* vb = v.row(b, h, j0);
+        // A block the mask hides from every row adds exactly nothing when no score can overflow
+        // and the values are finite (a causal mask's upper blocks): skipped. Otherwise it is
+        // computed (inf + -inf is NaN).
+        const int64_t block = bh * key_blocks + j0 / kKeyBlock;
+        if (m && hidden_block(*m, b, h, i0, rows, j0, cols) &&
+            q_bound * bounds->keys(block, kb, k.s2, cols, e) * static_cast<M>(e) * std::abs(static_cast<M>(p.scale)) <
+                std::numeric_limits<M>::max() / 2 &&
+            bounds->values(block, vb, v.s2, cols, e) < std::numeric_limits<M>::infinity()) {
+          continue;
+        }
+        dot_block(w, kb, k.s2, cols, e);
         finish_scores(p, w, m ? &*m : nullptr, b, h, i0, rows, j0, cols);
-        softmax_update(w, rows, e);
-        weigh_block(w, kv.value_block(bh, j0 / kKeyBlock), rows, e);
+        softmax_update(w, cols);
+        weigh_block(w, vb, v.s2, rows, cols, e);
       }
       for (int64_t i = 0; i < rows; ++i) {
         const bool seen = w.max[i] != -std::numeric_limits<M>::infinity();

@@ -99,6 +99,23 @@ TEST(FlashAttention, MatchesFloat64MathAtEdgeShapes) {
   }
 }
 
+// Keys and values are read in place when their head size is their unit-stride dimension and
+// converted otherwise: keys and values stored [.., e, s] (transposed views), with a causal mask.
+TEST(FlashAttention, KeysAndValuesOfAnyLayout) {
+  manual_seed(9);
+  for (DType dtype : {DType::Float32, DType::BFloat16}) {
+    Tensor q = randn({1, 2, 70, 64}).to(dtype);
+    Tensor k = randn({1, 2, 64, 130}).to(dtype).transpose(2, 3), v = randn({1, 2, 64, 130}).to(dtype).transpose(2, 3);
+    ASSERT_NE(k.stride(3), 1);
+    for (bool causal : {false, true}) {
+      auto [out, lse] = _scaled_dot_product_flash_attention_for_cpu(q, k, v, 0.0, causal);
+      Reference want = reference(q, k, v, causal, std::nullopt, 0.125);
+      EXPECT_TRUE(close_to(out, want.out, testing::default_tolerance(dtype))) << dtype_name(dtype) << " " << causal;
+      EXPECT_TRUE(close_to(lse, want.lse, testing::default_tolerance(DType::Float32))) << dtype_name(dtype);
+    }
+  }
+}
+
 // PyTorch's kernel: a row whose scores are all -inf (a fully hidden row) is 0, its logsumexp 0.
 TEST(FlashAttention, RowsThatSeeNoKeyAreZero) {
   manual_seed(4);
@@ -142,6 +159,31 @@ TEST(FlashAttention, NaNScoresPoisonTheirRow) {
   Tensor ops = kiln_attention(nan_q, k, v, std::nullopt, 0.25);
   EXPECT_EQ(isnan(ops.select(2, 1)).sum().item<int64_t>(), 16);
   EXPECT_EQ(isnan(ops.select(2, 0)).sum().item<int64_t>(), 0);
+}
+
+// A key block the mask hides from every row is skipped only where that is exact: with an inf
+// among its values (0 * inf is NaN) or a key large enough that a score overflows (inf + -inf is
+// NaN), the ops' NaNs appear as eager's do; with finite ones the result is eager's.
+TEST(FlashAttention, HiddenBlocksAreSkippedOnlyWhereExact) {
+  manual_seed(10);
+  Tensor q = randn({1, 2, 70, 8}), k = randn({1, 2, 200, 8}), v = randn({1, 2, 200, 8});
+  Tensor mask = zeros({70, 200});
+  slice(mask, 1, 64, 128).fill_(Scalar(-kInf));  // key block 1 hidden from every row
+  Tensor inf_value = v.clone(), huge_key = k.clone();
+  inf_value[0][1][100][3].fill_(Scalar(kInf));
+  huge_key[0][0][90].fill_(Scalar(3e38));
+  struct Inputs {
+    Tensor k, v;
+  };
+  for (const Inputs& in : {Inputs{k, v}, Inputs{k, inf_value}, Inputs{huge_key, v}}) {
+    Tensor fused = kiln_attention(q, in.k, in.v, mask, 0.25);
+    Tensor eager = matmul(softmax(add(mul(matmul(q, in.k.transpose(-2, -1)), Scalar(0.25)), mask), -1), in.v);
+    EXPECT_EQ(ne(isnan(fused), isnan(eager)).sum().item<int64_t>(), 0);
+    Tensor finite = logical_not(isnan(eager));
+    EXPECT_LT(where(finite, sub(fused, eager).abs(), zeros_like(eager)).amax().item<double>(), 1e-5);
+  }
+  EXPECT_GT(isnan(kiln_attention(q, k, inf_value, mask, 0.25)).sum().item<int64_t>(), 0);
+  EXPECT_GT(isnan(kiln_attention(q, huge_key, v, mask, 0.25)).sum().item<int64_t>(), 0);
 }
 
 // A float64 mask of float64's lowest finite value hides nothing: it is not -inf (in float it

@@ -1,7 +1,7 @@
 // The CPU flash attention kernel's register tiles (kernels/cpu/attention.cpp), in a header of their
 // own so that bench/attention_probe.cpp measures the kernel's own code: the two block products
-// (scores = Q K^T and acc += P V, n query rows at a time against a block of kKeyBlock keys) and
-// the horizontal fold of 16 lanes.
+// (scores transposed = K Q^T, n keys at a time against a block of 64 query rows; acc += P V, n
+// query rows at a time against a block of keys) and the horizontal fold of 16 lanes.
 #pragma once
 
 #include <cstdint>
@@ -17,8 +17,8 @@
 
 namespace kiln::cpu::flash {
 
-constexpr int64_t kRowBlock = 64;  // query rows per task
-constexpr int64_t kKeyBlock = 64;  // keys per step: a row of scores is 4 AVX-512 registers
+constexpr int64_t kRowBlock = 64;  // query rows per task: a key's scores are 4 AVX-512 registers
+constexpr int64_t kKeyBlock = 64;  // keys per step
 
 // v16 is 16 floats (one AVX-512 register, two AVX2 ones).
 typedef float v16 __attribute__((vector_size(64)));
@@ -31,41 +31,47 @@ inline v16 load16(const float* p) {
 }
 inline void store16(float* p, v16 x) { std::memcpy(p, &x, sizeof x); }
 
-// s[i][0..64) = q_i . kt[.][j] for rows [i, i + n), kt is [e][kKeyBlock].
+// s[r * 64 + l] = sum_d a[r * as + d] * b[d * 64 + l] for rows r of [0, n) and the 64 lanes l: the
+// rows of `a` (stride `as`, e elements) broadcast against b ([e][64]). The kernel's score product:
+// a is a tile of keys, b the query block transposed, so s is scores transposed, [key][query row].
 template <int64_t n>
-void dot_tile(const float* q, const float* kt, float* s, int64_t e) {
-  v16 acc[n][kKeyBlock / kLanes] = {};
+void dot_tile(const float* a, int64_t as, const float* b, float* s, int64_t e) {
+  v16 acc[n][4] = {};
   for (int64_t d = 0; d < e; ++d) {
-    v16 k[kKeyBlock / kLanes];
-    for (int64_t c = 0; c < kKeyBlock / kLanes; ++c) k[c] = load16(kt + d * kKeyBlock + c * kLanes);
+    v16 x[4];
+    for (int64_t c = 0; c < 4; ++c) x[c] = load16(b + d * 64 + c * kLanes);
     for (int64_t r = 0; r < n; ++r) {
-      const float qd = q[r * e + d];
-      for (int64_t c = 0; c < kKeyBlock / kLanes; ++c) acc[r][c] += qd * k[c];
+      const float ad = a[r * as + d];
+      for (int64_t c = 0; c < 4; ++c) acc[r][c] += ad * x[c];
     }
   }
   for (int64_t r = 0; r < n; ++r) {
-    for (int64_t c = 0; c < kKeyBlock / kLanes; ++c) store16(s + r * kKeyBlock + c * kLanes, acc[r][c]);
+    for (int64_t c = 0; c < 4; ++c) store16(s + r * 64 + c * kLanes, acc[r][c]);
   }
 }
 
-// acc[i][c0..c0+64) += sum_j p[i][j] v[j][c0..c0+64) for rows [i, i + n).
+// acc[r][c0..c0+64) = acc[r][c0..c0+64) * alpha[r] + sum over j < cols of p[j * 64 + r] v[j * vs + c0..]
+// for rows r of [0, n): the weighted values, p being weights transposed ([key][query row]) and v
+// rows of stride vs; alpha (may be null: 1) rescales what the rows held (the online softmax's
+// correction when a row's max grew).
 template <int64_t n>
-void weigh_tile(const float* p, const float* v, float* acc, int64_t e, int64_t c0) {
-  constexpr int64_t kChunks = 64 / kLanes;
-  v16 a[n][kChunks];
+void weigh_tile(const float* p, const float* v, int64_t vs, int64_t cols, float* acc, int64_t e, int64_t c0,
+                const float* alpha) {
+  v16 a[n][4];
   for (int64_t r = 0; r < n; ++r) {
-    for (int64_t c = 0; c < kChunks; ++c) a[r][c] = load16(acc + r * e + c0 + c * kLanes);
+    const float scale = alpha ? alpha[r] : 1.0f;
+    for (int64_t c = 0; c < 4; ++c) a[r][c] = load16(acc + r * e + c0 + c * kLanes) * scale;
   }
-  for (int64_t j = 0; j < kKeyBlock; ++j) {
-    v16 x[kChunks];
-    for (int64_t c = 0; c < kChunks; ++c) x[c] = load16(v + j * e + c0 + c * kLanes);
+  for (int64_t j = 0; j < cols; ++j) {
+    v16 x[4];
+    for (int64_t c = 0; c < 4; ++c) x[c] = load16(v + j * vs + c0 + c * kLanes);
     for (int64_t r = 0; r < n; ++r) {
-      const float pj = p[r * kKeyBlock + j];
-      for (int64_t c = 0; c < kChunks; ++c) a[r][c] += pj * x[c];
+      const float pj = p[j * 64 + r];
+      for (int64_t c = 0; c < 4; ++c) a[r][c] += pj * x[c];
     }
   }
   for (int64_t r = 0; r < n; ++r) {
-    for (int64_t c = 0; c < kChunks; ++c) store16(acc + r * e + c0 + c * kLanes, a[r][c]);
+    for (int64_t c = 0; c < 4; ++c) store16(acc + r * e + c0 + c * kLanes, a[r][c]);
   }
 }
 
