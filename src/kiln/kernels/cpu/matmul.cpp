@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "kiln/kernels/cpu/activations.h"
 #include "kiln/kernels/cpu/convert.h"
 #include "kiln/kernels/cpu/parallel.h"
 #include "kiln/kernels/cpu/sgemm.h"
@@ -324,7 +325,7 @@ void addmm_impl(const Tensor& self, const Tensor& mat1, const Tensor& mat2, cons
 }
 
 // The epilogue of gemm_epilogue where oneDNN does not run it: out = act(out + bias) + residual,
-// each step rounded to the dtype as eager's separate ops round it.
+// each step rounded to the dtype as eager's separate ops round it, the activation eager's own.
 template <class T>
 void apply_epilogue(const Tensor& out, const std::optional<Tensor>& bias, GemmActivation act,
                     const std::optional<Tensor>& residual) {
@@ -338,13 +339,9 @@ void apply_epilogue(const Tensor& out, const std::optional<Tensor>& bias, GemmAc
       if (bias) v = M(T(v + M(bias->data_ptr<T>()[j * bias->strides()[0]])));
       switch (act) {
         case GemmActivation::Relu: v = v < M(0) ? M(0) : v; break;
-        case GemmActivation::Gelu: v = M(0.5) * v * (M(1) + std::erf(v * M(M_SQRT1_2))); break;
-        case GemmActivation::GeluTanh: {
-          M inner = M(M_2_SQRTPI * M_SQRT1_2) * (v + M(0.044715) * v * v * v);
-          v = M(0.5) * v * (M(1) + std::tanh(inner));
-          break;
-        }
-        case GemmActivation::Silu: v = v / (M(1) + std::exp(-v)); break;
+        case GemmActivation::Gelu: v = act::gelu_erf(v); break;
+        case GemmActivation::GeluTanh: v = act::gelu_tanh(v); break;
+        case GemmActivation::Silu: v = act::silu(v); break;
         case GemmActivation::None: break;
       }
       v = M(T(v));

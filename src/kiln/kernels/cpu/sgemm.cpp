@@ -18,6 +18,7 @@
 #include <omp.h>
 
 #include "kiln/core/tensor_base.h"
+#include "kiln/kernels/cpu/activations.h"
 #include "kiln/kernels/cpu/vec_math.h"
 #include "kiln/support/error.h"
 
@@ -151,16 +152,9 @@ void micro_kernel(int64_t kc, const float* ap, const float* bp, float* c, int64_
 float activate(float v, std::integral_constant<GemmActivation, GemmActivation::Relu>) {
   return v < 0.0f ? 0.0f : v;  // NaN stays NaN
 }
-float activate(float v, std::integral_constant<GemmActivation, GemmActivation::Gelu>) {
-  return 0.5f * v * (1.0f + vec::erf(v * static_cast<float>(M_SQRT1_2)));
-}
-float activate(float v, std::integral_constant<GemmActivation, GemmActivation::GeluTanh>) {
-  float u = static_cast<float>(M_2_SQRTPI * M_SQRT1_2) * (v + 0.044715f * v * v * v);
-  return 0.5f * v * (1.0f + vec::tanh(u));
-}
-float activate(float v, std::integral_constant<GemmActivation, GemmActivation::Silu>) {
-  return v / (1.0f + vec::vexp(-v));
-}
+float activate(float v, std::integral_constant<GemmActivation, GemmActivation::Gelu>) { return act::gelu_erf(v); }
+float activate(float v, std::integral_constant<GemmActivation, GemmActivation::GeluTanh>) { return act::gelu_tanh(v); }
+float activate(float v, std::integral_constant<GemmActivation, GemmActivation::Silu>) { return act::silu(v); }
 
 // bias, activation and residual on a finished rows x cols tile of c at (i0, j0): one loop each
 // over a row, so that each vectorizes.

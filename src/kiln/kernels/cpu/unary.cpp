@@ -2,6 +2,7 @@
 // runs in float for float16/bfloat16, and integer inputs of float ops are converted first.
 #include <cmath>
 
+#include "kiln/kernels/cpu/activations.h"
 #include "kiln/kernels/cpu/convert.h"
 #include "kiln/kernels/cpu/pointwise_iter.h"
 #include "kiln/kernels/cpu/vec_math.h"
@@ -42,31 +43,39 @@ KILN_FLOAT_OP(Atanh, std::atanh(x))
 #undef KILN_FLOAT_OP
 
 struct Exp {
-  float operator()(float x) const { return vec::vexp(x); }
-  double operator()(double x) const { return std::exp(x); }
+  template <class T>
+  T operator()(T x) const {
+    return act::exp(x);
+  }
 };
 struct Tanh {
-  float operator()(float x) const { return vec::tanh(x); }
-  double operator()(double x) const { return std::tanh(x); }
+  template <class T>
+  T operator()(T x) const {
+    return act::tanh(x);
+  }
 };
 struct Erf {
-  float operator()(float x) const { return vec::erf(x); }
-  double operator()(double x) const { return std::erf(x); }
+  template <class T>
+  T operator()(T x) const {
+    return act::erf(x);
+  }
 };
 struct Sigmoid {
-  float operator()(float x) const { return 1.0f / (1.0f + vec::vexp(-x)); }
-  double operator()(double x) const { return 1.0 / (1.0 + std::exp(-x)); }
+  template <class T>
+  T operator()(T x) const {
+    return act::sigmoid(x);
+  }
 };
 struct GeluErf {
-  float operator()(float x) const { return 0.5f * x * (1.0f + vec::erf(x * 0.70710678118654752f)); }
-  double operator()(double x) const { return 0.5 * x * (1.0 + std::erf(x * 0.70710678118654752440)); }
+  template <class T>
+  T operator()(T x) const {
+    return act::gelu_erf(x);
+  }
 };
 struct GeluTanh {
   template <class T>
   T operator()(T x) const {
-    constexpr T kBeta = T(0.79788456080286535588);  // sqrt(2 / pi)
-    constexpr T kKappa = T(0.044715);
-    return T(0.5) * x * (T(1) + Tanh{}(kBeta * (x + kKappa * x * x * x)));
+    return act::gelu_tanh(x);
   }
 };
 
