@@ -163,10 +163,11 @@ TEST(FlashAttention, NaNScoresPoisonTheirRow) {
 
 // A key block the mask hides from every row is skipped only where that is exact: with an inf
 // among its values (0 * inf is NaN) or a key large enough that a score overflows (inf + -inf is
-// NaN), the ops' NaNs appear as eager's do; with finite ones the result is eager's.
+// NaN), the ops' NaNs appear as eager's do; with finite ones the result is eager's. The queries
+// are all at least 2, so that the huge key's every product overflows, in any order of summation.
 TEST(FlashAttention, HiddenBlocksAreSkippedOnlyWhereExact) {
   manual_seed(10);
-  Tensor q = randn({1, 2, 70, 8}), k = randn({1, 2, 200, 8}), v = randn({1, 2, 200, 8});
+  Tensor q = add(rand({1, 2, 70, 8}), Scalar(2)), k = randn({1, 2, 200, 8}), v = randn({1, 2, 200, 8});
   Tensor mask = zeros({70, 200});
   slice(mask, 1, 64, 128).fill_(Scalar(-kInf));  // key block 1 hidden from every row
   Tensor inf_value = v.clone(), huge_key = k.clone();
