@@ -198,8 +198,9 @@ TEST(GemmEpilogueOp, ChecksItsArgumentsAndComputesEveryDtype) {
         expect_close(got, want, dt == DType::Float16 ? 2e-3 : 2e-5);
         // Where oneDNN does not run the epilogue (float16, float64) it computes eager's own
         // activations, rounded as eager's ops round (eager's silu is x * sigmoid(x), rounded twice).
-        if (dt != DType::Float32 && act != "silu")
+        if (dt != DType::Float32 && act != "silu") {
           EXPECT_EQ(ne(got, want).sum().item<int64_t>(), 0) << act << " " << dtype_name(dt);
+        }
       }
     }
   }
