@@ -362,11 +362,13 @@ void flash(const Problem& p, const Tensor& query, const Tensor& key, const Tenso
         // A block the mask hides from every row adds exactly nothing when no score can overflow
         // and the values are finite (a causal mask's upper blocks): skipped. Otherwise it is
         // computed (inf + -inf is NaN).
-        const int64_t block = bh * key_blocks + j0 / kKeyBlock;
+        // The bounds are of the whole block (a causal walk may end inside it), whoever asks first.
+        const int64_t block = bh * key_blocks + j0 / kKeyBlock, in_block = std::min(kKeyBlock, p.keys - j0);
         if (m && hidden_block(*m, b, h, i0, rows, j0, cols) &&
-            q_bound * bounds->keys(block, kb, k.s2, cols, e) * static_cast<M>(e) * std::abs(static_cast<M>(p.scale)) <
+            q_bound * bounds->keys(block, kb, k.s2, in_block, e) * static_cast<M>(e) *
+                    std::abs(static_cast<M>(p.scale)) <
                 std::numeric_limits<M>::max() / 2 &&
-            bounds->values(block, vb, v.s2, cols, e) < std::numeric_limits<M>::infinity()) {
+            bounds->values(block, vb, v.s2, in_block, e) < std::numeric_limits<M>::infinity()) {
           continue;
         }
         dot_block(w, kb, k.s2, cols, e);
