@@ -15,15 +15,13 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
-#include <cstring>
 #include <limits>
 #include <memory>
 #include <type_traits>
-#include <vector>
 
 #include <omp.h>
 
-#include "kiln/kernels/cpu/accumulate.h"
+#include "kiln/kernels/cpu/activations.h"
 #include "kiln/kernels/cpu/attention_tiles.h"
 #include "kiln/kernels/cpu/vec_math.h"
 #include "kiln/kernels/meta/nn.h"
@@ -40,12 +38,6 @@ namespace kiln::cpu {
 namespace {
 
 using namespace flash;
-
-template <class M>
-M exp_of(M x) {
-  if constexpr (std::is_same_v<M, float>) return vec::exp(x);
-  else return std::exp(x);
-}
 
 // A 4-D tensor's element pointer and strides.
 template <class T>
@@ -226,10 +218,10 @@ void softmax_update(Scratch<M>& w, int64_t cols) {
     M sum = 0;
     for (int64_t j = 0; j < cols; ++j) {
       M& x = s[j * kRowBlock + i];
-      x = max == kMinusInf ? M(0) : exp_of(x - max);
+      x = max == kMinusInf ? M(0) : act::exp(x - max);
       sum += x;
     }
-    w.alpha[i] = max == old ? M(1) : exp_of(old - max);
+    w.alpha[i] = max == old ? M(1) : act::exp(old - max);
     w.sum[i] = saw_nan ? std::numeric_limits<M>::quiet_NaN() : w.sum[i] * w.alpha[i] + sum;
     w.max[i] = max;
   }

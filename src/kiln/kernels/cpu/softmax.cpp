@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "kiln/kernels/cpu/accumulate.h"
+#include "kiln/kernels/cpu/activations.h"
 #include "kiln/kernels/cpu/convert.h"
 #include "kiln/kernels/cpu/parallel.h"
 #include "kiln/kernels/cpu/prefetch.h"
@@ -16,12 +17,6 @@
 
 namespace kiln::cpu {
 namespace {
-
-template <class M>
-M exp_of(M x) {
-  if constexpr (std::is_same_v<M, float>) return vec::vexp(x);
-  else return std::exp(x);
-}
 
 // max of p[0..n), NaN if any element is NaN (as PyTorch's vectorized maximum).
 template <class M>
@@ -46,14 +41,14 @@ M exp_sum(const M* x, int64_t n, M m, const In* ahead, const S& store) {
   for (; i + kSumLanes <= n; i += kSumLanes) {
     if (ahead != nullptr) prefetch_l2(ahead + i, kSumLanes * static_cast<int64_t>(sizeof(In)));
     for (int64_t k = 0; k < kSumLanes; ++k) {
-      M e = exp_of(x[i + k] - m);
+      M e = act::exp(x[i + k] - m);
       store(i + k, e);
       lane[k] += e;
     }
   }
   M tail = 0;
   for (; i < n; ++i) {
-    M e = exp_of(x[i] - m);
+    M e = act::exp(x[i] - m);
     store(i, e);
     tail += e;
   }
@@ -109,12 +104,12 @@ void softmax_columns(const In* x, Out* y, int64_t n, int64_t inner, opmath_t<In>
     }
   }
   for (int64_t i = 0; i < n; ++i) {
-    for (int64_t j = 0; j < inner; ++j) sum[j] += exp_of(M(x[i * inner + j]) - mx[j]);
+    for (int64_t j = 0; j < inner; ++j) sum[j] += act::exp(M(x[i * inner + j]) - mx[j]);
   }
   for (int64_t i = 0; i < n; ++i) {
     for (int64_t j = 0; j < inner; ++j) {
       M v = M(x[i * inner + j]) - mx[j];
-      y[i * inner + j] = kLog ? Out(v - std::log(sum[j])) : Out(exp_of(v) / sum[j]);
+      y[i * inner + j] = kLog ? Out(v - std::log(sum[j])) : Out(act::exp(v) / sum[j]);
     }
   }
 }

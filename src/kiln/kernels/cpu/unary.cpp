@@ -40,44 +40,14 @@ KILN_FLOAT_OP(Cosh, std::cosh(x))
 KILN_FLOAT_OP(Asinh, std::asinh(x))
 KILN_FLOAT_OP(Acosh, std::acosh(x))
 KILN_FLOAT_OP(Atanh, std::atanh(x))
+// Shared with GEMM epilogues (activations.h): float through kiln's vectorizable exp, erf and tanh.
+KILN_FLOAT_OP(Exp, act::exp(x))
+KILN_FLOAT_OP(Tanh, act::tanh(x))
+KILN_FLOAT_OP(Erf, act::erf(x))
+KILN_FLOAT_OP(Sigmoid, act::sigmoid(x))
+KILN_FLOAT_OP(GeluErf, act::gelu_erf(x))
+KILN_FLOAT_OP(GeluTanh, act::gelu_tanh(x))
 #undef KILN_FLOAT_OP
-
-struct Exp {
-  template <class T>
-  T operator()(T x) const {
-    return act::exp(x);
-  }
-};
-struct Tanh {
-  template <class T>
-  T operator()(T x) const {
-    return act::tanh(x);
-  }
-};
-struct Erf {
-  template <class T>
-  T operator()(T x) const {
-    return act::erf(x);
-  }
-};
-struct Sigmoid {
-  template <class T>
-  T operator()(T x) const {
-    return act::sigmoid(x);
-  }
-};
-struct GeluErf {
-  template <class T>
-  T operator()(T x) const {
-    return act::gelu_erf(x);
-  }
-};
-struct GeluTanh {
-  template <class T>
-  T operator()(T x) const {
-    return act::gelu_tanh(x);
-  }
-};
 
 // ---- Ops on every dtype: T is the compute type (an integer, bool, float or double).
 struct Abs {

@@ -143,9 +143,10 @@ inline float vexp(float x) { return exp(x); }
 // tanh within 1 ulp (0.99 measured over every third float), branch-free so a loop vectorizes, odd
 // (tanh(-0) = -0) and NaN-preserving. Below |x| = 0.9, tanh(|x|) = a + a^3 P(a^2), P a least-squares
 // fit (weighted relative to tanh) of (tanh(a) - a) / a^3 on Chebyshev nodes (scripts/fit_tanh.py
-// prints it), 0.92 ulp evaluated in float32. From 0.9 on, 1 - 2 / (exp(2|x|) + 1): its exp's and division's errors
-// shrink by the factor 2 / (exp(2|x|) + 1) / tanh(|x|) <= 0.4 there; exp overflows to inf past |x| = 44, giving 1. The
-// sign is x's, applied last; a NaN stays NaN (|x| is NaN, so is exp of it).
+// prints it), 0.92 ulp evaluated in float32. From 0.9 on, 1 - 2 / (exp(2|x|) + 1): its exp's and
+// division's errors shrink by the factor 2 / (exp(2|x|) + 1) / tanh(|x|) <= 0.4 there; exp
+// overflows to inf past |x| = 44, giving 1. The sign is x's, applied last; a NaN stays NaN (|x| is
+// NaN, so is exp of it).
 inline float tanh(float x) {
   float a = std::fabs(x);
   float z = a * a;
