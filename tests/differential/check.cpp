@@ -1,6 +1,7 @@
 #include "check.h"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
@@ -417,7 +418,8 @@ bool infinite_var_mean(const Program& p, const std::vector<Tensor>& inputs) {
 // differ between eager and compiled code (an order of addition, a Welford update), each correct.
 bool depends_on_reduction(const Program& p, const std::string& name) {
   static const std::set<std::string> kReductions = {"sum",        "mean",    "prod",        "var",  "var_mean",
-                                                    "layer_norm", "softmax", "log_softmax", "amax", "amin"};
+                                                    "layer_norm", "softmax", "log_softmax", "amax", "amin",
+                                                    "matmul",     "linear",  "sdpa"};
   return computed_from(p, name, [](const OpCall& c) { return kReductions.contains(c.op); });
 }
 
@@ -653,6 +655,52 @@ bool signed_zero_maximum(const Program& p, const std::vector<Tensor>& inputs, co
   return false;
 }
 
+// The range a native run accumulates `name`'s terms in: float32's for float32 and 16-bit terms (eager
+// sums float32 in float32, where max + max overflows; compiled code in double), float64's else.
+double accumulation_range(const Program& p, const std::string& name, const std::vector<Tensor>& inputs) {
+  auto native = probe_value(p, name, inputs, Precision::Native);
+  return native && is_floating(native->dtype()) && native->dtype() != DType::Float64
+             ? largest_finite(DType::Float32)
+             : std::numeric_limits<double>::infinity();
+}
+
+// Appends to `probe` the magnitudes of value `t` and those of its finite elements alone (infinities
+// count 0; NaN stays NaN), named after `tag`; returns their names.
+std::pair<std::string, std::string> add_magnitudes(Program& probe, const std::string& t, const std::string& tag) {
+  auto call = [&probe](const std::string& result, const std::string& op, std::vector<std::string> args) {
+    probe.calls.push_back({{result}, op, std::move(args)});
+    return result;
+  };
+  std::string a = call("zz_abs_" + tag, "abs", {t});
+  std::string one = call("zz_one_" + tag, "clamp", {a, "none", "f:1"});
+  std::string zero = call("zz_zero_" + tag, "sub", {one, one});
+  std::string inf = call("zz_inf_" + tag, "isinf", {t});
+  return {a, call("zz_finite_" + tag, "where", {inf, zero, a})};
+}
+
+// Whether `probe`'s float64 run gives, in some element, a sum (or contraction) of magnitudes
+// `names[0]` above 1e6 times the magnitude of the sum itself `names[1]` (an exact 0 of nonzero terms
+// included), or a sum of the finite terms' magnitudes `names[2]` past `range`: finite terms whose
+// partial sums can overflow, where the order decides where an infinity appears (max + max - inf is
+// NaN, max - inf + max is -inf).
+bool cancels_or_overflows(Program probe, const std::array<std::string, 3>& names, const std::vector<Tensor>& wide,
+                          double range) {
+  probe.outputs = {names.begin(), names.end()};
+  std::vector<Tensor> out;
+  try {
+    out = run_program(probe, wide, Precision::Float64);
+  } catch (const Error&) {
+    return false;
+  }
+  Values mag = read_values(out[0]), total = read_values(out[1]), finite = read_values(out[2]);
+  if (mag.integral) return false;
+  for (size_t k = 0; k < mag.size(); ++k) {
+    if (std::isfinite(mag.f[k]) && mag.f[k] > 1e6 * std::fabs(total.f[k])) return true;
+    if (std::isinf(finite.f[k]) || finite.f[k] > range) return true;
+  }
+  return false;
+}
+
 // Whether a sum or mean of the program (var's and var_mean's mean too) adds terms that cancel past
 // float64's precision in its float64 run (condition number sum |x| / |sum x| above 1e6, or an exact
 // 0 from nonzero terms), or finite terms whose magnitudes add past the range the native run sums in
@@ -667,35 +715,60 @@ bool ill_conditioned_sum(const Program& p, const std::vector<Tensor>& inputs, co
     if (!sums && !means) continue;
     const std::string& keepdim = c.args[sums ? 2 : 3];
     Program probe = p;
-    probe.calls.push_back({{"zz_abs"}, "abs", {c.args[0]}});
-    probe.calls.push_back({{"zz_abs_sum"}, "sum", {"zz_abs", c.args[1], keepdim}});
+    auto [magnitude, finite] = add_magnitudes(probe, c.args[0], "x");
+    probe.calls.push_back({{"zz_abs_sum"}, "sum", {magnitude, c.args[1], keepdim}});
     probe.calls.push_back({{"zz_sum"}, "sum", {c.args[0], c.args[1], keepdim}});
-    // The magnitudes of the finite terms alone (infinities count 0; NaN stays NaN).
-    probe.calls.push_back({{"zz_one"}, "clamp", {"zz_abs", "none", "f:1"}});
-    probe.calls.push_back({{"zz_zero"}, "sub", {"zz_one", "zz_one"}});
-    probe.calls.push_back({{"zz_inf"}, "isinf", {c.args[0]}});
-    probe.calls.push_back({{"zz_finite"}, "where", {"zz_inf", "zz_zero", "zz_abs"}});
-    probe.calls.push_back({{"zz_finite_sum"}, "sum", {"zz_finite", c.args[1], keepdim}});
-    probe.outputs = {"zz_abs_sum", "zz_sum", "zz_finite_sum"};
-    std::vector<Tensor> out;
-    try {
-      out = run_program(probe, wide, Precision::Float64);
-    } catch (const Error&) {
-      continue;
+    probe.calls.push_back({{"zz_finite_sum"}, "sum", {finite, c.args[1], keepdim}});
+    if (cancels_or_overflows(probe, {"zz_abs_sum", "zz_sum", "zz_finite_sum"}, wide,
+                             accumulation_range(p, c.args[0], inputs))) {
+      return true;
     }
-    Values mag = read_values(out[0]), total = read_values(out[1]), finite = read_values(out[2]);
-    if (mag.integral) continue;
-    // The range the native run sums in: float32's for float32 terms, whose eager sum accumulates in
-    // float32 (max + max overflows there) and compiled code's in double.
-    auto native = probe_value(p, c.args[0], inputs, Precision::Native);
-    double range = native && is_floating(native->dtype()) && native->dtype() != DType::Float64
-                       ? largest_finite(DType::Float32)
-                       : std::numeric_limits<double>::infinity();
-    for (size_t k = 0; k < mag.size(); ++k) {
-      if (std::isfinite(mag.f[k]) && mag.f[k] > 1e6 * std::fabs(total.f[k])) return true;
-      // Finite terms whose partial sums can overflow: the order decides where an infinity appears
-      // (max + max - inf is NaN, max - inf + max is -inf).
-      if (std::isinf(finite.f[k]) || finite.f[k] > range) return true;
+  }
+  return false;
+}
+
+// Whether a contraction of the program (matmul, linear, scaled_dot_product_attention: its scores
+// and its weighted sum of values) is ill-conditioned as ill_conditioned_sum's sums are: in the
+// float64 run, the contraction of the magnitudes |a| @ |b| is above 1e6 times |a @ b| (or a @ b is
+// an exact 0 of nonzero terms), or that of the finite magnitudes passes the range the native run
+// accumulates in. Two correct orders of accumulation (oneDNN's blocking, the flash kernel's tiles)
+// then differ past float64's tolerance (docs/conformance.md).
+bool ill_conditioned_contraction(const Program& p, const std::vector<Tensor>& inputs, const std::vector<Tensor>& wide) {
+  for (const auto& c : p.calls) {
+    bool matmul = c.op == "matmul" && c.args.size() == 2, linear = c.op == "linear" && c.args.size() == 3;
+    bool sdpa = c.op == "sdpa" && c.args.size() == 6;
+    if (!matmul && !linear && !sdpa) continue;
+    Program probe = p;
+    auto call = [&probe](const std::string& result, const std::string& op, std::vector<std::string> args) {
+      probe.calls.push_back({{result}, op, std::move(args)});
+      return result;
+    };
+    // (|a| @ |b|, a @ b, finite |a| @ finite |b|) for each contraction the call makes.
+    std::vector<std::array<std::string, 3>> contractions;
+    if (matmul || linear) {
+      auto [a, fa] = add_magnitudes(probe, c.args[0], "a");
+      auto [b, fb] = add_magnitudes(probe, c.args[1], "b");
+      std::string bias = linear && c.args[2] != "none" ? add_magnitudes(probe, c.args[2], "c").first : "none";
+      auto contract = [&](const std::string& r, const std::string& x, const std::string& y, const std::string& z) {
+        return linear ? call(r, "linear", {x, y, z}) : call(r, "matmul", {x, y});
+      };
+      contractions.push_back({contract("zz_mag", a, b, bias), contract("zz_total", c.args[0], c.args[1], c.args[2]),
+                              contract("zz_finite", fa, fb, bias)});
+    } else {
+      std::string kt = call("zz_kt", "transpose", {c.args[1], "-1", "-2"});
+      auto [q, fq] = add_magnitudes(probe, c.args[0], "q");
+      auto [k, fk] = add_magnitudes(probe, kt, "k");
+      contractions.push_back({call("zz_smag", "matmul", {q, k}), call("zz_stotal", "matmul", {c.args[0], kt}),
+                              call("zz_sfinite", "matmul", {fq, fk})});
+      auto [v, fv] = add_magnitudes(probe, c.args[2], "v");
+      auto attend = [&](const std::string& r, const std::string& values) {
+        return call(r, "sdpa", {c.args[0], c.args[1], values, c.args[3], c.args[4], c.args[5]});
+      };
+      contractions.push_back({attend("zz_omag", v), attend("zz_ototal", c.args[2]), attend("zz_ofinite", fv)});
+    }
+    double range = accumulation_range(p, c.results.at(0), inputs);
+    for (const auto& names : contractions) {
+      if (cancels_or_overflows(probe, names, wide, range)) return true;
     }
   }
   return false;
@@ -802,8 +875,9 @@ Verdict check_program(const Program& p, const std::string& torch_dir, const std:
   std::optional<Outcome> torch, torch64;
   // PyTorch ran every call, the dead ones too; where kiln's var_mean mean is infinite, PyTorch's
   // may be NaN, and so may differ anything computed from it.
-  bool ill_conditioned = ill_conditioned_sum(p, inputs, wide) || near_constant_variance(p, wide) ||
-                         layer_norm_mean_order_dependent(p, wide) || fmod_magnifies_a_rounding(p, inputs) ||
+  bool ill_conditioned = ill_conditioned_sum(p, inputs, wide) || ill_conditioned_contraction(p, inputs, wide) ||
+                         near_constant_variance(p, wide) || layer_norm_mean_order_dependent(p, wide) ||
+                         fmod_magnifies_a_rounding(p, inputs) ||
                          divides_by_a_rounding_residue(p, inputs, wide, false) || signed_zero_extremum(p, inputs);
   if (!torch_dir.empty() && !dead_raise && !infinite_var_mean(p, inputs) && !remainder_differs_from_torch(p, wide) &&
       !periodic_of_a_huge_argument(p, wide) && !divides_by_a_rounding_residue(p, inputs, wide, true) &&
@@ -819,8 +893,9 @@ Verdict check_program(const Program& p, const std::string& torch_dir, const std:
                       compares_within_a_rounding(p, inputs, wide))
                   .check(compiled, eager, ref.raised ? std::nullopt : std::optional(ref), torch, torch64);
   if (v.ok && (ill_conditioned || prod_order)) {
-    v.detail = ill_conditioned ? "a sum, variance or fmod too ill-conditioned to compare: values not compared"
-                               : "a prod's value depends on its order of multiplication: values not compared";
+    v.detail = ill_conditioned
+                   ? "a sum, contraction, variance or fmod too ill-conditioned to compare: values not compared"
+                   : "a prod's value depends on its order of multiplication: values not compared";
   }
   return v;
 }

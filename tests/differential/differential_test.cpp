@@ -117,10 +117,11 @@ TEST(DifferentialTier, GeneratorReachesTheHardCases) {
   }
   EXPECT_TRUE(transposed && expanded && offset && empty && zero_d && twice && big_constant && negative_zero);
   for (const char* fill : {"normal", "special", "pos", "nonzero"}) EXPECT_TRUE(fills.contains(fill)) << fill;
-  for (const char* op : {"add",       "div",      "where", "clamp",    "sum",       "mean",        "amax",
-                         "amin",      "prod",     "var",   "var_mean", "softmax",   "log_softmax", "layer_norm",
-                         "transpose", "permute",  "slice", "select",   "expand",    "unsqueeze",   "view",
-                         "reshape",   "diagonal", "cat",   "full",     "remainder", "fmod",        "pow"}) {
+  for (const char* op :
+       {"add",   "div",       "where",    "clamp",     "sum",         "mean",       "amax",      "amin",
+        "prod",  "var",       "var_mean", "softmax",   "log_softmax", "layer_norm", "transpose", "permute",
+        "slice", "select",    "expand",   "unsqueeze", "view",        "reshape",    "diagonal",  "cat",
+        "full",  "remainder", "fmod",     "pow",       "matmul",      "linear",     "sdpa"}) {
     EXPECT_TRUE(ops.contains(op)) << op;
   }
   GenOptions large;
@@ -142,20 +143,29 @@ TEST(DifferentialTier, InputsAreFollowedByAGuardPage) {
   EXPECT_DEATH({ *const_cast<float*>(last) = 1.0f; }, "");
 }
 
-// A backend that is eager except that it adds 1e-3 to every float32 result: the checker must
-// reject it; plain eager it must accept.
+// A backend that is eager except that it adds 1e-3 to every float32 result, registered once as
+// "difftest-wrong".
+void register_wrong_backend() {
+  static const bool registered = [] {
+    register_backend("difftest-wrong",
+                     Backend{trace::Level::Core, [](graph::Graph g, const std::vector<Tensor>&, const CompileOptions&) {
+                               auto shared = std::make_shared<graph::Graph>(std::move(g));
+                               return CompiledCallable([shared](const std::vector<Tensor>& in) {
+                                 auto out = graph::interpret(*shared, in);
+                                 for (auto& t : out) {
+                                   if (t.dtype() == DType::Float32) t = add(t, Scalar(1e-3));
+                                 }
+                                 return out;
+                               });
+                             }});
+    return true;
+  }();
+  (void)registered;
+}
+
+// The checker must reject the wrong backend; plain eager it must accept.
 TEST(DifferentialTier, CheckerRejectsAWrongBackend) {
-  register_backend("difftest-wrong",
-                   Backend{trace::Level::Core, [](graph::Graph g, const std::vector<Tensor>&, const CompileOptions&) {
-                             auto shared = std::make_shared<graph::Graph>(std::move(g));
-                             return CompiledCallable([shared](const std::vector<Tensor>& in) {
-                               auto out = graph::interpret(*shared, in);
-                               for (auto& t : out) {
-                                 if (t.dtype() == DType::Float32) t = add(t, Scalar(1e-3));
-                               }
-                               return out;
-                             });
-                           }});
+  register_wrong_backend();
   Program p = parse_program(
       "input a0 float32 [4,6] [6,1] 0 normal 7\n"
       "input a1 int64 [6] [1] 0 nonzero 8\n"
@@ -168,6 +178,36 @@ TEST(DifferentialTier, CheckerRejectsAWrongBackend) {
   EXPECT_FALSE(v.ok);
   EXPECT_EQ(v.kind, "values:compiled-vs-float64:sum") << v.detail;
   EXPECT_NE(v.detail.find("Mismatched elements: 4 / 4"), std::string::npos) << v.detail;
+}
+
+// A product whose terms cancel past float64's precision (1e30 + 1 - 1e30 is 0 or 1 by the order of
+// addition) is not compared, as an ill-conditioned sum is not; a well-conditioned one is, and a
+// backend that is off by 1e-3 fails there.
+TEST(DifferentialTier, IllConditionedContractionsAreNotCompared) {
+  register_wrong_backend();
+  Program cancels = parse_program(
+      "input a0 float32 [3,2] [2,1] 0 normal 7\n"
+      "v0 = full [1] f:1e30 float32\n"
+      "v1 = full [1] f:1 float32\n"
+      "v2 = full [1] f:-1e30 float32\n"
+      "v3 = cat [v0,v1,v2] 0\n"
+      "v4 = unsqueeze v3 0\n"
+      "v5 = full [3,2] f:1 float32\n"
+      "v6 = add v5 a0\n"
+      "v7 = matmul v4 v5\n"
+      "output v7 v6\n");
+  Verdict v = check_program(cancels, "", "difftest-wrong");
+  EXPECT_TRUE(v.ok) << v.detail;
+  EXPECT_NE(v.detail.find("not compared"), std::string::npos) << v.detail;
+  Program fine = parse_program(
+      "input a0 float32 [3,4] [4,1] 0 normal 7\n"
+      "input a1 float32 [5,4] [4,1] 0 pos 8\n"
+      "v0 = linear a0 a1 none\n"
+      "output v0\n");
+  EXPECT_TRUE(check_program(fine, "", "eager").ok);
+  v = check_program(fine, "", "difftest-wrong");
+  EXPECT_FALSE(v.ok);
+  EXPECT_EQ(v.kind, "values:compiled-vs-float64:linear") << v.detail;
 }
 
 TEST(DifferentialTier, BothRaisingIsAgreement) {

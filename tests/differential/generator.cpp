@@ -240,9 +240,11 @@ class Generator {
       normalization(x);
     } else if (u < 0.87) {
       select_or_clamp(x);
-    } else if (u < 0.92) {
+    } else if (u < 0.91) {
       concat(x);
-    } else if (u < 0.96) {
+    } else if (u < 0.95) {
+      contraction(x);
+    } else if (u < 0.97) {
       constant(x);
     } else {
       convert(x);
@@ -368,6 +370,115 @@ class Generator {
       list += parts[i];
     }
     add("cat", {list + "]", std::to_string(x.meta.dim() == 0 ? 0 : dim_of(x.meta))});
+  }
+
+  // A new input of the given geometry and dtype (added mid-program, listed with the others).
+  std::string new_input(const Shape& sizes, DType dtype) {
+    add_input(sizes, dtype);
+    return p_.inputs.back().name;
+  }
+
+  // The dtype a contraction's new operand takes: x's (PyTorch's matmul wants one dtype), now and
+  // then another (kiln must raise where PyTorch does).
+  DType partner_dtype(DType d) { return r_.chance(0.92) ? d : input_dtype(); }
+
+  // Contractions, the compiler's extern GEMMs and its flash attention: x @ y with y a new input
+  // shaped to fit (1-D, 2-D, batched, broadcast) or x's own transpose; linear(x, w, bias) with an
+  // activation or a residual now and then (the epilogues a GEMM fuses); attention over new inputs,
+  // written as ops (the pattern kiln fuses: scores, scale, mask, softmax, weights @ v) or as
+  // scaled_dot_product_attention (masks float or bool, causal, a scale).
+  void contraction(const Value& x) {
+    const Tensor& t = x.meta;
+    double u = r_.uniform();
+    if (u < 0.35) {
+      matmul_of(x);
+    } else if (u < 0.65 && t.dim() >= 1) {
+      int64_t k = t.size(-1), m = r_.pick(std::vector<int64_t>{1, 3, 8, 17});
+      std::string w = new_input({m, k}, partner_dtype(t.dtype()));
+      std::string bias = r_.chance(0.6) ? new_input({m}, partner_dtype(t.dtype())) : "none";
+      if (!add("linear", {x.name, w, bias})) return;
+      std::string y = p_.calls.back().results[0];
+      double v = r_.uniform();
+      if (v < 0.45) {
+        std::string act = r_.pick(std::vector<std::string>{"relu", "gelu", "silu", "tanh", "sigmoid"});
+        add(act, act == "gelu" ? std::vector<std::string>{y, r_.chance(0.5) ? "none" : "tanh"}
+                               : std::vector<std::string>{y});
+      } else if (v < 0.65) {
+        add("add", {y, new_input(Shape(env_[y].sizes().begin(), env_[y].sizes().end()), env_[y].dtype())});
+      }
+    } else {
+      attention();
+    }
+  }
+
+  void matmul_of(const Value& x) {
+    const Tensor& t = x.meta;
+    if (t.dim() == 0) return;
+    double u = r_.uniform();
+    if (u < 0.25 && t.dim() >= 2) {
+      if (!add("transpose", {x.name, "-1", "-2"}, 1, false)) return;
+      add("matmul", {x.name, p_.calls.back().results[0]});
+      return;
+    }
+    int64_t k = t.size(-1), m = r_.pick(std::vector<int64_t>{1, 3, 8, 17});
+    Shape other;
+    if (u < 0.4) {
+      other = {k};  // a matrix-vector product, or a dot product of 1-D x
+    } else if (u < 0.75 || t.dim() <= 2) {
+      other = {k, m};
+    } else {
+      // batched: x's leading dims, some of them 1 (broadcast), or fewer of them
+      other.assign(t.sizes().begin(), t.sizes().end() - 2);
+      for (auto& d : other) {
+        if (r_.chance(0.3)) d = 1;
+      }
+      if (r_.chance(0.3)) other.erase(other.begin());
+      other.push_back(k);
+      other.push_back(m);
+    }
+    std::string y = new_input(other, partner_dtype(t.dtype()));
+    if (r_.chance(0.2)) {
+      add("matmul", {y, x.name});  // y on the left: its last dim must match x's first
+    } else {
+      add("matmul", {x.name, y});
+    }
+  }
+
+  void attention() {
+    DType d = r_.pick(std::vector<DType>{DType::Float32, DType::Float32, DType::Float64, DType::BFloat16});
+    Shape lead = r_.pick(std::vector<Shape>{{1}, {2}, {2, 3}, {1, 2}});
+    int64_t l = r_.pick(std::vector<int64_t>{1, 5, 17, 64, 65}), s = r_.pick(std::vector<int64_t>{1, 7, 64, 65}),
+            e = r_.pick(std::vector<int64_t>{1, 8, 16});
+    auto shaped = [&](int64_t n) {
+      Shape x = lead;
+      x.push_back(n);
+      x.push_back(e);
+      return x;
+    };
+    std::string q = new_input(shaped(l), d), k = new_input(shaped(s), d), v = new_input(shaped(s), d);
+    double u = r_.uniform();
+    std::string mask = "none";
+    if (u < 0.5) {
+      mask = new_input({l, s}, r_.chance(0.3) ? DType::Bool : d);
+    }
+    if (r_.chance(0.5)) {
+      std::string causal = mask == "none" && r_.chance(0.4) ? "1" : "0";
+      std::string scale = r_.chance(0.5) ? "none" : r_.pick(std::vector<std::string>{"f:0.125", "f:1.5", "f:-0.5"});
+      add("sdpa", {q, k, v, mask, causal, scale});
+      return;
+    }
+    // The pattern as ops, as a model writes it.
+    if (!add("transpose", {k, "-1", "-2"}, 1, false)) return;
+    if (!add("matmul", {q, p_.calls.back().results[0]})) return;
+    std::string scores = p_.calls.back().results[0];
+    if (!add(r_.chance(0.5) ? "mul" : "div", {scores, r_.pick(std::vector<std::string>{"f:0.25", "f:3"})})) return;
+    scores = p_.calls.back().results[0];
+    if (mask != "none" && env_[mask].dtype() != DType::Bool) {
+      if (!add("add", {scores, mask})) return;
+      scores = p_.calls.back().results[0];
+    }
+    if (!add("softmax", {scores, "-1"})) return;
+    add("matmul", {p_.calls.back().results[0], v});
   }
 
   void constant(const Value& x) {

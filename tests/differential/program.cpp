@@ -273,6 +273,23 @@ const std::map<std::string, Impl>& ops() {
       return std::vector<Tensor>{
           layer_norm(e.t(a[0]), to_shape(a[1]), e.opt_t(a[2]), e.opt_t(a[3]), to_scalar(a[4]).to_double())};
     };
+    // Contractions: matmul (1-D, 2-D and batched, broadcasting), linear (x, weight, bias or none)
+    // and scaled_dot_product_attention (q, k, v, mask or none, is_causal 0/1, scale or none).
+    m["matmul"] = [](const Env& e, const Args& a) {
+      need(a, 2, "matmul");
+      return std::vector<Tensor>{matmul(e.t(a[0]), e.t(a[1]))};
+    };
+    m["linear"] = [](const Env& e, const Args& a) {
+      need(a, 3, "linear");
+      return std::vector<Tensor>{linear(e.t(a[0]), e.t(a[1]), e.opt_t(a[2]))};
+    };
+    m["sdpa"] = [](const Env& e, const Args& a) {
+      need(a, 6, "sdpa");
+      std::optional<double> scale;
+      if (a[5] != "none") scale = to_scalar(a[5]).to_double();
+      return std::vector<Tensor>{
+          scaled_dot_product_attention(e.t(a[0]), e.t(a[1]), e.t(a[2]), e.opt_t(a[3]), 0.0, to_int(a[4]) != 0, scale)};
+    };
     m["transpose"] = [](const Env& e, const Args& a) {
       need(a, 3, "transpose");
       return std::vector<Tensor>{transpose(e.t(a[0]), to_int(a[1]), to_int(a[2]))};

@@ -98,6 +98,14 @@ class Run:
         if op == "layer_norm":
             return [torch.nn.functional.layer_norm(t(a[0]), ints(a[1]), self.opt_t(a[2]), self.opt_t(a[3]),
                                                    scalar(a[4]))]
+        if op == "matmul":
+            return [torch.matmul(t(a[0]), t(a[1]))]
+        if op == "linear":
+            return [torch.nn.functional.linear(t(a[0]), t(a[1]), self.opt_t(a[2]))]
+        if op == "sdpa":
+            return [torch.nn.functional.scaled_dot_product_attention(
+                t(a[0]), t(a[1]), t(a[2]), attn_mask=self.opt_t(a[3]), is_causal=bool(int(a[4])),
+                scale=None if a[5] == "none" else scalar(a[5]))]
         if op == "transpose":
             return [torch.transpose(t(a[0]), int(a[1]), int(a[2]))]
         if op == "permute":

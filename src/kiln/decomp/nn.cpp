@@ -16,7 +16,12 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   if (da == 1 && db == 1) {
     KILN_CHECK(a.sizes()[0] == b.sizes()[0], "matmul: 1D tensors of sizes {} and {} cannot be multiplied", a.sizes()[0],
                b.sizes()[0]);
-    return sum(mul(a, b));
+    // A dot product as a [1, k] x [k, 1] mm: mm's dtype rules (one dtype, no bool) and rounding
+    // (products accumulated in the compute type, rounded once; an integer dot keeps its dtype), as
+    // PyTorch's dot. sum(mul(a, b)) would round each 16-bit product and widen integers to int64.
+    Tensor row = unsqueeze(a, 0);
+    Tensor column = unsqueeze(b, 1);
+    return reshape(mm(row, column), {});
   }
   if (da == 2 && db == 2) return mm(a, b);
   if (da == 1 && db == 2) return squeeze(mm(unsqueeze(a, 0), b), 0);

@@ -51,6 +51,24 @@ TEST(Decompositions, MatmulEveryRankCombination) {
   EXPECT_THROW(matmul(v3, v4), Error);
 }
 
+// A dot product (1-D @ 1-D) follows PyTorch's dot: one dtype, kept (int32 stays int32), no bool,
+// and a 16-bit dot rounds once: [1.5, 1.5, 1.5] in bfloat16 times [1 + 2^-7, ...] is 4.5 + 4.5 * 2^-7
+// = 4.53515625, which bfloat16 rounds to 4.53125 (PyTorch's too); rounding each product first
+// (1.51171875 -> 1.515625, a tie to even) gives 4.546875, a tie that rounds to 4.5625.
+TEST(Decompositions, DotProductDtypes) {
+  Tensor i32 = full({4}, Scalar(3), DType::Int32);
+  Tensor dot = matmul(i32, i32);
+  EXPECT_EQ(dot.dtype(), DType::Int32);
+  EXPECT_EQ(dot.dim(), 0);
+  EXPECT_EQ(dot.item<int64_t>(), 36);
+  Tensor a = full({3}, Scalar(1.5), DType::BFloat16), b = full({3}, Scalar(1.0 + 1.0 / 128), DType::BFloat16);
+  EXPECT_EQ(matmul(a, b).item<double>(), 4.53125);
+  EXPECT_THROW(matmul(i32, full({4}, Scalar(3), DType::Int64)), Error);
+  EXPECT_THROW(matmul(randn({4}, DType::Float64), randn({4})), Error);
+  Tensor flags = full({2}, Scalar(true), DType::Bool);
+  EXPECT_THROW(matmul(flags, flags), Error);
+}
+
 TEST(Decompositions, LinearLayerNormSoftmax) {
   manual_seed(12);
   Tensor x = randn({6, 4}, DType::Float64), w = randn({3, 4}, DType::Float64), b = randn({3}, DType::Float64);

@@ -1,6 +1,6 @@
 // Core ATen -> Prims for reductions (keepdim becomes a broadcast_in_dim after the prim; mean is a
 // sum and a division; any a count of nonzero elements; 16-bit floats compute in float32) and for addmm (the mm stays
-// whole, its scaling and bias become prims).
+// whole, in float32 for 16-bit floats; its scaling and bias become prims).
 #include "kiln/kernels/meta/reduce.h"
 #include "kiln/decomp/prims/promote.h"
 #include "kiln/decomp/prims/table.h"
@@ -135,15 +135,20 @@ Tensor any_dims(const Tensor& self, std::optional<IntArrayRef> dim, bool keepdim
 Tensor any_dim(const Tensor& self, int64_t dim, bool keepdim) { return any_dims(self, IntArrayRef(dim), keepdim); }
 Tensor any_all(const Tensor& self) { return any_dims(self, std::nullopt, false); }
 
+// 16-bit floats: the product is computed in float32 (products of 16-bit values are exact there) and
+// rounded once, with the bias, as eager's kernel and PyTorch's compute addmm: a product rounded to
+// 16 bits before a bias that cancels it would carry that rounding into a far smaller sum (float16
+// -0.3809 for -0.3799, 4 ulps).
 Tensor addmm(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const Scalar& beta, const Scalar& alpha) {
-  Tensor product = mm(mat1, mat2);
-  Operand operands[] = {product, self};
-  Promoted p = promote(operands, Promotion::Default, "aten::addmm");
-  Tensor scaled = p.operands[0];
+  bool reduced = is_reduced_float(mat1.dtype());
+  Tensor product = reduced ? mm(convert(mat1, DType::Float32), convert(mat2, DType::Float32)) : mm(mat1, mat2);
+  Operand operands[] = {self};  // of mat1's dtype (meta::addmm checks)
+  Promoted p = promote(operands, Promotion::Default, "aten::addmm", product.sizes());
+  Tensor scaled = convert(product, p.compute);
   if (!is_one(alpha)) scaled = prims::mul(scaled, scalar_like(alpha, p.compute, p.shape, p.device));
   // beta == 0 ignores self entirely (NaN and inf in it included), as PyTorch does.
   if (beta.to<double>() == 0.0) return to_result(scaled, p);
-  Tensor bias = p.operands[1];
+  Tensor bias = p.operands[0];
   if (!is_one(beta)) bias = prims::mul(bias, scalar_like(beta, p.compute, p.shape, p.device));
   return to_result(prims::add(scaled, bias), p);
 }
