@@ -59,6 +59,11 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
 }
 
 Tensor linear(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias) {
+  // PyTorch folds a contiguous input of any rank into one addmm, which wants the bias in the
+  // input's dtype; a matmul then an add would promote a float32 bias into a float64 product.
+  KILN_CHECK_TYPE(!bias || bias->dtype() == input.dtype(),
+                  "linear: the bias must have the input's dtype {}, got bias {} (input {}, weight {})",
+                  dtype_name(input.dtype()), bias->describe(), input.describe(), weight.describe());
   if (input.dim() == 2 && bias) return addmm(*bias, input, t(weight));
   Tensor out = kiln::matmul(input, t(weight));
   return bias ? add(out, *bias) : out;

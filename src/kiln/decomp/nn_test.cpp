@@ -73,6 +73,11 @@ TEST(Decompositions, LinearLayerNormSoftmax) {
   manual_seed(12);
   Tensor x = randn({6, 4}, DType::Float64), w = randn({3, 4}, DType::Float64), b = randn({3}, DType::Float64);
   EXPECT_LT(max_abs_diff(linear(x, w, b), add(reference_mm(x, w.t()), b)), 1e-12);
+  // The bias in another dtype is an error at every rank of the input, as in PyTorch (a 1-D input
+  // once promoted a float32 bias into its float64 product).
+  EXPECT_THROW(linear(x, w, b.to(DType::Float32)), Error);
+  EXPECT_THROW(linear(x[0], w, b.to(DType::Float32)), Error);
+  EXPECT_THROW(linear(x.unsqueeze(0), w, b.to(DType::Float32)), Error);
   Tensor x3 = randn({2, 6, 4}, DType::Float64);
   EXPECT_LT(max_abs_diff(linear(x3, w)[1], reference_mm(x3[1], w.t())), 1e-12);
   Tensor gamma = randn({4}, DType::Float64), beta = randn({4}, DType::Float64);

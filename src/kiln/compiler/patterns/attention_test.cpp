@@ -93,6 +93,17 @@ TEST(FuseAttention, ThreeDimensionalUnscaledFloat64) {
       1);
 }
 
+// Scores multiplied by True (a bool Scalar: the graph holds full([], True)) are scaled by 1; the
+// matcher once asked that constant for a float and raised (differential fuzzer, seed 20261293).
+TEST(FuseAttention, ScaleGivenAsABool) {
+  manual_seed(27);
+  Fn fn = [](const std::vector<Tensor>& in) {
+    Tensor scores = mul(matmul(in[0], in[1].transpose(-1, -2)), Scalar(true));
+    return std::vector<Tensor>{matmul(softmax(scores, -1), in[2])};
+  };
+  EXPECT_EQ(fuse_and_check(fn, {randn({2, 9, 8}), randn({2, 11, 8}), randn({2, 11, 8})}), 1);
+}
+
 // A fully masked row is NaN eagerly (softmax of all -inf); kiln::attention keeps it so.
 TEST(FuseAttention, FullyMaskedRowsStayNaN) {
   manual_seed(24);

@@ -78,8 +78,10 @@ std::optional<std::pair<const Node*, double>> scalar_source(ValueRef r) {
   const Value* v = nullptr;
   if (is_call(n, op::prims::full()) && meta_of(r).sizes.empty()) v = value_arg(n, 1);
   if (is_call(n, op::prims::scalar_tensor())) v = value_arg(n, 0);
-  if (v == nullptr || v->is_tensor() || v->is_none()) return std::nullopt;
-  return std::pair{n, v->to_double()};
+  // A bool fill (x * True) is a number too; a list or a string is not.
+  using Tag = Value::Tag;
+  if (v == nullptr || (v->tag() != Tag::Int && v->tag() != Tag::Double && v->tag() != Tag::Bool)) return std::nullopt;
+  return std::pair{n, v->to_scalar().to_double()};
 }
 
 }  // namespace
