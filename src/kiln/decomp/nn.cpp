@@ -58,15 +58,31 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   return reshape(out, result);
 }
 
+// PyTorch's linear: a matrix input with a bias is one addmm; so is a contiguous input of another
+// rank with a contiguous bias of one dimension (of one element per column or broadcast), folded into
+// a matrix and back: one rounding of product and bias for 16-bit floats, and the bias in the
+// input's dtype (addmm checks). Otherwise a matmul, then the bias added in place: computed in the
+// promoted dtype, stored in the product's (a float bias cannot go into an integer product).
 Tensor linear(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias) {
-  // PyTorch folds a contiguous input of any rank into one addmm, which wants the bias in the
-  // input's dtype; a matmul then an add would promote a float32 bias into a float64 product.
-  KILN_CHECK_TYPE(!bias || bias->dtype() == input.dtype(),
-                  "linear: the bias must have the input's dtype {}, got bias {} (input {}, weight {})",
-                  dtype_name(input.dtype()), bias->describe(), input.describe(), weight.describe());
+  KILN_CHECK(input.dim() >= 1 && weight.dim() >= 1,
+             "linear: both arguments need at least 1 dimension, got input {} and weight {}", input.describe(),
+             weight.describe());
   if (input.dim() == 2 && bias) return addmm(*bias, input, t(weight));
+  bool vector_bias = bias && (bias->dim() == 1 || squeeze(*bias).dim() == 1);
+  if (vector_bias && bias->is_contiguous() && input.is_contiguous()) {
+    Tensor flat = reshape(input, {-1, input.size(-1)});
+    Tensor product = addmm(*bias, flat, t(weight));
+    Shape sizes(input.sizes().begin(), input.sizes().end() - 1);
+    sizes.push_back(product.size(-1));
+    return reshape(product, sizes);
+  }
   Tensor out = kiln::matmul(input, t(weight));
-  return bias ? add(out, *bias) : out;
+  if (!bias) return out;
+  DType promoted = result_type(out, *bias);
+  KILN_CHECK_TYPE(can_cast(promoted, out.dtype()),
+                  "linear: the bias {} cannot be added to the product of dtype {} (input {}, weight {})",
+                  bias->describe(), dtype_name(out.dtype()), input.describe(), weight.describe());
+  return add(out, *bias).to(out.dtype());
 }
 
 Tensor layer_norm(const Tensor& input, IntArrayRef normalized_shape, const std::optional<Tensor>& weight,

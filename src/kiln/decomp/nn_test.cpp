@@ -73,11 +73,23 @@ TEST(Decompositions, LinearLayerNormSoftmax) {
   manual_seed(12);
   Tensor x = randn({6, 4}, DType::Float64), w = randn({3, 4}, DType::Float64), b = randn({3}, DType::Float64);
   EXPECT_LT(max_abs_diff(linear(x, w, b), add(reference_mm(x, w.t()), b)), 1e-12);
-  // The bias in another dtype is an error at every rank of the input, as in PyTorch (a 1-D input
-  // once promoted a float32 bias into its float64 product).
+  // PyTorch's rules for a bias of another dtype: an error where the input folds into one addmm (a
+  // matrix; a contiguous input with a contiguous vector bias), else added in place, in the product's
+  // dtype (a 1-D input once promoted a float32 bias into its float64 product).
   EXPECT_THROW(linear(x, w, b.to(DType::Float32)), Error);
   EXPECT_THROW(linear(x[0], w, b.to(DType::Float32)), Error);
   EXPECT_THROW(linear(x.unsqueeze(0), w, b.to(DType::Float32)), Error);
+  Tensor strided_bias = slice(randn({6}, DType::Float32), 0, 0, 6, 2);
+  Tensor in_place = linear(x[0], w, strided_bias);
+  EXPECT_EQ(in_place.dtype(), DType::Float64);
+  EXPECT_LT(max_abs_diff(in_place, add(reference_mm(x[0].unsqueeze(0), w.t())[0], strided_bias.to(DType::Float64))),
+            1e-12);
+  EXPECT_THROW(linear(x[0].to(DType::Int64), w.to(DType::Int64), strided_bias), Error);  // float into int64
+  // A contiguous 3-D input folds into an addmm and back.
+  Tensor x3c = randn({2, 6, 4}, DType::Float64);
+  Tensor folded = linear(x3c, w, b);
+  ASSERT_EQ(folded.sizes().vec(), (std::vector<int64_t>{2, 6, 3}));
+  EXPECT_LT(max_abs_diff(folded[1], add(reference_mm(x3c[1], w.t()), b)), 1e-12);
   Tensor x3 = randn({2, 6, 4}, DType::Float64);
   EXPECT_LT(max_abs_diff(linear(x3, w)[1], reference_mm(x3[1], w.t())), 1e-12);
   Tensor gamma = randn({4}, DType::Float64), beta = randn({4}, DType::Float64);

@@ -158,17 +158,36 @@ Node* only_user(const ValueRef& r) {
   return users[0];
 }
 
+// Whether n gives a matrix back the leading dims it was folded from: split_dim(x, 0, outer), or
+// broadcast_in_dim(x, [1, m, n], [1, 2]) (one leading dim of 1).
+bool unfolds_rows(const Node* n) {
+  if (is_call(n, op::prims::split_dim())) {
+    const Value* dim = value_arg(n, 1);
+    return dim && dim->tag() == Value::Tag::Int && dim->to_int() == 0;
+  }
+  if (!is_call(n, op::prims::broadcast_in_dim())) return false;
+  const Value* dims = value_arg(n, 2);
+  const auto& sizes = n->meta()[0].sizes;
+  return dims && dims->tag() == Value::Tag::IntList && dims->to_int_list() == std::vector<int64_t>{1, 2} &&
+         sizes.size() == 3 && sizes[0] == 1;
+}
+
 struct Epilogue {
   ValueRef a, b;
   std::optional<ValueRef> bias, residual;
   std::string activation = "none";
   Node* last = nullptr;
+  // The product's rows given back their leading dims (linear's contiguous N-D input folded into a
+  // matrix and back) before the activation and the residual: split_dim(product, 0, outer), or
+  // broadcast_in_dim(product, [1, m, n], [1, 2]) where the leading dims are one 1. The fused op
+  // computes the matrix, a residual enters in the matrix's shape, the result is unfolded again.
+  Node* unfold = nullptr;
 };
 
 std::optional<Epilogue> match(Node* gemm, const std::map<const Node*, Activation>& acts) {
   const auto& out = gemm->meta().at(0);
   if (out.dtype != DType::Float32) return std::nullopt;
-  Epilogue e{*ref_arg(gemm, 0), *ref_arg(gemm, 1), std::nullopt, std::nullopt};
+  Epilogue e{*ref_arg(gemm, 0), *ref_arg(gemm, 1), std::nullopt, std::nullopt, "none", nullptr, nullptr};
   if (meta_of(e.a).dtype != DType::Float32 || meta_of(e.b).dtype != DType::Float32) return std::nullopt;
   Match m;
   m.take(gemm);
@@ -207,6 +226,15 @@ std::optional<Epilogue> match(Node* gemm, const std::map<const Node*, Activation
       break;
     }
   }
+  // The matrix unfolded (Epilogue::unfold): what follows is matched in the unfolded shape.
+  graph::TensorMeta shape = out;
+  if (Node* u = only_user(cur); rank == 2 && unfolds_rows(u)) {
+    m.take(u);
+    cur = u->result();
+    shape = u->meta()[0];
+    e.unfold = u;
+  }
+  auto same_split_shape = [&](const graph::TensorMeta& t) { return t.sizes == shape.sizes && t.dtype == shape.dtype; };
   if (auto it = acts.find(cur.node); cur.index == 0 && it != acts.end()) {
     m.take(cur.node);
     m.take_all(it->second.nodes);
@@ -216,14 +244,17 @@ std::optional<Epilogue> match(Node* gemm, const std::map<const Node*, Activation
   }
   // add(value, residual) of the product's shape, not computed from the product; a broadcast
   // residual (a zero stride) is left to a pointwise kernel.
-  if (Node* u = only_user(cur); is_call(u, op::prims::add()) && same_shape(u->meta()[0])) {
+  if (Node* u = only_user(cur); is_call(u, op::prims::add()) && same_split_shape(u->meta()[0])) {
     for (size_t side : {0u, 1u}) {
       auto v = ref_arg(u, side), r = ref_arg(u, 1 - side);
-      if (!v || !r || *v != cur || *r == cur || !same_shape(meta_of(*r)) || depends_on(r->node, gemm)) continue;
+      if (!v || !r || *v != cur || *r == cur || !same_split_shape(meta_of(*r)) || depends_on(r->node, gemm)) continue;
       const auto& rm = meta_of(*r);
       bool broadcast = false;
       for (size_t d = 0; d < rm.sizes.size(); ++d) broadcast |= rm.sizes[d] > 1 && rm.strides[d] == 0;
       if (broadcast) continue;
+      // A residual enters the matrix's shape as a view, so only where its leading dims are laid
+      // out as one.
+      if (e.unfold && rm.sizes[0] > 1 && rm.sizes[1] > 1 && rm.strides[0] != rm.sizes[1] * rm.strides[1]) continue;
       e.residual = *r;
       m.take(u);
       cur = u->result();
@@ -237,8 +268,19 @@ std::optional<Epilogue> match(Node* gemm, const std::map<const Node*, Activation
 bool rewrite(graph::Graph& g, const Epilogue& e) {
   graph::Graph::InsertPoint here(g, e.last);
   auto optional = [](const std::optional<ValueRef>& r) { return r ? graph::Arg(*r) : graph::Arg(Value()); };
+  std::optional<ValueRef> residual = e.residual;
+  bool split = e.unfold && is_call(e.unfold, op::prims::split_dim());
+  if (e.unfold && residual) {
+    residual = split ? emit(g, op::prims::collapse_view(), {*residual, Value(int64_t{0}), Value(int64_t{1})})->result()
+                     : emit(g, op::prims::squeeze(), {*residual, Value(std::vector<int64_t>{0})})->result();
+  }
   Node* fused = emit(g, KILN_OP("kiln::gemm_epilogue"),
-                     {e.a, e.b, optional(e.bias), Value(std::string(e.activation)), optional(e.residual)});
+                     {e.a, e.b, optional(e.bias), Value(std::string(e.activation)), optional(residual)});
+  if (e.unfold) {
+    std::vector<graph::Arg> args{fused->result()};
+    for (size_t i = 1; i < e.unfold->args().size(); ++i) args.push_back(e.unfold->args()[i]);
+    fused = emit(g, e.unfold->op(), args);
+  }
   if (!(fused->meta()[0] == e.last->meta()[0])) return false;  // left dead: DCE removes it
   g.replace_all_uses(e.last->result(), fused->result());
   return true;

@@ -77,12 +77,28 @@ TEST(FuseGemmEpilogues, EveryActivationWithAndWithoutBiasAndResidual) {
   }
 }
 
-TEST(FuseGemmEpilogues, ThreeDimensionalLinearThroughBmm) {
+// A contiguous 3-D input folds into a matrix (linear, as PyTorch's), a strided one goes through
+// bmm: both fuse the bias, the GELU and the residual, which enters in the matrix's shape; one whose
+// leading dims are not laid out as one is added after the fused op.
+TEST(FuseGemmEpilogues, ThreeDimensionalLinearFoldedOrThroughBmm) {
   manual_seed(32);
   Fn fn = [](const std::vector<Tensor>& in) {
     return std::vector<Tensor>{add(in[3], gelu(linear(in[0], in[1], in[2])))};
   };
-  EXPECT_EQ(fuse_and_check(fn, {randn({3, 17, 40}), randn({24, 40}), randn({24}), randn({3, 17, 24})}), 1);
+  Tensor x = randn({3, 17, 40}), w = randn({24, 40}), b = randn({24}), r = randn({3, 17, 24});
+  std::string g;
+  EXPECT_EQ(fuse_and_check(fn, {x, w, b, r}, &g), 1);
+  EXPECT_NE(g.find("'gelu', %collapse_view"), std::string::npos) << g;
+  EXPECT_NE(g.find("prims::split_dim"), std::string::npos) << g;
+  Tensor strided = randn({17, 3, 40}).transpose(0, 1);
+  EXPECT_EQ(fuse_and_check(fn, {strided, w, b, r}, &g), 1);
+  EXPECT_NE(g.find("'gelu', %"), std::string::npos) << g;
+  // One leading dim of 1 (a batch of one sequence): the matrix comes back through an unsqueeze.
+  EXPECT_EQ(fuse_and_check(fn, {randn({1, 17, 40}), w, b, randn({1, 17, 24})}, &g), 1);
+  EXPECT_NE(g.find("'gelu', %squeeze"), std::string::npos) << g;
+  Tensor residual_by_columns = randn({17, 3, 24}).transpose(0, 1);
+  EXPECT_EQ(fuse_and_check(fn, {x, w, b, residual_by_columns}, &g), 1);
+  EXPECT_NE(g.find("'gelu', None"), std::string::npos) << g;
 }
 
 TEST(FuseGemmEpilogues, ResidualOfAnyLayoutAndNaNRows) {
@@ -93,6 +109,26 @@ TEST(FuseGemmEpilogues, ResidualOfAnyLayoutAndNaNRows) {
     return std::vector<Tensor>{add(relu(linear(in[0], in[1], in[2])), in[3].t())};
   };
   EXPECT_EQ(fuse_and_check(fn, {x, randn({11, 16}), randn({11}), randn({11, 9})}), 1);
+}
+
+// relu keeps a NaN (PyTorch's does; oneDNN's relu post-op gave 0 for a NaN row of a [4, 3] x [3, 5]
+// product, found by the differential fuzzer, seed 20261293), and -0.0; float32 and bfloat16, with
+// and without a residual.
+TEST(FuseGemmEpilogues, ReluKeepsNaN) {
+  OpHandle op = Registry::global().get("kiln::gemm_epilogue");
+  for (DType dt : {DType::Float32, DType::BFloat16}) {
+    Tensor x = randn({4, 3}).to(dt), w = randn({3, 5}).to(dt), bias = randn({5}).to(dt), r = randn({4, 5}).to(dt);
+    x[0].fill_(Scalar(std::numeric_limits<double>::quiet_NaN()));
+    for (bool with_residual : {false, true}) {
+      Stack stack{Value(x), Value(w), Value(bias), Value(std::string("relu")), with_residual ? Value(r) : Value()};
+      call_op_boxed(op, stack);
+      Tensor got = stack[0].to_tensor();
+      Tensor want = relu(add(mm(x, w), bias));
+      if (with_residual) want = add(want, r);
+      EXPECT_EQ(isnan(got[0]).sum().item<int64_t>(), 5) << dtype_name(dt);
+      expect_close(got, want, dt == DType::BFloat16 ? 1e-2 : 2e-5);
+    }
+  }
 }
 
 TEST(FuseGemmEpilogues, MatchesAFloat64Computation) {

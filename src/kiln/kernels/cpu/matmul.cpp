@@ -370,8 +370,16 @@ void gemm_epilogue_impl(const Tensor& self, const Tensor& mat2, const std::optio
         copy_into(*bias_c, *bias);
       }
     }
+    // oneDNN's relu post-op turns a NaN into 0 in some of its kernels (PyTorch's relu keeps it):
+    // the product and bias run there, the relu and the residual in apply_epilogue.
+    bool relu_here = act == GemmActivation::Relu;
     vendor_matmul(view_of(a), view_of(b), out, bias_c ? &*bias_c : nullptr, 1.0f, false, 0.0f,
-                  PostOps{act, r ? &*r : nullptr});
+                  relu_here ? PostOps{} : PostOps{act, r ? &*r : nullptr});
+    if (relu_here) {
+      visit_dtype(dt, [&]<class T>() {
+        if constexpr (std::is_floating_point_v<opmath_t<T>>) apply_epilogue<T>(out, std::nullopt, act, r);
+      });
+    }
     return;
   }
   matmul_into(self, mat2, out, 1, false, 0, nullptr);
