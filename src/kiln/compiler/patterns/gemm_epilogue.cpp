@@ -265,6 +265,17 @@ std::optional<Epilogue> match(Node* gemm, const std::map<const Node*, Activation
   return best;
 }
 
+// x where v is convert_element_type(x, float32) of a bfloat16 x: a 16-bit addmm's decomposition
+// widens its operands so that its product is float32 (rounded once, with the bias, as eager's).
+std::optional<ValueRef> widened_bfloat16(const ValueRef& v) {
+  if (v.index != 0 || !is_call(v.node, op::prims::convert_element_type()) || meta_of(v).dtype != DType::Float32) {
+    return std::nullopt;
+  }
+  auto x = ref_arg(v.node, 0);
+  if (!x || meta_of(*x).dtype != DType::BFloat16) return std::nullopt;
+  return x;
+}
+
 bool rewrite(graph::Graph& g, const Epilogue& e) {
   graph::Graph::InsertPoint here(g, e.last);
   auto optional = [](const std::optional<ValueRef>& r) { return r ? graph::Arg(*r) : graph::Arg(Value()); };
@@ -274,8 +285,14 @@ bool rewrite(graph::Graph& g, const Epilogue& e) {
     residual = split ? emit(g, op::prims::collapse_view(), {*residual, Value(int64_t{0}), Value(int64_t{1})})->result()
                      : emit(g, op::prims::squeeze(), {*residual, Value(std::vector<int64_t>{0})})->result();
   }
+  // Widened bfloat16 operands are read as they are: oneDNN's bfloat16 GEMM (AMX, AVX-512-BF16)
+  // accumulates their products in float32, the same values as the float32 GEMM of the converted
+  // operands, without converting them.
+  auto wa = widened_bfloat16(e.a), wb = widened_bfloat16(e.b);
+  bool widened = wa && wb;
   Node* fused = emit(g, KILN_OP("kiln::gemm_epilogue"),
-                     {e.a, e.b, optional(e.bias), Value(std::string(e.activation)), optional(residual)});
+                     {widened ? *wa : e.a, widened ? *wb : e.b, optional(e.bias), Value(std::string(e.activation)),
+                      optional(residual), widened ? Value(DType::Float32) : Value()});
   if (e.unfold) {
     std::vector<graph::Arg> args{fused->result()};
     for (size_t i = 1; i < e.unfold->args().size(); ++i) args.push_back(e.unfold->args()[i]);

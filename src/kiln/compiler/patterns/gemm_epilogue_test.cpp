@@ -161,7 +161,7 @@ TEST(FuseGemmEpilogues, RefusesWhatIsNotThePattern) {
   EXPECT_EQ(fuse_and_check([](const std::vector<Tensor>& v) { return std::vector<Tensor>{mm(v[0], v[1].t())}; }, in),
             0);
   // bfloat16: addmm computes the product and the bias in float32 and rounds once (its
-  // decomposition converts the operands), so the float32 product and bias fuse; the relu comes
+  // decomposition widens the operands), so the float32 product and bias fuse; the relu comes
   // after the rounding to bfloat16, as eager's, and is not fused.
   std::vector<Tensor> half;
   for (const auto& t : in) half.push_back(t.to(DType::BFloat16));
@@ -171,6 +171,8 @@ TEST(FuseGemmEpilogues, RefusesWhatIsNotThePattern) {
                      half, &rounded),
       1);
   EXPECT_NE(rounded.find("'none'"), std::string::npos) << rounded;
+  // ... and reads the bfloat16 operands as they are (oneDNN's bfloat16 GEMM to a float32 product).
+  EXPECT_NE(rounded.find("'none', None, float32)"), std::string::npos) << rounded;
   // A residual computed from the product: the bias is fused, the add with exp(y) is not.
   std::string printed;
   EXPECT_EQ(fuse_and_check(
@@ -180,7 +182,7 @@ TEST(FuseGemmEpilogues, RefusesWhatIsNotThePattern) {
                 },
                 in, &printed),
             1);
-  EXPECT_NE(printed.find("'none', None)"), std::string::npos) << printed;
+  EXPECT_NE(printed.find("'none', None, None)"), std::string::npos) << printed;
   EXPECT_NE(printed.find("prims::exp"), std::string::npos) << printed;
   // A bias of one element broadcast along the row (addmm allows it; found by the OpInfo replay):
   // not the [N] vector oneDNN's bias takes.

@@ -28,6 +28,7 @@ struct MatrixView {
   const void* data;
   int64_t batch, rows, cols;
   int64_t batch_stride, row_stride, col_stride;
+  DType dtype = DType::Float32;
 };
 
 // oneDNN takes plain layouts: one of the two matrix dims must have stride 1. Anything else is
@@ -46,9 +47,14 @@ Tensor plain_layout(const Tensor& t) {
 
 MatrixView view_of(const Tensor& t) {
   int64_t nd = t.dim();
-  MatrixView v{t.data_ptr(),       nd == 3 ? t.sizes()[0] : 1,   t.sizes()[nd - 2],
-               t.sizes()[nd - 1],  nd == 3 ? t.strides()[0] : 0, t.strides()[nd - 2],
-               t.strides()[nd - 1]};
+  MatrixView v{t.data_ptr(),
+               nd == 3 ? t.sizes()[0] : 1,
+               t.sizes()[nd - 2],
+               t.sizes()[nd - 1],
+               nd == 3 ? t.strides()[0] : 0,
+               t.strides()[nd - 2],
+               t.strides()[nd - 1],
+               t.dtype()};
   // Strides of size-1 dims do not address anything; give them canonical values.
   if (v.cols <= 1) v.col_stride = 1;
   if (v.rows <= 1) v.row_stride = std::max<int64_t>(v.cols, 1);
@@ -68,7 +74,7 @@ struct PostOps {
 struct PrimitiveKey {
   int64_t b, m, n, k;
   int64_t as[3], bs[3], rs[3];
-  int dtype;
+  int dtype, operand_dtype;
   bool bias, sum, residual;
   int activation;
   float alpha, beta;
@@ -77,7 +83,7 @@ struct PrimitiveKey {
 struct PrimitiveKeyHash {
   size_t operator()(const PrimitiveKey& k) const {
     return hash_values(k.b, k.m, k.n, k.k, k.as[0], k.as[1], k.as[2], k.bs[0], k.bs[1], k.bs[2], k.rs[0], k.rs[1],
-                       k.rs[2], k.dtype, k.bias, k.sum, k.residual, k.activation, k.alpha, k.beta);
+                       k.rs[2], k.dtype, k.operand_dtype, k.bias, k.sum, k.residual, k.activation, k.alpha, k.beta);
   }
 };
 
@@ -90,8 +96,9 @@ dnnl::memory::data_type dnnl_type(DType t) {
   return t == DType::BFloat16 ? dnnl::memory::data_type::bf16 : dnnl::memory::data_type::f32;
 }
 
-dnnl::memory::desc desc_of(const MatrixView& v, DType t) {
-  return dnnl::memory::desc({v.batch, v.rows, v.cols}, dnnl_type(t), {v.batch_stride, v.row_stride, v.col_stride});
+dnnl::memory::desc desc_of(const MatrixView& v) {
+  return dnnl::memory::desc({v.batch, v.rows, v.cols}, dnnl_type(v.dtype),
+                            {v.batch_stride, v.row_stride, v.col_stride});
 }
 
 dnnl::algorithm eltwise_of(GemmActivation a) {
@@ -105,7 +112,8 @@ dnnl::algorithm eltwise_of(GemmActivation a) {
   KILN_FAIL(ErrorKind::Internal, "matmul: no oneDNN eltwise for activation {}", static_cast<int>(a));
 }
 
-// c = post(alpha * (a @ b) [+ bias row] [+ beta * c])
+// c = post(alpha * (a @ b) [+ bias row] [+ beta * c]); a and b of one dtype, c, bias and residual of
+// c's (bfloat16 operands with a float32 c: their products accumulated in float32, never rounded).
 void onednn_matmul(const MatrixView& a, const MatrixView& b, const Tensor& c, const Tensor* bias, float alpha,
                    bool accumulate, float beta, const PostOps& post = {}) {
   DType dt = c.dtype();
@@ -119,6 +127,7 @@ void onednn_matmul(const MatrixView& a, const MatrixView& b, const Tensor& c, co
                    {b.batch_stride, b.row_stride, b.col_stride},
                    {rv.batch_stride, rv.row_stride, rv.col_stride},
                    static_cast<int>(dt),
+                   static_cast<int>(a.dtype),
                    bias != nullptr,
                    accumulate,
                    post.residual != nullptr,
@@ -133,7 +142,7 @@ void onednn_matmul(const MatrixView& a, const MatrixView& b, const Tensor& c, co
     dnnl::memory::desc scratchpad;
   };
   static std::unordered_map<PrimitiveKey, Cached, PrimitiveKeyHash> cache;
-  MatrixView cv{c.data_ptr(), a.batch, a.rows, b.cols, a.rows * b.cols, b.cols, 1};
+  MatrixView cv{c.data_ptr(), a.batch, a.rows, b.cols, a.rows * b.cols, b.cols, 1, dt};
   dnnl::memory::desc bias_md;
   if (bias) bias_md = dnnl::memory::desc({1, 1, b.cols}, dnnl_type(dt), {b.cols, b.cols, 1});
   Cached entry;
@@ -152,10 +161,10 @@ void onednn_matmul(const MatrixView& a, const MatrixView& b, const Tensor& c, co
           ops.append_eltwise(1.0f, eltwise_of(post.activation), post.activation == GemmActivation::Silu ? 1.0f : 0.0f,
                              0.0f);
         }
-        if (post.residual) ops.append_binary(dnnl::algorithm::binary_add, desc_of(rv, dt));
+        if (post.residual) ops.append_binary(dnnl::algorithm::binary_add, desc_of(rv));
         attr.set_post_ops(ops);
-        dnnl::matmul::desc d = bias ? dnnl::matmul::desc(desc_of(a, dt), desc_of(b, dt), bias_md, desc_of(cv, dt))
-                                    : dnnl::matmul::desc(desc_of(a, dt), desc_of(b, dt), desc_of(cv, dt));
+        dnnl::matmul::desc d = bias ? dnnl::matmul::desc(desc_of(a), desc_of(b), bias_md, desc_of(cv))
+                                    : dnnl::matmul::desc(desc_of(a), desc_of(b), desc_of(cv));
         dnnl::matmul::primitive_desc pd(d, attr, engine());
         it = cache.emplace(key, Cached{dnnl::matmul(pd), pd.scratchpad_desc()}).first;
       }
@@ -164,14 +173,14 @@ void onednn_matmul(const MatrixView& a, const MatrixView& b, const Tensor& c, co
     Tensor scratch = empty_tensor({static_cast<int64_t>(entry.scratchpad.get_size())}, DType::UInt8, kCPU);
     dnnl::stream stream(engine());
     std::unordered_map<int, dnnl::memory> args{
-        {DNNL_ARG_SRC, dnnl::memory(desc_of(a, dt), engine(), const_cast<void*>(a.data))},
-        {DNNL_ARG_WEIGHTS, dnnl::memory(desc_of(b, dt), engine(), const_cast<void*>(b.data))},
-        {DNNL_ARG_DST, dnnl::memory(desc_of(cv, dt), engine(), c.data_ptr())}};
+        {DNNL_ARG_SRC, dnnl::memory(desc_of(a), engine(), const_cast<void*>(a.data))},
+        {DNNL_ARG_WEIGHTS, dnnl::memory(desc_of(b), engine(), const_cast<void*>(b.data))},
+        {DNNL_ARG_DST, dnnl::memory(desc_of(cv), engine(), c.data_ptr())}};
     if (bias) args.emplace(DNNL_ARG_BIAS, dnnl::memory(bias_md, engine(), bias->data_ptr()));
     if (post.residual) {
       int index = (accumulate ? 1 : 0) + (post.activation != GemmActivation::None ? 1 : 0);
       args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(index) | DNNL_ARG_SRC_1,
-                   dnnl::memory(desc_of(rv, dt), engine(), const_cast<void*>(rv.data)));
+                   dnnl::memory(desc_of(rv), engine(), const_cast<void*>(rv.data)));
     }
     if (scratch.numel() > 0) {
       args.emplace(DNNL_ARG_SCRATCHPAD, dnnl::memory(entry.scratchpad, engine(), scratch.data_ptr()));
@@ -199,7 +208,8 @@ bool kiln_sgemm_requested() {
 // in parallel across the batch).
 bool try_sgemm(const MatrixView& a, const MatrixView& b, const Tensor& c, const Tensor* bias, float alpha,
                bool accumulate, float beta, const PostOps& post = {}) {
-  if (c.dtype() != DType::Float32 || !sgemm_available() || !kiln_sgemm_requested()) return false;
+  if (c.dtype() != DType::Float32 || a.dtype != DType::Float32 || !sgemm_available() || !kiln_sgemm_requested())
+    return false;
   double flops = 2.0 * static_cast<double>(a.rows) * static_cast<double>(b.cols) * static_cast<double>(a.cols);
   if (a.batch > 1 && flops < 16e6) return false;
   MatrixView rv{};
@@ -356,9 +366,17 @@ void apply_epilogue(const Tensor& out, const std::optional<Tensor>& bias, GemmAc
 }
 
 void gemm_epilogue_impl(const Tensor& self, const Tensor& mat2, const std::optional<Tensor>& bias,
-                        std::string_view activation, const std::optional<Tensor>& residual, const Tensor& out) {
+                        std::string_view activation, const std::optional<Tensor>& residual, std::optional<DType> dtype,
+                        const Tensor& out) {
   GemmActivation act = *meta::parse_gemm_activation(activation);
   DType dt = out.dtype();
+  // bfloat16 operands to a float32 product: oneDNN reads them as they are; elsewhere (empty) they
+  // are converted, exactly.
+  if (self.dtype() != dt && (out.numel() == 0 || self.sizes().back() == 0)) {
+    gemm_epilogue_impl(to_dtype(self, dt), to_dtype(mat2, dt), bias, activation, residual, std::nullopt, out);
+    return;
+  }
+  (void)dtype;  // the result's dtype, which `out` has
   if ((dt == DType::Float32 || dt == DType::BFloat16) && out.numel() > 0 && self.sizes().back() > 0) {
     Tensor a = plain_layout(self), b = plain_layout(mat2);
     std::optional<Tensor> r, bias_c;
@@ -398,7 +416,7 @@ const KernelRegistrar kRegister([](Registry& r) {
   // What the compiler puts in place of a GEMM followed by a bias, an activation and a residual
   // add written as ops (compiler/patterns/gemm_epilogue.h): one oneDNN primitive with post-ops.
   r.declare({"gemm_epilogue(Tensor self, Tensor mat2, Tensor? bias=None, str activation='none', "
-             "Tensor? residual=None) -> Tensor"},
+             "Tensor? residual=None, ScalarType? dtype=None) -> Tensor"},
             Provenance::Native, "kiln");
   def_structured<&meta::gemm_epilogue, &gemm_epilogue_impl>(r, "kiln::gemm_epilogue");
 });

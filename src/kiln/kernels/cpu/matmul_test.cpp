@@ -84,5 +84,43 @@ TEST(Matmul, KilnGemmAgreesWithOneDnn) {
   }
 }
 
+// gemm_epilogue with dtype float32 takes bfloat16 operands to a float32 product (what a bfloat16
+// addmm's decomposition computes on its widened operands): the float32 epilogue of the converted
+// operands' product, any activation, with a bias and a strided residual; K = 0 gives the bias. Other
+// dtype combinations are errors that name the op.
+TEST(Matmul, EpilogueOfBfloat16OperandsToAFloat32Product) {
+  manual_seed(9);
+  OpHandle epilogue = Registry::global().get("kiln::gemm_epilogue");
+  for (int64_t k : {70, 0}) {
+    Tensor a = randn({13, k}).to(DType::BFloat16), w = randn({21, k}).to(DType::BFloat16);
+    Tensor bias = randn({21}), residual = randn({21, 13}).t();
+    for (std::string act : {"none", "relu", "gelu", "silu"}) {
+      Stack s{Value(a), Value(w.t()), Value(bias), Value(act), Value(residual), Value(DType::Float32)};
+      call_op_boxed(epilogue, s);
+      Tensor got = s.at(0).to_tensor();
+      ASSERT_EQ(got.dtype(), DType::Float32);
+      Stack want_stack{Value(a.to(DType::Float32)), Value(w.t().to(DType::Float32)), Value(bias), Value(act),
+                       Value(residual), Value()};
+      call_op_boxed(epilogue, want_stack);
+      Tensor want = want_stack.at(0).to_tensor();
+      EXPECT_LT(sub(got, want).abs().amax().item<float>(), 1e-4f) << act << " k " << k;
+    }
+  }
+  auto fails = [&](Stack s) {
+    try {
+      call_op_boxed(epilogue, s);
+    } catch (const Error& e) {
+      return std::string(e.what()).find("gemm_epilogue") != std::string::npos;
+    }
+    return false;
+  };
+  Tensor a = randn({4, 5}).to(DType::BFloat16), b = randn({5, 3}).to(DType::BFloat16);
+  EXPECT_TRUE(fails({Value(a), Value(b), Value(), Value(std::string("none")), Value(), Value(DType::Float16)}));
+  EXPECT_TRUE(fails({Value(a.to(DType::Float16)), Value(b.to(DType::Float16)), Value(), Value(std::string("none")),
+                     Value(), Value(DType::Float32)}));
+  EXPECT_TRUE(fails({Value(a), Value(b), Value(randn({3}).to(DType::BFloat16)), Value(std::string("none")), Value(),
+                     Value(DType::Float32)}));
+}
+
 }  // namespace
 }  // namespace kiln

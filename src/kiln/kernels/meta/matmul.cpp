@@ -51,22 +51,34 @@ std::optional<GemmActivation> parse_gemm_activation(std::string_view name) {
 }
 
 TensorSpec gemm_epilogue(const Tensor& self, const Tensor& mat2, const std::optional<Tensor>& bias,
-                         std::string_view activation, const std::optional<Tensor>& residual) {
+                         std::string_view activation, const std::optional<Tensor>& residual,
+                         std::optional<DType> dtype) {
   constexpr std::string_view op = "gemm_epilogue";
   KILN_CHECK(self.dim() == mat2.dim() && (self.dim() == 2 || self.dim() == 3),
              "{}: self and mat2 must both be matrices or both batches of matrices, got {} and {}", op, self.describe(),
              mat2.describe());
   TensorSpec s = self.dim() == 2 ? mm(self, mat2) : bmm(self, mat2);
   KILN_CHECK_TYPE(is_floating(self.dtype()), "{}: expected a floating point dtype, got {}", op, self.describe());
+  if (dtype && *dtype != self.dtype()) {
+    KILN_CHECK_TYPE(*dtype == DType::Float32 && self.dtype() == DType::BFloat16,
+                    "{}: dtype {} takes bfloat16 operands to a float32 product, got {} and {}", op, dtype_name(*dtype),
+                    self.describe(), mat2.describe());
+    s.dtype = *dtype;
+  }
   KILN_CHECK(parse_gemm_activation(activation).has_value(),
              "{}: activation must be none, relu, gelu, gelu_tanh or silu, got '{}'", op, activation);
+  // The bias and the residual are of the result's dtype.
+  auto check_result_dtype = [&](const Tensor& t, std::string_view what) {
+    KILN_CHECK_TYPE(t.dtype() == s.dtype, "{}: the {} must have the result's dtype {}, got {}", op, what,
+                    dtype_name(s.dtype), t.describe());
+  };
   if (bias) {
-    check_same_dtype(*bias, self, op);
+    check_result_dtype(*bias, "bias");
     KILN_CHECK(bias->dim() == 1 && bias->sizes()[0] == s.sizes.back(),
                "{}: bias must be a vector of the product's {} columns, got {}", op, s.sizes.back(), bias->describe());
   }
   if (residual) {
-    check_same_dtype(*residual, self, op);
+    check_result_dtype(*residual, "residual");
     KILN_CHECK(Shape(residual->sizes()) == s.sizes, "{}: residual must have the product's sizes {}, got {}", op,
                s.sizes, residual->describe());
   }

@@ -18,8 +18,11 @@ enum class GemmActivation { None, Relu, Gelu, GeluTanh, Silu };
 std::optional<GemmActivation> parse_gemm_activation(std::string_view name);
 
 // kiln::gemm_epilogue: activation(self @ mat2 + bias) + residual, of mm's (2-D) or bmm's (3-D)
-// operands; bias [N], residual of the product's sizes, every operand of one floating dtype.
+// operands; bias [N], residual of the product's sizes, every operand of one floating dtype. With
+// dtype float32, self and mat2 are bfloat16 and the product, bias, residual and result float32 (the
+// products of bfloat16 values accumulated in float32, as a float32 product of them converted).
 TensorSpec gemm_epilogue(const Tensor& self, const Tensor& mat2, const std::optional<Tensor>& bias,
-                         std::string_view activation, const std::optional<Tensor>& residual);
+                         std::string_view activation, const std::optional<Tensor>& residual,
+                         std::optional<DType> dtype);
 
 }  // namespace kiln::meta
