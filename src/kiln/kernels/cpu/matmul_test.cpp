@@ -99,8 +99,12 @@ TEST(Matmul, EpilogueOfBfloat16OperandsToAFloat32Product) {
       call_op_boxed(epilogue, s);
       Tensor got = s.at(0).to_tensor();
       ASSERT_EQ(got.dtype(), DType::Float32);
-      Stack want_stack{Value(a.to(DType::Float32)), Value(w.t().to(DType::Float32)), Value(bias), Value(act),
-                       Value(residual), Value()};
+      Stack want_stack{Value(a.to(DType::Float32)),
+                       Value(w.t().to(DType::Float32)),
+                       Value(bias),
+                       Value(act),
+                       Value(residual),
+                       Value()};
       call_op_boxed(epilogue, want_stack);
       Tensor want = want_stack.at(0).to_tensor();
       EXPECT_LT(sub(got, want).abs().amax().item<float>(), 1e-4f) << act << " k " << k;
