@@ -666,16 +666,18 @@ double accumulation_range(const Program& p, const std::string& name, const std::
 
 // Appends to `probe` the magnitudes of value `t` and those of its finite elements alone (infinities
 // count 0; NaN stays NaN), named after `tag`; returns their names.
+// Appends `result = op args` to `probe`; returns `result`.
+std::string add_call(Program& probe, const std::string& result, const std::string& op, std::vector<std::string> args) {
+  probe.calls.push_back({{result}, op, std::move(args)});
+  return result;
+}
+
 std::pair<std::string, std::string> add_magnitudes(Program& probe, const std::string& t, const std::string& tag) {
-  auto call = [&probe](const std::string& result, const std::string& op, std::vector<std::string> args) {
-    probe.calls.push_back({{result}, op, std::move(args)});
-    return result;
-  };
-  std::string a = call("zz_abs_" + tag, "abs", {t});
-  std::string one = call("zz_one_" + tag, "clamp", {a, "none", "f:1"});
-  std::string zero = call("zz_zero_" + tag, "sub", {one, one});
-  std::string inf = call("zz_inf_" + tag, "isinf", {t});
-  return {a, call("zz_finite_" + tag, "where", {inf, zero, a})};
+  std::string a = add_call(probe, "zz_abs_" + tag, "abs", {t});
+  std::string one = add_call(probe, "zz_one_" + tag, "clamp", {a, "none", "f:1"});
+  std::string zero = add_call(probe, "zz_zero_" + tag, "sub", {one, one});
+  std::string inf = add_call(probe, "zz_inf_" + tag, "isinf", {t});
+  return {a, add_call(probe, "zz_finite_" + tag, "where", {inf, zero, a})};
 }
 
 // Whether `probe`'s float64 run gives, in some element, a sum (or contraction) of magnitudes
@@ -716,11 +718,10 @@ bool ill_conditioned_sum(const Program& p, const std::vector<Tensor>& inputs, co
     const std::string& keepdim = c.args[sums ? 2 : 3];
     Program probe = p;
     auto [magnitude, finite] = add_magnitudes(probe, c.args[0], "x");
-    probe.calls.push_back({{"zz_abs_sum"}, "sum", {magnitude, c.args[1], keepdim}});
-    probe.calls.push_back({{"zz_sum"}, "sum", {c.args[0], c.args[1], keepdim}});
-    probe.calls.push_back({{"zz_finite_sum"}, "sum", {finite, c.args[1], keepdim}});
-    if (cancels_or_overflows(probe, {"zz_abs_sum", "zz_sum", "zz_finite_sum"}, wide,
-                             accumulation_range(p, c.args[0], inputs))) {
+    std::array<std::string, 3> totals = {add_call(probe, "zz_abs_sum", "sum", {magnitude, c.args[1], keepdim}),
+                                         add_call(probe, "zz_sum", "sum", {c.args[0], c.args[1], keepdim}),
+                                         add_call(probe, "zz_finite_sum", "sum", {finite, c.args[1], keepdim})};
+    if (cancels_or_overflows(probe, totals, wide, accumulation_range(p, c.args[0], inputs))) {
       return true;
     }
   }
@@ -740,8 +741,7 @@ bool ill_conditioned_contraction(const Program& p, const std::vector<Tensor>& in
     if (!matmul && !linear && !sdpa) continue;
     Program probe = p;
     auto call = [&probe](const std::string& result, const std::string& op, std::vector<std::string> args) {
-      probe.calls.push_back({{result}, op, std::move(args)});
-      return result;
+      return add_call(probe, result, op, std::move(args));
     };
     // (|a| @ |b|, a @ b, finite |a| @ finite |b|) for each contraction the call makes.
     std::vector<std::array<std::string, 3>> contractions;

@@ -234,7 +234,9 @@ std::optional<Epilogue> match(Node* gemm, const std::map<const Node*, Activation
     shape = u->meta()[0];
     e.unfold = u;
   }
-  auto same_split_shape = [&](const graph::TensorMeta& t) { return t.sizes == shape.sizes && t.dtype == shape.dtype; };
+  auto same_unfolded_shape = [&](const graph::TensorMeta& t) {
+    return t.sizes == shape.sizes && t.dtype == shape.dtype;
+  };
   if (auto it = acts.find(cur.node); cur.index == 0 && it != acts.end()) {
     m.take(cur.node);
     m.take_all(it->second.nodes);
@@ -244,10 +246,11 @@ std::optional<Epilogue> match(Node* gemm, const std::map<const Node*, Activation
   }
   // add(value, residual) of the product's shape, not computed from the product; a broadcast
   // residual (a zero stride) is left to a pointwise kernel.
-  if (Node* u = only_user(cur); is_call(u, op::prims::add()) && same_split_shape(u->meta()[0])) {
+  if (Node* u = only_user(cur); is_call(u, op::prims::add()) && same_unfolded_shape(u->meta()[0])) {
     for (size_t side : {0u, 1u}) {
       auto v = ref_arg(u, side), r = ref_arg(u, 1 - side);
-      if (!v || !r || *v != cur || *r == cur || !same_split_shape(meta_of(*r)) || depends_on(r->node, gemm)) continue;
+      if (!v || !r || *v != cur || *r == cur || !same_unfolded_shape(meta_of(*r)) || depends_on(r->node, gemm))
+        continue;
       const auto& rm = meta_of(*r);
       bool broadcast = false;
       for (size_t d = 0; d < rm.sizes.size(); ++d) broadcast |= rm.sizes[d] > 1 && rm.strides[d] == 0;
