@@ -16,6 +16,11 @@ Options (``torch.compile(..., options={...})``):
     ``True`` logs each graph kiln compiles (its op counts) at INFO level on logger ``kiln``.
 ``emulate_precision_casts``
     Round every 16-bit op as eager does (Inductor's option of the same name).
+``check``
+    ``True``: each graph's first call with an input signature also runs kiln eagerly and compares
+    (KILN_CHECK=1 does the same); a mismatch raises ``kiln.Error`` with the graph reduced to the
+    fewest calls that still differ, written to ``KILN_CHECK_DIR`` (default ``./kiln-check``) as IR
+    text and ``.npy`` inputs for ``kiln check DIR``.
 
 Shapes are static: a graph with symbolic sizes (Dynamo marks sizes dynamic after a recompile) runs in
 PyTorch, and kiln specializes each concrete shape through its guards. Pass ``dynamic=False`` to
@@ -51,7 +56,7 @@ def reset_stats() -> None:
 
 reset_stats()
 
-_OPTIONS = {"backend", "log", "emulate_precision_casts"}
+_OPTIONS = {"backend", "log", "emulate_precision_casts", "check"}
 
 
 @dataclass(frozen=True)
@@ -59,6 +64,7 @@ class Options:
     backend: str = "inductor"
     log: bool = False
     emulate_precision_casts: bool = False
+    check: bool = False
 
     @staticmethod
     def parse(options: dict[str, Any] | None) -> "Options":
@@ -69,7 +75,12 @@ class Options:
         backend = options.get("backend", "inductor")
         if backend not in ("inductor", "eager"):
             raise _kiln.Error(f"torch.compile(backend='kiln'): option backend={backend!r}; expected 'inductor' or 'eager'")
-        return Options(backend, bool(options.get("log", False)), bool(options.get("emulate_precision_casts", False)))
+        return Options(
+            backend,
+            bool(options.get("log", False)),
+            bool(options.get("emulate_precision_casts", False)),
+            bool(options.get("check", False)),
+        )
 
 
 class KilnGraph:
@@ -81,7 +92,9 @@ class KilnGraph:
         # wrapper without the flag would be called unboxed (one argument per input).
         self._boxed_call = True
         self.imported = imported
-        self.compiled = _kiln.CompiledGraph(imported.graph, options.backend, options.emulate_precision_casts)
+        self.compiled = _kiln.CompiledGraph(
+            imported.graph, options.backend, options.emulate_precision_casts, options.check
+        )
 
         # Per call, the fast path: PyTorch's strides as tuples (compared first, as a whole), and
         # whether the results map one to one onto the FX outputs.
@@ -97,8 +110,11 @@ class KilnGraph:
         for i, strides in enumerate(self._strides):
             t = tensors[i]
             if strides is not None and t.stride() != strides and not _same_strides(t, strides):
-                # PyTorch code after the graph may rely on the layout PyTorch recorded (a .view()).
-                tensors[i] = torch.empty_strided(t.shape, strides, dtype=t.dtype, device=t.device).copy_(t)
+                # PyTorch code after the graph may rely on the layout PyTorch recorded (a .view()),
+                # unless its elements overlap in memory (a slice_scatter of an overlapping input):
+                # a copy into that would keep whichever element it wrote last.
+                if _non_overlapping(t.shape, strides):
+                    tensors[i] = torch.empty_strided(t.shape, strides, dtype=t.dtype, device=t.device).copy_(t)
         if self._direct:
             out = tensors
         else:
@@ -111,6 +127,16 @@ class KilnGraph:
                 else:
                     out.append(o[1])
         return out if self.imported.output_is_tuple else out[0]
+
+
+def _non_overlapping(shape: torch.Size, strides: tuple[int, ...]) -> bool:
+    """Whether no two elements of a tensor of this shape and these strides share memory."""
+    span = 0  # the reach of the dims already placed, innermost (smallest stride) first
+    for size, stride in sorted(((n, s) for n, s in zip(shape, strides) if n > 1), key=lambda d: d[1]):
+        if stride <= span:
+            return False
+        span += (size - 1) * stride
+    return True
 
 
 def _same_strides(t: torch.Tensor, strides: list[int]) -> bool:

@@ -1,5 +1,6 @@
-// arange in every mode against PyTorch's rule: the length is exact integer arithmetic when the
-// dtype is int64 and start, end and step are integers, else ceil((end - start) / step) in double;
+// arange in every mode against PyTorch 2.13's rule: an int64 arange's length is exact integer
+// arithmetic on start, end and step truncated toward zero, any other's ceil((end - start) / step)
+// in double;
 // the values are start + i * step computed in the accumulate type (int64 with start and step
 // truncated for integer dtypes, float for 16-bit floats, double else), then cast. The eager
 // kernel, its meta function, the prims decomposition (iota) a trace records and the compiled code
@@ -27,14 +28,19 @@ Tensor arange_of(const ArangeCase& c) { return arange(c.start, c.end, c.step, c.
 
 std::vector<ArangeCase> cases() {
   return {
-      // A fractional start: the length comes from the doubles (ceil(1.5) = 2), the values from the
-      // truncated start.
-      {0.5, -1, -1, DType::Int64, {0, -1}},
+      // A fractional start: an int64 length comes from the truncated bounds ((-1 - 0) / -1 = 1),
+      // any other integer dtype's from the doubles (ceil(1.5) = 2); the values from the truncated
+      // start and step.
+      {0.5, -1, -1, DType::Int64, {0}},
       {0.5, -1, -1, DType::Int32, {0, -1}},
-      {-3, 3.5, 1.5, DType::Int64, {-3, -2, -1, 0, 1}},
-      // A step that truncates to 0: every value is the start.
-      {0, 5, 0.5, DType::Int64, std::vector<double>(10, 0.0)},
+      {-3, 3.5, 1.5, DType::Int64, {-3, -2, -1, 0, 1, 2}},
+      {0.5, 3.7, 1.1, DType::Int64, {0, 1, 2}},
+      {-0.5, -3.2, -1, DType::Int64, {0, -1, -2}},
+      {0.2, 0.9, 1, DType::Int64, {}},
+      {0.2, 0.9, 1, DType::Int32, {0}},
+      // A step that truncates to 0, not for int64 (an error there, below): every value is the start.
       {1, 2.5, 0.5, DType::Int16, {1, 1, 1}},
+      {0, 5, 0.5, DType::Int32, std::vector<double>(10, 0.0)},
       // Values past the dtype's range wrap.
       {-3, 3, 1, DType::UInt8, {253, 254, 255, 0, 1, 2}},
       {3, 0, -2, DType::Int8, {3, 1}},
@@ -113,6 +119,8 @@ TEST(Arange, BadArgumentsAreErrors) {
   EXPECT_EQ(message([] { arange(0, 1e300, 1e299, DType::Float16); }),
             "arange: value cannot be converted to type float32 without overflow (step = 1e+299)");
   EXPECT_EQ(message([] { arange(0, 5, 0); }), "arange: step must be nonzero");
+  EXPECT_EQ(message([] { arange(0, 5, 0.5, DType::Int64); }),
+            "arange: step must be nonzero (step 0.5 truncated to int64 is 0)");
   EXPECT_EQ(message([] { arange(0, 5, -1); }),
             "arange: upper bound and lower bound inconsistent with step sign (start 0, end 5, step -1)");
   // The decomposition a trace runs checks the same.

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "kiln/core/dtype.h"
+#include "kiln/core/float_to_int.h"
 
 namespace kiln {
 
@@ -35,11 +36,14 @@ class Scalar {
   bool is_integral() const { return kind_ == Kind::Int; }
   bool is_floating_point() const { return kind_ == Kind::Double; }
 
-  // The value converted to T with C++ conversion rules (the caller checks range where it matters).
+  // The value converted to T with C++ conversion rules (the caller checks range where it matters);
+  // a double to an integer type as a tensor's conversion does (float_to_int.h), never undefined.
   template <class T>
   T to() const {
     if constexpr (std::same_as<T, bool>) {
       return kind_ == Kind::Double ? d_ != 0.0 : i_ != 0;
+    } else if constexpr (std::integral<T>) {
+      return kind_ == Kind::Double ? float_to_int<T>(d_) : static_cast<T>(i_);
     } else if (kind_ == Kind::Double) {
       return static_cast<T>(static_cast<opmath_t<T>>(d_));
     } else {
@@ -47,7 +51,7 @@ class Scalar {
     }
   }
   double to_double() const { return kind_ == Kind::Double ? d_ : static_cast<double>(i_); }
-  int64_t to_int() const { return kind_ == Kind::Double ? static_cast<int64_t>(d_) : i_; }
+  int64_t to_int() const { return kind_ == Kind::Double ? float_to_int64(d_) : i_; }
 
   // The dtype of a tensor holding this value exactly: bool, int64 or float64.
   DType natural_dtype() const;

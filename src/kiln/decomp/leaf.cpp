@@ -76,16 +76,16 @@ std::tuple<Tensor, Tensor, Tensor> layer_norm_decomposed(const Tensor& input, In
   auto [variance, mean] = var_mean(x, IntArrayRef(dims), Scalar(0), true);
   Tensor rstd = rsqrt(add(variance, Scalar(eps)));
   DType d = input.dtype();
+  int64_t n = 1;
+  for (int64_t dim : dims) n *= x.sizes()[dim];
+  // Rows of no element: the kernel's mean is 0 (nothing was added to it), its variance 0 / 0.
+  if (n == 0) mean = full_like(mean, Scalar(0.0));
   if (d == DType::Float64 && x.numel() > 0) {
     // float64 rows: the mean around a pivot, the row's first element, as the kernel takes it: a
     // constant row's mean is exact (narrower inputs' double sums are exact there already), and
     // each share is divided by n before it is added, so [1.8e308, 1.8e308, 1] has a finite mean.
     Tensor pivot = x;
-    int64_t n = 1;
-    for (int64_t dim : dims) {
-      pivot = slice(pivot, dim, 0, 1);
-      n *= x.sizes()[dim];
-    }
+    for (int64_t dim : dims) pivot = slice(pivot, dim, 0, 1);
     Tensor shares = mul(sub(x, pivot), Scalar(1.0 / static_cast<double>(n)));
     mean = add(pivot, sum(shares, IntArrayRef(dims), true));
   }

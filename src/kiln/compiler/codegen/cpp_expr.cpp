@@ -31,6 +31,8 @@ std::string apply(const std::string& op, const std::vector<std::string>& a, DTyp
     // bfloat16) must compare the rounded value.
     if (out == DType::BFloat16) return fmt::format("k_round_bf16(static_cast<float>({}))", a[0]);
     if (out == DType::Float16) return fmt::format("k_from_f16(k_to_f16(static_cast<float>({})))", a[0]);
+    // Float to integer: defined for NaN, infinities and out-of-range values, as eager's (core/float_to_int.h).
+    if (is_floating(in) && !is_floating(out)) return fmt::format("kiln::float_to_int<{}>({})", t, a[0]);
     return fmt::format("static_cast<{}>({})", t, a[0]);
   }
   // Integer arithmetic wraps around (two's complement), as eager's does; C++'s would be undefined.

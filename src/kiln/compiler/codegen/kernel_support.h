@@ -16,6 +16,7 @@
 #include <immintrin.h>
 #endif
 
+#include "kiln/core/float_to_int.h"
 #include "kiln/core/half.h"
 #include "kiln/kernels/cpu/vec_math.h"
 #include "kiln/kernels/cpu/wrapping.h"

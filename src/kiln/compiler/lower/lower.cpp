@@ -58,8 +58,11 @@ Lowered strided(int buffer, DType dtype, Shape sizes, Shape strides, int64_t off
 }
 
 std::vector<Expr> reindex(const std::vector<Expr>& idx, IntArrayRef sizes, IntArrayRef into) {
+  std::vector<Expr> out(into.size(), Expr::constant(0));
+  // An empty tensor has no element to address (its index is never evaluated), and a size of 0 must
+  // not become a divisor: index 0 in every dim.
+  if (std::find(into.begin(), into.end(), 0) != into.end()) return out;
   Expr flat = loopir::flat_index(idx, sizes);
-  std::vector<Expr> out(into.size());
   int64_t suffix = 1;
   for (size_t k = into.size(); k-- > 0;) {
     out[k] = mod(floordiv(flat, suffix), into[k]);

@@ -43,7 +43,8 @@ BoxedKernel integral_identity(std::string prim, std::string op) {
   };
 }
 
-// pow(tensor, scalar): sqrt and 1 / sqrt for exponents 0.5 and -0.5; pow(bool tensor, bool scalar)
+// pow(tensor, scalar): sqrt and 1 / sqrt for exponents 0.5 and -0.5 but in float16 (whose PyTorch
+// kernel calls pow: inf at -inf, not NaN); pow(bool tensor, bool scalar)
 // is base || !exponent (PyTorch's kernel has this one bool case): the base itself, or all true.
 // Anything else is the pow prim.
 BoxedKernel pow_tensor_scalar() {
@@ -52,7 +53,8 @@ BoxedKernel pow_tensor_scalar() {
     const Tensor& base = s.at(0).to_tensor();
     const Scalar exponent = s.at(1).to_scalar();
     // 0.5 and -0.5 are sqrt and 1 / sqrt, as the eager kernel (and PyTorch's): NaN at -inf, not inf.
-    if (exponent.is_floating_point() && (exponent.to_double() == 0.5 || exponent.to_double() == -0.5)) {
+    bool half = base.dtype() == DType::Float16;
+    if (!half && exponent.is_floating_point() && (exponent.to_double() == 0.5 || exponent.to_double() == -0.5)) {
       Tensor root = elementwise("sqrt", {Operand(base)}, Promotion::IntToFloat, "aten::pow.Tensor_Scalar");
       if (exponent.to_double() == 0.5) return put(s, root);
       return put(s, prims::reciprocal(root));

@@ -308,8 +308,8 @@ View4<M> as_rows(const Tensor& t, Tensor& holder) {
 }
 
 // `lse`, where defined, receives each row's log-sum-exp. A row that sees no key (all its scores
-// -inf, or NaN) is 0 with a log-sum-exp of 0 (PyTorch's flash kernel), or NaN where `unseen_nan`
-// (what softmax followed by a product gives: kiln::attention).
+// -inf) is 0 with a log-sum-exp of 0 (PyTorch's flash kernel), or NaN where `unseen_nan` (what
+// softmax followed by a product gives: kiln::attention). A NaN score makes its row NaN.
 template <class In>
 void flash(const Problem& p, const Tensor& query, const Tensor& key, const Tensor& value,
            const std::optional<Tensor>& attn_mask, const Tensor& out, const Tensor& lse, bool unseen_nan) {
@@ -369,7 +369,9 @@ void flash(const Problem& p, const Tensor& query, const Tensor& key, const Tenso
         weigh_block(w, vb, v.s2, rows, cols, e);
       }
       for (int64_t i = 0; i < rows; ++i) {
-        const bool seen = w.max[i] != -std::numeric_limits<M>::infinity();
+        // A row whose scores were all NaN (a NaN in its query) kept a max of -inf but saw keys:
+        // its sum is NaN and so is the row, as PyTorch's (whose max takes the NaN).
+        const bool seen = w.max[i] != -std::numeric_limits<M>::infinity() || w.sum[i] != w.sum[i];
         const M unseen = unseen_nan ? std::numeric_limits<M>::quiet_NaN() : M(0);
         const M inv = seen ? M(1) / w.sum[i] : M(0);
         In* oi = o + b * os[0] + h * os[1] + (i0 + i) * os[2];

@@ -188,7 +188,8 @@ struct Pow {
 };
 // pow(tensor, scalar): as PyTorch's kernel, an exponent of 0.5 is sqrt and -0.5 is 1 / sqrt, which
 // differ from std::pow at -inf (NaN, not inf) and -0 (-0 and -inf, not 0 and inf); 2 and 3 are
-// products of the base (as compiled code computes them).
+// products of the base (as compiled code computes them). float16 has none of these (PyTorch's
+// kernel calls pow for it): pow_tensor_scalar_impl takes Pow there.
 struct PowScalarExponent {
   template <class M>
   M operator()(M base, M exp) const {
@@ -326,6 +327,7 @@ void compare_scalar_impl(const Tensor& self, const Scalar& other, const Tensor& 
   compare_impl<Op>(self, meta::wrapped_scalar(other), out);
 }
 void pow_tensor_scalar_impl(const Tensor& self, const Scalar& exponent, const Tensor& out) {
+  if (out.dtype() == DType::Float16) return binary_impl<Pow>(self, meta::wrapped_scalar(exponent), out);
   binary_impl<PowScalarExponent>(self, meta::wrapped_scalar(exponent), out);
 }
 void pow_scalar_tensor_impl(const Scalar& self, const Tensor& exponent, const Tensor& out) {

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "kiln/core/float_to_int.h"
 #include "kiln/kernels/cpu/pointwise_iter.h"
 
 namespace kiln::cpu {
@@ -60,6 +61,8 @@ void copy_into(const Tensor& dst, const Tensor& src) {
       pointwise_kernel<Out, In>(it, [](opmath_t<In> x) {
         if constexpr (std::is_same_v<Out, bool>) {
           return x != opmath_t<In>(0);
+        } else if constexpr (std::is_integral_v<Out> && std::is_floating_point_v<opmath_t<In>>) {
+          return float_to_int<Out>(x);  // defined for NaN, infinities and out-of-range values
         } else {
           return static_cast<opmath_t<Out>>(x);
         }

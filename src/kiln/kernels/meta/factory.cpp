@@ -96,10 +96,13 @@ int64_t arange_length(const Scalar& start, const Scalar& end, const Scalar& step
   check_scalar_fits(start, compute, "arange", "start");
   check_scalar_fits(step, compute, "arange", "step");
   double n;
-  if (dtype == DType::Int64 && start.is_integral() && end.is_integral() && step.is_integral()) {
-    // Exact where doubles are not (int64 bounds past 2^53); the quotient truncates toward zero
-    // and (end - start) and step have the same sign, so this is the ceiling.
+  if (dtype == DType::Int64) {
+    // PyTorch 2.13 computes an int64 arange's length in int64 from start, end and step truncated
+    // toward zero (exact past 2^53): arange(0.5, -1, -1) is [0], arange(0, 5, 0.5) has a zero step.
+    // The quotient truncates toward zero and (end - start) and step have the same sign, so this
+    // is the ceiling. Other integer dtypes take the length from doubles, below.
     int64_t si = start.to_int(), ei = end.to_int(), sti = step.to_int();
+    KILN_CHECK(sti != 0, "arange: step must be nonzero (step {} truncated to int64 is 0)", step);
     int64_t sign = sti > 0 ? 1 : -1;
     n = static_cast<double>((ei - si + sti - sign) / sti);
   } else {

@@ -37,9 +37,10 @@ DType arange_dtype(const Scalar& start, const Scalar& end, const Scalar& step, s
 // type): int64 for integer dtypes (start and step truncated toward zero), float32 for 16-bit floats,
 // float64 else.
 DType arange_compute_dtype(DType dtype);
-// arange's length, PyTorch's rule: exact integer arithmetic when `dtype` is int64 and start, end
-// and step are all integers, ceil((end - start) / step) in double otherwise. Checks the step, the
-// bounds, the dtype (bool is not supported) and that start and step fit the compute dtype.
+// arange's length, PyTorch 2.13's rule: for int64, exact integer arithmetic on start, end and step
+// truncated toward zero (a step that truncates to 0 is an error); ceil((end - start) / step) in
+// double otherwise. Checks the step, the bounds, the dtype (bool is not supported) and that start
+// and step fit the compute dtype.
 int64_t arange_length(const Scalar& start, const Scalar& end, const Scalar& step, DType dtype);
 TensorSpec arange(const Scalar& start, const Scalar& end, const Scalar& step, std::optional<DType> dtype,
                   std::optional<Layout> layout, std::optional<Device> device, std::optional<bool> pin_memory);

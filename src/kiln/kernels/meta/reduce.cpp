@@ -70,9 +70,11 @@ TensorSpec amin(const Tensor& self, IntArrayRef dim, bool keepdim) {
   return reduced(self, mask, keepdim, self.dtype());
 }
 TensorSpec argmax(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
+  KILN_CHECK_TYPE(self.dtype() != DType::Bool, "argmax(): does not support bool input (self {})", self.describe());
   return arg_spec(self, dim, keepdim, "argmax");
 }
 TensorSpec argmin(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
+  KILN_CHECK_TYPE(self.dtype() != DType::Bool, "argmin(): does not support bool input (self {})", self.describe());
   return arg_spec(self, dim, keepdim, "argmin");
 }
 std::array<TensorSpec, 2> max_dim(const Tensor& self, int64_t dim, bool keepdim) {
