@@ -1,26 +1,12 @@
-// PyTorch's torch.testing.assert_close default tolerances per dtype, shared by the op harness and
-// the differential tier: (rtol, atol), exact for integers and bool. A complex dtype has its real
-// dtype's tolerances, applied to the absolute value of the complex difference (torch.isclose).
+// PyTorch's torch.testing.assert_close default tolerances per dtype (core/tolerance.h), shared by the
+// op harness and the differential tier.
 #pragma once
 
-#include "kiln/core/dtype.h"
+#include "kiln/core/tolerance.h"
 
 namespace kiln::testing {
 
-struct Tolerance {
-  double rtol, atol;
-};
-
-inline Tolerance default_tolerance(DType t) {
-  switch (t) {
-    case DType::Float16: return {1e-3, 1e-5};
-    case DType::BFloat16: return {1.6e-2, 1e-5};
-    case DType::Float32:
-    case DType::ComplexFloat: return {1.3e-6, 1e-5};
-    case DType::Float64:
-    case DType::ComplexDouble: return {1e-7, 1e-7};
-    default: return {0, 0};
-  }
-}
+using kiln::default_tolerance;
+using kiln::Tolerance;
 
 }  // namespace kiln::testing

@@ -16,8 +16,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "../tolerance.h"
+#include "check_support.h"
 #include "dead_code.h"
+#include "exemptions.h"
 #include "inputs.h"
 #include "kiln/api/compile.h"
 #include "row_statistics.h"
@@ -34,9 +35,6 @@ struct Outcome {
   std::vector<Shape> strides;  // torch's strides (kiln tensors carry their own)
 };
 
-using testing::Tolerance;
-Tolerance tolerance(DType t) { return testing::default_tolerance(t); }
-
 double round_to(double v, DType t) {
   switch (t) {
     case DType::Float32: return static_cast<float>(v);
@@ -44,12 +42,6 @@ double round_to(double v, DType t) {
     case DType::BFloat16: return static_cast<float>(BFloat16(static_cast<float>(v)));
     default: return v;
   }
-}
-
-bool close(double actual, double expected, Tolerance tol) {
-  if (std::isnan(actual) || std::isnan(expected)) return std::isnan(actual) && std::isnan(expected);
-  if (std::isinf(actual) || std::isinf(expected)) return actual == expected;
-  return std::abs(actual - expected) <= tol.atol + tol.rtol * std::abs(expected);
 }
 
 Outcome run(const std::function<std::vector<Tensor>()>& fn) {
@@ -134,15 +126,6 @@ std::string producer(const Program& p, size_t k) {
   return "input";
 }
 
-double largest_finite(DType t) {
-  switch (t) {
-    case DType::Float16: return 65504.0;
-    case DType::BFloat16: return 3.3895313892515355e38;
-    case DType::Float32: return std::numeric_limits<float>::max();
-    default: return std::numeric_limits<double>::max();
-  }
-}
-
 bool same_significant_strides(IntArrayRef sizes, IntArrayRef a, IntArrayRef b) {
   if (a.size() != b.size()) return false;
   int64_t numel = 1;
@@ -152,20 +135,6 @@ bool same_significant_strides(IntArrayRef sizes, IntArrayRef a, IntArrayRef b) {
     if (sizes[d] > 1 && a[d] != b[d]) return false;
   }
   return true;
-}
-
-// Whether `name` is computed, through any chain of calls, by a call for which `pred` holds.
-template <class Pred>
-bool computed_from(const Program& p, const std::string& name, const Pred& pred, int depth = 0) {
-  if (depth > 64) return true;
-  for (const auto& c : p.calls) {
-    if (std::find(c.results.begin(), c.results.end(), name) == c.results.end()) continue;
-    if (pred(c)) return true;
-    for (const auto& a : c.args) {
-      if (computed_from(p, a, pred, depth + 1)) return true;
-    }
-  }
-  return false;
 }
 
 class Checker {
@@ -336,13 +305,14 @@ class Checker {
 
   bool computes(const std::string& op) const {
     for (const auto& c : p_.calls) {
-      if (c.op == op) return true;
+      if (op_family(c.op) == op) return true;
     }
     return false;
   }
 
   // The differences docs/conformance.md accepts between kiln and PyTorch, each with its reason there.
-  static bool accepted_difference(const std::string& op, double kiln, double torch) {
+  static bool accepted_difference(const std::string& producer, double kiln, double torch) {
+    std::string op = op_family(producer);
     // var_mean's mean is sum / n in kiln (inf for [1, inf, -2]); PyTorch's Welford update turns it
     // NaN once an infinity meets another element, depending on the order it visits them.
     if (op == "var_mean" && std::isinf(kiln) && std::isnan(torch)) return true;
@@ -399,432 +369,6 @@ class Checker {
   bool values_;
   Verdict v_;
 };
-
-// Whether a var_mean of the program has an infinite mean in kiln, where PyTorch's running mean may
-// be NaN instead (see docs/conformance.md); what is computed from it then differs from PyTorch, a
-// comparison included (inf > 0.5 but not NaN > 0.5).
-bool infinite_var_mean(const Program& p, const std::vector<Tensor>& inputs) {
-  for (const auto& c : p.calls) {
-    if (c.op != "var_mean" || c.results.size() != 2) continue;
-    auto mean = probe_value(p, c.results[1], inputs, Precision::Native);
-    if (!mean) continue;
-    Values v = read_values(*mean);
-    if (!v.integral && std::any_of(v.f.begin(), v.f.end(), [](double x) { return std::isinf(x); })) return true;
-  }
-  return false;
-}
-
-// Whether `name` is computed, through any chain of calls, from a reduction: its last bits may then
-// differ between eager and compiled code (an order of addition, a Welford update), each correct.
-bool depends_on_reduction(const Program& p, const std::string& name) {
-  static const std::set<std::string> kReductions = {"sum",        "mean",    "prod",        "var",  "var_mean",
-                                                    "layer_norm", "softmax", "log_softmax", "amax", "amin",
-                                                    "matmul",     "linear",  "sdpa"};
-  return computed_from(p, name, [](const OpCall& c) { return kReductions.contains(c.op); });
-}
-
-// Whether a float fmod or remainder of the program takes an `a` computed from a reduction whose
-// last bit, in the native run, is beyond the result's tolerance (fmod(var, x) of float16: one ulp
-// of var near 3 is 0.002, the result 0.23): eager's and compiled code's `a`, each correctly
-// rounded, then give results that differ past it. Such values are not compared.
-bool fmod_magnifies_a_rounding(const Program& p, const std::vector<Tensor>& inputs) {
-  for (const auto& c : p.calls) {
-    if ((c.op != "fmod" && c.op != "remainder") || c.args.size() < 2 || !depends_on_reduction(p, c.args[0])) continue;
-    auto a = probe_value(p, c.args[0], inputs, Precision::Native);
-    auto r = probe_value(p, c.results.at(0), inputs, Precision::Native);
-    if (!a || !r || !is_floating(r->dtype()) || !is_floating(a->dtype())) continue;
-    Values av = read_values(expand(*a, r->sizes()).contiguous()), rv = read_values(r->contiguous());
-    double ulp = a->dtype() == DType::Float64   ? 0x1p-52
-                 : a->dtype() == DType::Float32 ? 0x1p-23
-                 : a->dtype() == DType::Float16 ? 0x1p-10
-                                                : 0x1p-7;
-    Tolerance tol = tolerance(r->dtype());
-    for (size_t k = 0; k < rv.size(); ++k) {
-      if (std::isfinite(av.f[k]) && std::fabs(av.f[k]) * ulp > tol.rtol * std::fabs(rv.f[k]) + tol.atol) return true;
-    }
-  }
-  return false;
-}
-
-// The divisors of the program's float divisions (div, remainder, fmod) that are values, not literals.
-std::vector<std::string> divisors(const Program& p) {
-  std::vector<std::string> out;
-  for (const auto& c : p.calls) {
-    bool divides = c.op == "div" || c.op == "remainder" || c.op == "fmod";
-    if (divides && c.args.size() >= 2 && !(c.args[1].size() > 2 && c.args[1][1] == ':')) out.push_back(c.args[1]);
-  }
-  return out;
-}
-
-// Whether a float division of the program (div, remainder, fmod) divides by a value whose float64
-// run is nonzero but within the native dtype's tolerance of 0 — x - mean of a row, a residue of
-// rounding — where it is `rounded_to_zero`: an exact 0 in kiln's native run (x / x is NaN in kiln
-// and 1 in PyTorch, whose rounding left a residue), or, with `from_reduction`, anything: eager's and
-// compiled code's reductions round differently too (one leaves 1e-39 where the other gives 0, and
-// remainder(x, 0) is NaN). Each is correct to the tolerance; what is computed from them differs.
-bool divides_by_a_rounding_residue(const Program& p, const std::vector<Tensor>& inputs, const std::vector<Tensor>& wide,
-                                   bool rounded_to_zero) {
-  for (const auto& name : divisors(p)) {
-    if (!rounded_to_zero && !depends_on_reduction(p, name)) continue;
-    auto native = probe_value(p, name, inputs, Precision::Native);
-    auto f64 = probe_value(p, name, wide, Precision::Float64);
-    if (!native || !f64 || !is_floating(native->dtype()) || native->sizes().vec() != f64->sizes().vec()) continue;
-    Values n = read_values(native->contiguous()), w = read_values(f64->contiguous());
-    if (w.integral) continue;
-    Tolerance tol = tolerance(native->dtype());
-    for (size_t k = 0; k < n.size(); ++k) {
-      bool residue = w.f[k] != 0 && std::fabs(w.f[k]) <= tol.atol;
-      if (residue && (!rounded_to_zero || n.f[k] == 0)) return true;
-    }
-  }
-  return false;
-}
-
-// Whether a floating remainder or fmod of the program has an element where kiln's exact result
-// (C's fmod) and PyTorch's vectorized a - b * floor(a / b) (trunc for fmod) differ by more than the
-// float64 tolerance (|a / b| past 2^53, b tiny), or where one ulp of a moves the result past that
-// tolerance: then anything computed from it (its sign, say) differs from PyTorch too (see
-// docs/conformance.md).
-// The values of argument `name` of a call (a value of the program, or a literal "f:x" / "i:x") in
-// `precision`, as float64 broadcast to `sizes`; nothing when computing it raises.
-std::optional<Tensor> argument_values(const Program& p, const std::string& name, const std::vector<Tensor>& inputs,
-                                      Precision precision, IntArrayRef sizes) {
-  if (name.size() > 2 && name[1] == ':') return full(sizes, Scalar(std::stod(name.substr(2))), DType::Float64);
-  auto v = probe_value(p, name, inputs, precision);
-  if (!v) return std::nullopt;
-  return expand(v->to(DType::Float64), sizes).contiguous();
-}
-
-// Whether a sin, cos or tan of the program takes, in its float64 run, a finite argument one ulp of
-// which is above float64's tolerance (|x| past about 4.5e8): two correctly computed arguments, or
-// two argument reductions, that differ in that last bit give results that differ past it (tan of a
-// float64 layer norm near 1e38 is any number). Such a program is not compared with PyTorch
-// (docs/conformance.md); its compiled values still are with eager and float64.
-bool periodic_of_a_huge_argument(const Program& p, const std::vector<Tensor>& wide) {
-  for (const auto& c : p.calls) {
-    if ((c.op != "sin" && c.op != "cos" && c.op != "tan") || c.args.empty()) continue;
-    auto x = probe_value(p, c.args[0], wide, Precision::Float64);
-    if (!x || !is_floating(x->dtype())) continue;
-    Values v = read_values(*x);
-    if (v.integral) continue;
-    for (double e : v.f) {
-      if (std::isfinite(e) && std::fabs(e) * 0x1p-52 > 1e-7) return true;
-    }
-  }
-  return false;
-}
-
-// Whether a log1p of the program takes, in either run, the smallest subnormal of its dtype (+-5e-324
-// in float64, +-1.4e-45 in float32): PyTorch's log1p returns 0 there, kiln (and libm) the input, the
-// correctly rounded value. Any other tiny input agrees; a sign of it makes the difference discrete,
-// so such programs are not compared with PyTorch (docs/conformance.md).
-bool log1p_of_the_smallest_subnormal(const Program& p, const std::vector<Tensor>& inputs,
-                                     const std::vector<Tensor>& wide) {
-  for (const auto& c : p.calls) {
-    if (c.op != "log1p" || c.args.empty()) continue;
-    for (auto [in, precision] : {std::pair{&inputs, Precision::Native}, std::pair{&wide, Precision::Float64}}) {
-      auto x = probe_value(p, c.args[0], *in, precision);
-      if (!x || !is_floating(x->dtype())) continue;
-      double smallest = x->dtype() == DType::Float64 ? std::numeric_limits<double>::denorm_min()
-                                                     : static_cast<double>(std::numeric_limits<float>::denorm_min());
-      Values v = read_values(x->contiguous());
-      if (v.integral) continue;
-      for (double e : v.f) {
-        if (std::fabs(e) == smallest) return true;
-      }
-    }
-  }
-  return false;
-}
-
-bool remainder_differs_from_torch(const Program& p, const std::vector<Tensor>& wide) {
-  for (const auto& c : p.calls) {
-    if ((c.op != "remainder" && c.op != "fmod") || c.args.size() < 2) continue;
-    double (*quotient)(double) = c.op == "fmod" ? static_cast<double (*)(double)>(std::trunc)
-                                                : static_cast<double (*)(double)>(std::floor);
-    auto r = probe_value(p, c.results.at(0), wide, Precision::Float64);
-    if (!r || !is_floating(r->dtype())) continue;
-    auto a = argument_values(p, c.args[0], wide, Precision::Float64, r->sizes());
-    auto b = argument_values(p, c.args[1], wide, Precision::Float64, r->sizes());
-    if (!a || !b) continue;
-    Values av = read_values(*a), bv = read_values(*b), rv = read_values(*r);
-    if (rv.integral) continue;
-    for (size_t k = 0; k < rv.size(); ++k) {
-      // An ulp of a moves the result past the tolerance (fmod(1 + 2^-52, 1e-40)): an input that
-      // is correctly computed either way (log1p's last bit) gives results that differ.
-      if (std::isfinite(av.f[k]) && std::fabs(av.f[k]) * 0x1p-52 > 1e-7 * std::fabs(rv.f[k])) return true;
-      double formula = av.f[k] - bv.f[k] * quotient(av.f[k] / bv.f[k]);
-      if (!close(rv.f[k], formula, tolerance(DType::Float64)) && !(std::isnan(rv.f[k]) && std::isnan(formula)))
-        return true;
-    }
-  }
-  return false;
-}
-
-// The comparisons of the program (their results) that compare two float values equal to their
-// dtype's tolerance, in either run (log1p(x) > x for tiny x: kiln's log1p is x, PyTorch's one ulp
-// above). Each side is correct to the tolerance; the comparison is decided by the last bit, which
-// the two libraries round differently, and so is all computed from it (docs/conformance.md).
-std::set<std::string> compares_within_a_rounding(const Program& p, const std::vector<Tensor>& inputs,
-                                                 const std::vector<Tensor>& wide) {
-  static const std::set<std::string> kComparisons = {"eq", "ne", "lt", "le", "gt", "ge"};
-  std::set<std::string> decided;
-  for (const auto& c : p.calls) {
-    if (!kComparisons.contains(c.op) || c.args.size() < 2 || c.args[0] == c.args[1]) continue;
-    for (auto [in, precision] : {std::pair{&inputs, Precision::Native}, std::pair{&wide, Precision::Float64}}) {
-      auto r = probe_value(p, c.results.at(0), *in, precision);
-      if (!r) continue;
-      // The loosest floating dtype of the operands (a literal takes the other's).
-      std::optional<DType> loosest;
-      for (const auto& name : c.args) {
-        if (name.size() > 2 && name[1] == ':') continue;
-        auto v = probe_value(p, name, *in, precision);
-        if (v && is_floating(v->dtype()) && (!loosest || tolerance(v->dtype()).rtol > tolerance(*loosest).rtol))
-          loosest = v->dtype();
-      }
-      if (!loosest) continue;
-      auto a = argument_values(p, c.args[0], *in, precision, r->sizes());
-      auto b = argument_values(p, c.args[1], *in, precision, r->sizes());
-      if (!a || !b) continue;
-      Values av = read_values(*a), bv = read_values(*b);
-      for (size_t k = 0; k < av.size() && !decided.contains(c.results[0]); ++k) {
-        if (std::isfinite(av.f[k]) && close(av.f[k], bv.f[k], tolerance(*loosest))) decided.insert(c.results[0]);
-      }
-    }
-  }
-  return decided;
-}
-
-// Whether an op sensitive to the sign of zero (atan2, a division, remainder, fmod, pow, sign,
-// reciprocal) reads value `m` of the program or anything computed from it.
-bool sign_of_zero_read(const Program& p, const std::string& m) {
-  static const std::set<std::string> kSignSensitive = {"atan2", "div",  "remainder", "fmod",
-                                                       "pow",   "sign", "reciprocal"};
-  auto reads_m = [&](const OpCall& call) {
-    return std::find(call.results.begin(), call.results.end(), m) != call.results.end();
-  };
-  for (const auto& d : p.calls) {
-    if (!kSignSensitive.contains(d.op)) continue;
-    for (const auto& a : d.args) {
-      if (a == m || computed_from(p, a, reads_m)) return true;
-    }
-  }
-  return false;
-}
-
-// Whether an amax or amin of the program reduces values holding both +0 and -0 to a zero that an op
-// sensitive to the sign of zero reads (atan2, a division, remainder, fmod, pow, sign): which zero a
-// max of +0 and -0 returns depends on the order of the comparisons (eager's and compiled code's
-// differ), and atan2(-0, -0) is -pi where atan2(0, 0) is 0 (docs/conformance.md).
-bool signed_zero_extremum(const Program& p, const std::vector<Tensor>& inputs) {
-  for (const auto& c : p.calls) {
-    if ((c.op != "amax" && c.op != "amin") || c.args.empty()) continue;
-    auto x = probe_value(p, c.args[0], inputs, Precision::Native);
-    auto r = probe_value(p, c.results.at(0), inputs, Precision::Native);
-    if (!x || !r || !is_floating(x->dtype())) continue;
-    Values xv = read_values(x->contiguous()), rv = read_values(r->contiguous());
-    bool positive = false, negative = false, zero = false;
-    for (double v : xv.f) (std::signbit(v) ? negative : positive) |= v == 0;
-    for (double v : rv.f) zero = zero || v == 0;
-    if (positive && negative && zero && sign_of_zero_read(p, c.results[0])) return true;
-  }
-  return false;
-}
-
-// Whether a maximum or minimum of the program meets +0 and -0 at one element, in either run, and an
-// op sensitive to the sign of zero reads the result. PyTorch returns the second argument's zero
-// from its vectorized loop (_mm512_max_ps) and the first's from its scalar loop (std::max), so
-// which zero it gives depends on the operands' layout; kiln gives the second's in every path, and
-// its compiled code is still compared with eager (docs/conformance.md).
-bool signed_zero_maximum(const Program& p, const std::vector<Tensor>& inputs, const std::vector<Tensor>& wide) {
-  for (const auto& c : p.calls) {
-    if ((c.op != "maximum" && c.op != "minimum") || c.args.size() < 2 || !sign_of_zero_read(p, c.results.at(0)))
-      continue;
-    for (auto [in, precision] : {std::pair{&inputs, Precision::Native}, std::pair{&wide, Precision::Float64}}) {
-      auto r = probe_value(p, c.results.at(0), *in, precision);
-      if (!r || !is_floating(r->dtype())) continue;
-      auto a = argument_values(p, c.args[0], *in, precision, r->sizes());
-      auto b = argument_values(p, c.args[1], *in, precision, r->sizes());
-      if (!a || !b) continue;
-      Values av = read_values(*a), bv = read_values(*b);
-      for (size_t k = 0; k < av.size(); ++k) {
-        if (av.f[k] == 0 && bv.f[k] == 0 && std::signbit(av.f[k]) != std::signbit(bv.f[k])) return true;
-      }
-    }
-  }
-  return false;
-}
-
-// The range a native run accumulates `name`'s terms in: float32's for float32 and 16-bit terms (eager
-// sums float32 in float32, where max + max overflows; compiled code in double), float64's else.
-double accumulation_range(const Program& p, const std::string& name, const std::vector<Tensor>& inputs) {
-  auto native = probe_value(p, name, inputs, Precision::Native);
-  return native && is_floating(native->dtype()) && native->dtype() != DType::Float64
-             ? largest_finite(DType::Float32)
-             : std::numeric_limits<double>::infinity();
-}
-
-// Appends to `probe` the magnitudes of value `t` and those of its finite elements alone (infinities
-// count 0; NaN stays NaN), named after `tag`; returns their names.
-// Appends `result = op args` to `probe`; returns `result`.
-std::string add_call(Program& probe, const std::string& result, const std::string& op, std::vector<std::string> args) {
-  probe.calls.push_back({{result}, op, std::move(args)});
-  return result;
-}
-
-std::pair<std::string, std::string> add_magnitudes(Program& probe, const std::string& t, const std::string& tag) {
-  std::string a = add_call(probe, "zz_abs_" + tag, "abs", {t});
-  std::string one = add_call(probe, "zz_one_" + tag, "clamp", {a, "none", "f:1"});
-  std::string zero = add_call(probe, "zz_zero_" + tag, "sub", {one, one});
-  std::string inf = add_call(probe, "zz_inf_" + tag, "isinf", {t});
-  return {a, add_call(probe, "zz_finite_" + tag, "where", {inf, zero, a})};
-}
-
-// Whether `probe`'s float64 run gives, in some element, a sum (or contraction) of magnitudes
-// `names[0]` above 1e6 times the magnitude of the sum itself `names[1]` (an exact 0 of nonzero terms
-// included), or a sum of the finite terms' magnitudes `names[2]` past `range`: finite terms whose
-// partial sums can overflow, where the order decides where an infinity appears (max + max - inf is
-// NaN, max - inf + max is -inf).
-bool cancels_or_overflows(Program probe, const std::array<std::string, 3>& names, const std::vector<Tensor>& wide,
-                          double range) {
-  probe.outputs = {names.begin(), names.end()};
-  std::vector<Tensor> out;
-  try {
-    out = run_program(probe, wide, Precision::Float64);
-  } catch (const Error&) {
-    return false;
-  }
-  Values mag = read_values(out[0]), total = read_values(out[1]), finite = read_values(out[2]);
-  if (mag.integral) return false;
-  for (size_t k = 0; k < mag.size(); ++k) {
-    if (std::isfinite(mag.f[k]) && mag.f[k] > 1e6 * std::fabs(total.f[k])) return true;
-    if (std::isinf(finite.f[k]) || finite.f[k] > range) return true;
-  }
-  return false;
-}
-
-// Whether a sum or mean of the program (var's and var_mean's mean too) adds terms that cancel past
-// float64's precision in its float64 run (condition number sum |x| / |sum x| above 1e6, or an exact
-// 0 from nonzero terms), or finite terms whose magnitudes add past the range the native run sums in
-// (float32's for float32 terms, float64's for float64 ones): two correct
-// orders of summation then differ by more than float64's tolerance, and so does what is computed
-// from the result (see docs/conformance.md).
-bool ill_conditioned_sum(const Program& p, const std::vector<Tensor>& inputs, const std::vector<Tensor>& wide) {
-  for (const auto& c : p.calls) {
-    // sum and mean (x, dims, keepdim); var and var_mean (x, dims, correction, keepdim) sum for their mean.
-    bool sums = (c.op == "sum" || c.op == "mean") && c.args.size() >= 3;
-    bool means = (c.op == "var" || c.op == "var_mean") && c.args.size() >= 4;
-    if (!sums && !means) continue;
-    const std::string& keepdim = c.args[sums ? 2 : 3];
-    Program probe = p;
-    auto [magnitude, finite] = add_magnitudes(probe, c.args[0], "x");
-    std::array<std::string, 3> totals = {add_call(probe, "zz_abs_sum", "sum", {magnitude, c.args[1], keepdim}),
-                                         add_call(probe, "zz_sum", "sum", {c.args[0], c.args[1], keepdim}),
-                                         add_call(probe, "zz_finite_sum", "sum", {finite, c.args[1], keepdim})};
-    if (cancels_or_overflows(probe, totals, wide, accumulation_range(p, c.args[0], inputs))) {
-      return true;
-    }
-  }
-  return false;
-}
-
-// Whether a contraction of the program (matmul, linear, scaled_dot_product_attention: its scores
-// and its weighted sum of values) is ill-conditioned as ill_conditioned_sum's sums are: in the
-// float64 run, the contraction of the magnitudes |a| @ |b| is above 1e6 times |a @ b| (or a @ b is
-// an exact 0 of nonzero terms), or that of the finite magnitudes passes the range the native run
-// accumulates in. Two correct orders of accumulation (oneDNN's blocking, the flash kernel's tiles)
-// then differ past float64's tolerance (docs/conformance.md).
-bool ill_conditioned_contraction(const Program& p, const std::vector<Tensor>& inputs, const std::vector<Tensor>& wide) {
-  for (const auto& c : p.calls) {
-    bool matmul = c.op == "matmul" && c.args.size() == 2, linear = c.op == "linear" && c.args.size() == 3;
-    bool sdpa = c.op == "sdpa" && c.args.size() == 6;
-    if (!matmul && !linear && !sdpa) continue;
-    Program probe = p;
-    auto call = [&probe](const std::string& result, const std::string& op, std::vector<std::string> args) {
-      return add_call(probe, result, op, std::move(args));
-    };
-    // (|a| @ |b|, a @ b, finite |a| @ finite |b|) for each contraction the call makes.
-    std::vector<std::array<std::string, 3>> contractions;
-    if (matmul || linear) {
-      auto [a, fa] = add_magnitudes(probe, c.args[0], "a");
-      auto [b, fb] = add_magnitudes(probe, c.args[1], "b");
-      std::string bias = linear && c.args[2] != "none" ? add_magnitudes(probe, c.args[2], "c").first : "none";
-      auto contract = [&](const std::string& r, const std::string& x, const std::string& y, const std::string& z) {
-        return linear ? call(r, "linear", {x, y, z}) : call(r, "matmul", {x, y});
-      };
-      contractions.push_back({contract("zz_mag", a, b, bias), contract("zz_total", c.args[0], c.args[1], c.args[2]),
-                              contract("zz_finite", fa, fb, bias)});
-    } else {
-      std::string kt = call("zz_kt", "transpose", {c.args[1], "-1", "-2"});
-      auto [q, fq] = add_magnitudes(probe, c.args[0], "q");
-      auto [k, fk] = add_magnitudes(probe, kt, "k");
-      contractions.push_back({call("zz_smag", "matmul", {q, k}), call("zz_stotal", "matmul", {c.args[0], kt}),
-                              call("zz_sfinite", "matmul", {fq, fk})});
-      auto [v, fv] = add_magnitudes(probe, c.args[2], "v");
-      auto attend = [&](const std::string& r, const std::string& values) {
-        return call(r, "sdpa", {c.args[0], c.args[1], values, c.args[3], c.args[4], c.args[5]});
-      };
-      contractions.push_back({attend("zz_omag", v), attend("zz_ototal", c.args[2]), attend("zz_ofinite", fv)});
-    }
-    double range = accumulation_range(p, c.results.at(0), inputs);
-    for (const auto& names : contractions) {
-      if (cancels_or_overflows(probe, names, wide, range)) return true;
-    }
-  }
-  return false;
-}
-
-// Whether a prod of the program multiplies a row whose product may depend on the order: partial
-// products can overflow (the factors above 1 multiply past the dtype's range) or underflow (those
-// below 1 multiply under its smallest normal), unless an exact 0 and an infinity make it NaN in
-// every order (see docs/conformance.md). What is computed from such a product depends on the order
-// too (maximum(NaN, x) is NaN, maximum(-inf, x) is x). So does a periodic function of a product
-// too large for its order not to show in its last bits.
-bool order_dependent_prod(const Program& p, const std::vector<Tensor>& inputs) {
-  for (const auto& c : p.calls) {
-    if (c.op != "prod" || c.args.size() < 2) continue;
-    auto x = probe_value(p, c.args[0], inputs, Precision::Native);
-    if (!x || !is_floating(x->dtype()) || x->numel() == 0) continue;
-    Tensor rows = *x;
-    if (c.args[1] != "none" && x->dim() > 0) {
-      int64_t d = std::stoll(c.args[1]);
-      if (d < 0) d += x->dim();
-      std::vector<int64_t> perm;
-      for (int64_t k = 0; k < x->dim(); ++k)
-        if (k != d) perm.push_back(k);
-      perm.push_back(d);
-      rows = permute(*x, perm);
-    }
-    auto n = static_cast<size_t>(c.args[1] == "none" || rows.dim() == 0 ? rows.numel() : rows.sizes().back());
-    Values v = read_values(rows.contiguous());
-    // float16/bfloat16 multiply in float.
-    double max_log = x->dtype() == DType::Float64 ? 1024 : 128, min_log = x->dtype() == DType::Float64 ? -1022 : -126;
-    // A product past 2^(mantissa bits + 1) has ulps above 2: its last bits, which the order of
-    // multiplication decides, are all a sin/cos/tan of it or a remainder by a small divisor sees.
-    double mantissa = x->dtype() == DType::Float64 ? 53 : x->dtype() == DType::Float32 ? 24 : 11;
-    bool periodic = std::any_of(p.calls.begin(), p.calls.end(), [](const OpCall& k) {
-      return k.op == "sin" || k.op == "cos" || k.op == "tan" || k.op == "fmod" || k.op == "remainder";
-    });
-    for (size_t r = 0; n > 0 && (r + 1) * n <= v.size(); ++r) {
-      bool zero = false, inf = false, nan = false;
-      double big = 0, small = 0;  // log2 of the product of the factors above 1, below 1
-      for (size_t i = r * n; i < (r + 1) * n; ++i) {
-        double a = std::fabs(v.f[i]);
-        if (std::isnan(a)) nan = true;
-        else if (a == 0) zero = true;
-        else if (std::isinf(a)) inf = true;
-        else if (a > 1) big += std::log2(a);
-        else small += std::log2(a);
-      }
-      if (nan || (zero && inf)) continue;  // NaN in every order
-      bool overflow = big > max_log - 1, underflow = small < min_log + 1;
-      if ((zero && overflow) || (inf && underflow) || (!zero && !inf && (overflow || underflow))) return true;
-      if (periodic && !zero && !inf && big + small > mantissa + 1) return true;
-    }
-  }
-  return false;
-}
-
 }  // namespace
 
 Verdict check_program(const Program& p, const std::string& torch_dir, const std::string& backend) {
@@ -882,7 +426,8 @@ Verdict check_program(const Program& p, const std::string& torch_dir, const std:
   if (!torch_dir.empty() && !dead_raise && !infinite_var_mean(p, inputs) && !remainder_differs_from_torch(p, wide) &&
       !periodic_of_a_huge_argument(p, wide) && !divides_by_a_rounding_residue(p, inputs, wide, true) &&
       !layer_norm_variance_past_float(p, inputs) && !signed_zero_maximum(p, inputs, wide) &&
-      !log1p_of_the_smallest_subnormal(p, inputs, wide) && !ill_conditioned) {
+      !log1p_of_the_smallest_subnormal(p, inputs, wide) && !scatter_into_a_non_dense_self(p, inputs) &&
+      !attention_row_of_nan_scores(p, inputs, wide) && !ill_conditioned) {
     torch = read_torch(torch_dir, "native");
     torch64 = read_torch(torch_dir, "f64");
   }

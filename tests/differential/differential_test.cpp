@@ -90,7 +90,7 @@ TEST(DifferentialTier, TextFormRoundTrips) {
 TEST(DifferentialTier, GeneratorReachesTheHardCases) {
   std::set<std::string> ops, fills;
   bool transposed = false, expanded = false, offset = false, empty = false, zero_d = false, twice = false;
-  bool big_constant = false, negative_zero = false;
+  bool big_constant = false, negative_zero = false, overlapping = false, float_to_int = false, cmp_as_number = false;
   for (uint64_t s = 1; s <= 240; ++s) {
     Program p = generate_program(s, {});
     for (const auto& in : p.inputs) {
@@ -98,11 +98,24 @@ TEST(DifferentialTier, GeneratorReachesTheHardCases) {
       for (size_t d = 0; d + 1 < in.strides.size(); ++d) transposed |= in.strides[d] < in.strides[d + 1];
       for (size_t d = 0; d < in.strides.size(); ++d) expanded |= in.strides[d] == 0 && in.sizes[d] > 1;
       offset |= in.offset > 0;
+      // overlapping reads: a dim of several elements steps less than the span of the dims inside it
+      if (in.sizes.size() >= 2)
+        overlapping |= in.sizes[0] > 1 && in.sizes[1] > 1 && in.strides[0] == 1 && in.strides[1] == 1;
       zero_d |= in.sizes.empty();
       for (int64_t n : in.sizes) empty |= n == 0;
     }
+    std::set<std::string> floats, comparisons;
+    for (const auto& in : p.inputs) {
+      if (is_floating(in.dtype)) floats.insert(in.name);
+    }
     for (const auto& c : p.calls) {
       ops.insert(c.op);
+      if (c.op == "to" && floats.contains(c.args[0]) && !is_floating(*parse_dtype(c.args[1])) && c.args[1] != "bool")
+        float_to_int = true;
+      if (c.op == "gt") comparisons.insert(c.results[0]);
+      if (c.op != "where" && c.op != "gt" && !comparisons.empty()) {
+        for (const auto& a : c.args) cmp_as_number |= comparisons.contains(a);
+      }
       if (c.args.size() >= 2 && c.args[0] == c.args[1]) twice = true;
       for (const auto& a : c.args) {
         big_constant |= a == "i:9007199254740993";
@@ -116,12 +129,50 @@ TEST(DifferentialTier, GeneratorReachesTheHardCases) {
     }
   }
   EXPECT_TRUE(transposed && expanded && offset && empty && zero_d && twice && big_constant && negative_zero);
-  for (const char* fill : {"normal", "special", "pos", "nonzero"}) EXPECT_TRUE(fills.contains(fill)) << fill;
-  for (const char* op :
-       {"add",   "div",       "where",    "clamp",     "sum",         "mean",       "amax",      "amin",
-        "prod",  "var",       "var_mean", "softmax",   "log_softmax", "layer_norm", "transpose", "permute",
-        "slice", "select",    "expand",   "unsqueeze", "view",        "reshape",    "diagonal",  "cat",
-        "full",  "remainder", "fmod",     "pow",       "matmul",      "linear",     "sdpa"}) {
+  EXPECT_TRUE(overlapping && float_to_int && cmp_as_number);
+  for (const char* fill : {"normal", "special", "pos", "nonzero", "constant", "limits"})
+    EXPECT_TRUE(fills.contains(fill)) << fill;
+  for (const char* op : {"add",
+                         "div",
+                         "where",
+                         "clamp",
+                         "sum",
+                         "mean",
+                         "amax",
+                         "amin",
+                         "prod",
+                         "var",
+                         "var_mean",
+                         "softmax",
+                         "log_softmax",
+                         "layer_norm",
+                         "transpose",
+                         "permute",
+                         "slice",
+                         "select",
+                         "expand",
+                         "unsqueeze",
+                         "view",
+                         "reshape",
+                         "diagonal",
+                         "cat",
+                         "full",
+                         "remainder",
+                         "fmod",
+                         "pow",
+                         "matmul",
+                         "linear",
+                         "sdpa",
+                         "std",
+                         "argmax",
+                         "max_dim",
+                         "cumsum",
+                         "any",
+                         "flip",
+                         "slice_scatter",
+                         "select_scatter",
+                         "arange",
+                         "native_layer_norm"}) {
     EXPECT_TRUE(ops.contains(op)) << op;
   }
   GenOptions large;

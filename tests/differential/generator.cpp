@@ -1,6 +1,7 @@
 #include "generator.h"
 
 #include <algorithm>
+#include <array>
 #include <numeric>
 #include <set>
 
@@ -41,8 +42,8 @@ const std::vector<std::string> kBinary = {
     "add", "sub",         "mul",        "maximum",     "minimum",     "fmod",       "remainder",   "atan2",
     "pow", "bitwise_and", "bitwise_or", "bitwise_xor", "logical_and", "logical_or", "logical_xor", "eq",
     "ne",  "lt",          "le",         "gt",          "ge",          "div"};
-const std::vector<std::string> kViews = {"transpose", "permute", "slice", "select",  "expand",
-                                         "unsqueeze", "squeeze", "view",  "reshape", "diagonal"};
+const std::vector<std::string> kViews = {"transpose", "permute", "slice",   "select",   "expand", "unsqueeze",
+                                         "squeeze",   "view",    "reshape", "diagonal", "flip"};
 
 class Generator {
  public:
@@ -53,6 +54,8 @@ class Generator {
     int inputs = 1 + (r_.chance(0.6) ? 1 : 0) + (r_.chance(0.3) ? 1 : 0);
     for (int i = 0; i < inputs; ++i) add_input(i == 0 ? base_ : derived_shape(), input_dtype());
     int calls = static_cast<int>(r_.between(o_.min_calls, o_.max_calls));
+    // 16-bit chains run long: rounding after every op is where eager and PyTorch part.
+    if (is_reduced_float(flavor_) && r_.chance(0.5)) calls *= 2;
     for (int attempt = 0; attempt < 40 * calls && static_cast<int>(p_.calls.size()) < calls; ++attempt) step();
     choose_outputs();
     if (o_.zero_divisors) p_.comments.push_back("may raise");
@@ -121,6 +124,10 @@ class Generator {
       for (size_t d = 0; d + 1 < rank; ++d) in.strides[d] = ps[d];
       in.strides[rank - 1] = 2;
       in.offset = ps[0] + 1;
+    } else if (u < 0.42 && rank >= 2 && !big) {
+      // overlapping reads: every dim steps one element (sliding windows, as_strided(x, sizes, 1s))
+      for (auto& st : in.strides) st = 1;
+      in.offset = r_.between(0, 3);
     } else if (u < 0.5 && rank >= 1) {  // expanded: one dim of size > 1 has stride 0
       size_t d = static_cast<size_t>(r_.between(0, static_cast<int64_t>(rank) - 1));
       if (sizes[d] > 1) {
@@ -134,13 +141,15 @@ class Generator {
     }
     if (is_floating(dtype)) {
       double f = r_.uniform();
-      in.fill = f < 0.45 ? "normal" : f < 0.75 ? "special" : f < 0.9 ? "pos" : "nonzero";
+      in.fill = f < 0.4 ? "normal" : f < 0.7 ? "special" : f < 0.82 ? "pos" : f < 0.92 ? "nonzero" : "constant";
     } else if (dtype == DType::Bool) {
-      in.fill = "normal";
+      in.fill = r_.chance(0.9) ? "normal" : "constant";
     } else if (o_.zero_divisors) {
       in.fill = r_.chance(0.5) ? "special" : "normal";
     } else {
-      in.fill = r_.chance(0.6) ? "nonzero" : "pos";
+      // Never zero: divisions stay defined. "limits" holds the dtype's extremes.
+      double f = r_.uniform();
+      in.fill = f < 0.45 ? "nonzero" : f < 0.75 ? "pos" : "limits";
     }
     in.seed = r_.next() >> 2;
     p_.inputs.push_back(in);
@@ -165,7 +174,8 @@ class Generator {
       return r_.pick(ints);
     }
     return r_.pick(std::vector<std::string>{"f:0.5", "f:-0.0", "f:2.5", "f:-1.75", "f:nan", "f:inf", "f:-inf",
-                                            "f:1e-40", "f:3", "i:2", "b:1", "i:9007199254740993"});
+                                            "f:1e-40", "f:3", "i:2", "b:1", "i:9007199254740993", "i:-1", "f:-0.5",
+                                            "f:1e-300", "f:3e38"});
   }
 
   int64_t dim_of(const Tensor& t) { return t.dim() == 0 ? 0 : r_.between(-t.dim(), t.dim() - 1); }
@@ -242,27 +252,78 @@ class Generator {
       select_or_clamp(x);
     } else if (u < 0.91) {
       concat(x);
-    } else if (u < 0.95) {
+    } else if (u < 0.94) {
       contraction(x);
-    } else if (u < 0.97) {
+    } else if (u < 0.96) {
       constant(x);
+    } else if (u < 0.98) {
+      scatter(x);
     } else {
       convert(x);
+    }
+  }
+
+  // slice_scatter and select_scatter of x, the written values computed from x's own slice (so its
+  // NaNs and extremes move) or a constant.
+  void scatter(const Value& x) {
+    const Tensor& t = x.meta;
+    if (t.dim() == 0) return;
+    int64_t d = dim_of(t), n = t.size(d);
+    bool select = n > 0 && r_.chance(0.35);
+    std::string index = std::to_string(select ? r_.between(-n, n - 1) : 0);
+    std::string start = r_.chance(0.2) ? "none" : std::to_string(r_.between(-n - 1, n));
+    std::string end = r_.chance(0.3) ? "none" : std::to_string(r_.between(-n, n + 2));
+    std::string step = std::to_string(r_.between(1, 3));
+    std::vector<std::string> view_args = select ? std::vector<std::string>{x.name, std::to_string(d), index}
+                                                : std::vector<std::string>{x.name, std::to_string(d), start, end, step};
+    if (!add(select ? "select" : "slice", view_args, 1, false)) return;
+    std::string part = p_.calls.back().results[0];
+    std::string src;
+    if (r_.chance(0.6)) {
+      std::string op = r_.pick(std::vector<std::string>{"neg", "exp", "abs", "reciprocal", "sqrt", "clone"});
+      if (!add(op, {part})) return;
+      src = p_.calls.back().results[0];
+      if (env_[src].dtype() != t.dtype()) {
+        if (!add("to", {src, std::string(dtype_name(t.dtype()))})) return;
+        src = p_.calls.back().results[0];
+      }
+    } else {
+      if (!add("full", {list_str(env_[part].sizes().vec()), scalar(t.dtype()), std::string(dtype_name(t.dtype()))}))
+        return;
+      src = p_.calls.back().results[0];
+    }
+    if (select) {
+      add("select_scatter", {x.name, src, std::to_string(d), index});
+    } else {
+      add("slice_scatter", {x.name, src, std::to_string(d), start, end, step});
     }
   }
 
   void reduction(const Value& x) {
     std::string keep = r_.chance(0.3) ? "1" : "0";
     std::string dims = r_.chance(0.25) ? "none" : list_str(dims_of(x.meta));
-    std::string op = r_.pick(std::vector<std::string>{"sum", "mean", "amax", "amin", "prod", "var", "var_mean"});
-    if (op == "sum" || op == "mean") {
+    std::string op = r_.pick(std::vector<std::string>{"sum", "mean", "amax", "amin", "prod", "var", "var_mean", "std",
+                                                      "argmax", "argmin", "max_dim", "min_dim", "cumsum", "any"});
+    std::string dim = std::to_string(dim_of(x.meta));
+    if (op == "argmax" || op == "argmin") {
+      if (!discrete_ok(x)) return;  // which element is largest is decided by roundings
+      add(op, {x.name, r_.chance(0.3) ? "none" : dim, keep});
+    } else if (op == "max_dim" || op == "min_dim") {
+      if (!discrete_ok(x)) return;
+      add(op, {x.name, dim, keep}, 2);
+    } else if (op == "cumsum") {
+      add(op, {x.name, dim});
+    } else if (op == "any") {
+      add(op, {x.name, dims, keep});
+    } else if (op == "sum" || op == "mean") {
       add(op, {x.name, dims, keep});
     } else if (op == "amax" || op == "amin") {
       add(op, {x.name, dims == "none" ? "[]" : dims, keep});
     } else if (op == "prod") {
       add(op, {x.name, r_.chance(0.3) ? "none" : std::to_string(dim_of(x.meta)), keep});
     } else {
-      std::string correction = r_.pick(std::vector<std::string>{"i:0", "i:1", "i:1", "f:0.5"});
+      // A correction at or past a row's length divides by a dof of 0 or less (NaN or inf).
+      std::string correction = r_.pick(std::vector<std::string>{"i:0", "i:1", "i:1", "f:0.5", "i:2", "i:5"});
       add(op, {x.name, dims, correction, keep}, op == "var_mean" ? 2 : 1);
     }
   }
@@ -314,6 +375,8 @@ class Generator {
         }
       }
       add(op, {x.name, list_str(shape)}, 1, false);
+    } else if (op == "flip" && rank >= 1) {
+      add(op, {x.name, list_str(dims_of(t))}, 1, false);
     } else if (op == "diagonal" && rank >= 2) {
       int64_t d1 = dim_of(t), d2 = dim_of(t);
       add(op, {x.name, std::to_string(r_.between(-2, 2)), std::to_string(d1), std::to_string(d2)}, 1, false);
@@ -337,8 +400,15 @@ class Generator {
         }
         return "none";
       };
-      add("layer_norm",
-          {x.name, list_str(shape), affine(), affine(), r_.pick(std::vector<std::string>{"f:1e-05", "f:0.001"})});
+      // eps 0 normalizes a constant row by 1 / sqrt(0); an empty normalized shape makes rows of one.
+      std::string eps = r_.pick(std::vector<std::string>{"f:1e-05", "f:0.001", "f:0"});
+      if (r_.chance(0.1)) shape.clear();
+      std::string w = affine(), b = affine();
+      if (r_.chance(0.35)) {
+        add("native_layer_norm", {x.name, list_str(shape), w, b, eps}, 3);
+      } else {
+        add("layer_norm", {x.name, list_str(shape), w, b, eps});
+      }
     }
   }
 
@@ -348,6 +418,13 @@ class Generator {
       if (!discrete_ok(x)) return;
       if (!add("gt", {x.name, r_.pick(std::vector<std::string>{"f:0", "i:0", "f:0.5"})})) return;
       std::string cond = p_.calls.back().results[0];
+      if (r_.chance(0.35)) {  // the comparison used as a number
+        std::string op = r_.pick(std::vector<std::string>{"mul", "add", "sub", "sum", "pow", "div"});
+        if (op == "sum") add(op, {cond, "none", "0"});
+        else if (op == "div") add(op, {pick().name, cond, "none"});
+        else add(op, {r_.chance(0.5) ? cond : pick().name, r_.chance(0.5) ? pick().name : cond});
+        return;
+      }
       std::string a = r_.chance(0.3) ? x.name : pick().name, b = r_.chance(0.3) ? x.name : pick().name;
       add("where", {cond, a, b});
     } else if (r_.chance(0.7)) {
@@ -489,8 +566,23 @@ class Generator {
                                          "f:0.1", "i:3", "f:1e-40", "i:4611686018427387905"});
     std::vector<int64_t> shape;
     if (x.meta.dim() > 0 && r_.chance(0.5)) shape = {x.meta.size(-1)};
-    bool ok = r_.chance(0.3) ? add("scalar_tensor", {value, std::string(dtype_name(d))})
-                             : add("full", {list_str(shape), value, std::string(dtype_name(d))});
+    bool ok = false;
+    if (r_.chance(0.25)) {
+      // arange with float bounds and an integer dtype: PyTorch truncates start and step, and takes
+      // an int64 length from the truncated bounds.
+      auto bounds = r_.pick(std::vector<std::array<const char*, 3>>{{"f:0.5", "i:-1", "i:-1"},
+                                                                    {"i:0", "i:5", "i:1"},
+                                                                    {"f:-2.5", "i:3", "f:0.7"},
+                                                                    {"i:1", "i:-4", "f:-1.5"},
+                                                                    {"f:0.2", "f:4.9", "i:1"},
+                                                                    {"f:0.9", "f:3.9", "i:1"}});
+      DType ad = r_.pick(std::vector<DType>{DType::Int64, DType::Int32, DType::Float32, DType::Float64, DType::UInt8});
+      ok = add("arange", {bounds[0], bounds[1], bounds[2], std::string(dtype_name(ad))});
+    } else if (r_.chance(0.3)) {
+      ok = add("scalar_tensor", {value, std::string(dtype_name(d))});
+    } else {
+      ok = add("full", {list_str(shape), value, std::string(dtype_name(d))});
+    }
     if (!ok) return;
     std::string c = p_.calls.back().results[0];
     std::string op = r_.pick(std::vector<std::string>{"add", "sub", "mul", "maximum", "minimum"});
@@ -498,13 +590,12 @@ class Generator {
   }
 
   void convert(const Value& x) {
-    DType from = x.meta.dtype();
-    // Float to integer conversion of NaN, infinities or out-of-range values is undefined in C++
-    // and in PyTorch, so floats only convert to floats and bool.
-    std::vector<DType> to = {DType::Float32, DType::Float64, DType::Float16, DType::BFloat16, DType::Bool};
-    if (!is_floating(from)) to.insert(to.end(), {DType::Int64, DType::Int32, DType::Int8, DType::UInt8});
+    // Float to integer conversion is defined for every value, NaN and out-of-range ones included
+    // (core/float_to_int.h: PyTorch's results on x86-64).
+    std::vector<DType> to = {DType::Float32, DType::Float64, DType::Float16, DType::BFloat16, DType::Bool,
+                             DType::Int64,   DType::Int32,   DType::Int16,   DType::Int8,     DType::UInt8};
     DType d = r_.pick(to);
-    if (d == DType::Bool && !discrete_ok(x)) return;
+    if (!is_floating(d) && !discrete_ok(x)) return;
     add("to", {x.name, std::string(dtype_name(d))});
   }
 

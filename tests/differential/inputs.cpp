@@ -61,7 +61,7 @@ Element int_element(const std::string& fill, DType t, Rng& r) {
     int64_t v = r.between(1, 9);
     return {true, 0, (r.next() & 1) ? v : -v};
   }
-  if (fill == "special" && r.uniform() < 0.6) {
+  if ((fill == "special" && r.uniform() < 0.6) || fill == "limits") {
     int64_t min = 0, max = 0;
     switch (t) {
       case DType::UInt8: max = 255; break;
@@ -74,6 +74,7 @@ Element int_element(const std::string& fill, DType t, Rng& r) {
     if (t == DType::Int64)
       specials.insert(specials.end(), {(int64_t{1} << 53) + 1, -(int64_t{1} << 53) - 1, int64_t{1} << 62});
     if (t == DType::UInt8) specials = {0, 1, 255, 254, 128, 127};
+    if (fill == "limits") std::erase(specials, 0);  // the extremes, never a zero divisor
     return {true, 0, specials[r.next() % specials.size()]};
   }
   return {true, 0, r.between(lo, 9)};
@@ -100,9 +101,15 @@ std::vector<uint8_t> input_bytes(const InputSpec& spec) {
   size_t esize = element_size(spec.dtype);
   std::vector<uint8_t> bytes(static_cast<size_t>(n) * esize);
   Rng r = Rng::from_seed(spec.seed);
+  // "constant": one element (drawn as "special" draws, so an extreme half the time) everywhere.
+  bool constant = spec.fill == "constant";
+  const std::string fill = constant ? "special" : spec.fill;
+  auto draw = [&] {
+    return is_floating(spec.dtype) ? float_element(fill, spec.dtype, r) : int_element(fill, spec.dtype, r);
+  };
+  Element e = draw();
   for (int64_t k = 0; k < n; ++k) {
-    Element e = is_floating(spec.dtype) ? float_element(spec.fill, spec.dtype, r)
-                                        : int_element(spec.fill, spec.dtype, r);
+    if (k > 0 && !constant) e = draw();
     store(e, spec.dtype, bytes.data() + static_cast<size_t>(k) * esize);
   }
   return bytes;

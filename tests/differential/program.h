@@ -28,7 +28,9 @@ struct InputSpec {
   DType dtype = DType::Float32;
   Shape sizes, strides;
   int64_t offset = 0;
-  std::string fill = "normal";  // normal, pos, nonzero, special, small
+  // normal, pos, nonzero, special (NaN, infinities, subnormals, extremes among normal values),
+  // small, constant (one special-drawn element everywhere), limits (an integer dtype's extremes, no 0)
+  std::string fill = "normal";
   uint64_t seed = 0;
   // Elements of storage the input needs: offset + its span; the storage ends right there.
   int64_t storage_elements() const;
@@ -87,6 +89,9 @@ std::vector<Tensor> apply_call(const OpCall& c, const std::map<std::string, Tens
 
 // The ops a program may call, by name.
 std::vector<std::string> known_ops();
+// The op whose checker rules a variant follows: native_layer_norm is layer_norm, std is var,
+// max_dim and min_dim are amax and amin; any other op is its own.
+std::string op_family(const std::string& op);
 
 // One program holding all of `programs` side by side (names prefixed p0_, p1_, ...): its outputs
 // are theirs in order. `output_owner` receives, per output, the index of its program.

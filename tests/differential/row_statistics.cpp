@@ -47,7 +47,7 @@ struct NormalizedRows {
 };
 std::optional<NormalizedRows> layer_norm_rows(const Program& p, const OpCall& c, const std::vector<Tensor>& inputs,
                                               Precision precision) {
-  if (c.op != "layer_norm" || c.args.size() < 2 || c.args[1] == "[]") return std::nullopt;
+  if (op_family(c.op) != "layer_norm" || c.args.size() < 2 || c.args[1] == "[]") return std::nullopt;
   auto x = probe_value(p, c.args[0], inputs, precision);
   if (!x || !is_floating(x->dtype())) return std::nullopt;
   auto normalized_dims = static_cast<size_t>(std::count(c.args[1].begin(), c.args[1].end(), ',') + 1);
@@ -145,7 +145,7 @@ bool layer_norm_variance_past_float(const Program& p, const std::vector<Tensor>&
 // gives 8). Values of such programs are not compared (docs/conformance.md).
 bool near_constant_variance(const Program& p, const std::vector<Tensor>& wide) {
   for (const auto& c : p.calls) {
-    if ((c.op != "var" && c.op != "var_mean") || c.args.size() < 2) continue;
+    if ((op_family(c.op) != "var" && c.op != "var_mean") || c.args.size() < 2) continue;
     auto x = probe_value(p, c.args[0], wide, Precision::Float64);
     if (!x || !is_floating(x->dtype()) || x->dim() == 0) continue;
     std::set<int64_t> reduced;

@@ -138,6 +138,29 @@ class Run:
             return [torch.scalar_tensor(scalar(a[0]), dtype=self.dtype(a[1]))]
         if op == "to":
             return [t(a[0]).to(self.dtype(a[1]))]
+        if op in ("argmax", "argmin"):
+            return [getattr(torch, op)(t(a[0]), dim=None if a[1] == "none" else int(a[1]), keepdim=bool(int(a[2])))]
+        if op in ("max_dim", "min_dim"):
+            r = getattr(torch, op[:3])(t(a[0]), int(a[1]), keepdim=bool(int(a[2])))
+            return [r.values, r.indices]
+        if op == "cumsum":
+            return [torch.cumsum(t(a[0]), int(a[1]))]
+        if op == "any":
+            dims = opt_dims(a[1])
+            return [torch.any(t(a[0]), dim=None if dims is None else tuple(dims), keepdim=bool(int(a[2])))]
+        if op == "std":
+            return [torch.std(t(a[0]), dim=opt_dims(a[1]), correction=scalar(a[2]), keepdim=bool(int(a[3])))]
+        if op == "flip":
+            return [torch.flip(t(a[0]), ints(a[1]))]
+        if op == "slice_scatter":
+            start, end = (None if v == "none" else int(v) for v in a[3:5])
+            return [torch.slice_scatter(t(a[0]), t(a[1]), int(a[2]), start, end, int(a[5]))]
+        if op == "select_scatter":
+            return [torch.select_scatter(t(a[0]), t(a[1]), int(a[2]), int(a[3]))]
+        if op == "arange":
+            return [torch.arange(scalar(a[0]), scalar(a[1]), scalar(a[2]), dtype=self.dtype(a[3]))]
+        if op == "native_layer_norm":
+            return list(torch.native_layer_norm(t(a[0]), ints(a[1]), self.opt_t(a[2]), self.opt_t(a[3]), scalar(a[4])))
         raise ValueError(f"unknown op {op}")
 
 

@@ -38,6 +38,9 @@ std::optional<Tensor> probe_value(const Program& p, const std::string& name, con
                                   Precision precision) {
   Program probe = p;
   probe.outputs = {name};
+  // Only the calls `name` needs: a later call that raises (an integer division by zero in another
+  // merged program) must not hide the value.
+  probe = live_calls(std::move(probe));
   try {
     return run_program(probe, inputs, precision).at(0);
   } catch (const Error&) {
