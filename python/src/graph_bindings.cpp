@@ -101,9 +101,10 @@ trace::TracedFn interpreter(std::shared_ptr<const graph::Graph> g) {
 // level, compiled per input signature (guarded) on the first call with it.
 class CompiledGraph {
  public:
-  CompiledGraph(const GraphHandle& g, const std::string& backend, bool emulate_precision_casts)
-      : fn_(kiln::compile(interpreter(g.graph),
-                          CompileOptions{.backend = backend, .emulate_precision_casts = emulate_precision_casts})) {}
+  CompiledGraph(const GraphHandle& g, const std::string& backend, bool emulate_precision_casts, bool check)
+      : fn_(kiln::compile(
+            interpreter(g.graph),
+            CompileOptions{.backend = backend, .emulate_precision_casts = emulate_precision_casts, .check = check})) {}
 
   std::vector<Tensor> run(nb::handle inputs) {
     std::vector<Tensor> tensors = tensors_from_objects(inputs);
@@ -185,8 +186,8 @@ void bind_graph(nb::module_& m) {
           nb::arg("names"));
 
   nb::class_<CompiledGraph>(m, "CompiledGraph", "A graph compiled by kiln::compile (guarded per input signature).")
-      .def(nb::init<const GraphHandle&, const std::string&, bool>(), nb::arg("graph"), nb::arg("backend") = "inductor",
-           nb::arg("emulate_precision_casts") = false)
+      .def(nb::init<const GraphHandle&, const std::string&, bool, bool>(), nb::arg("graph"),
+           nb::arg("backend") = "inductor", nb::arg("emulate_precision_casts") = false, nb::arg("check") = false)
       .def("run", &CompiledGraph::run, nb::arg("inputs"),
            "Runs on `inputs` (kiln or DLPack tensors, shared without copies); compiles a new input\n"
            "signature on its first call.")

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <mutex>
 
+#include "kiln/api/check.h"
 #include "kiln/core/type_promotion.h"
 #include "kiln/graph/interpreter.h"
 #include "kiln/graph/printer.h"
@@ -153,6 +154,7 @@ std::vector<Tensor> CompiledFunction::operator()(const std::vector<Tensor>& inpu
   TraceKey key{signature_of(inputs), default_float_dtype()};
   const auto& sig = key.inputs;
   CompiledCallable callable;
+  bool first_call = false;
   {
     std::lock_guard lock(state_->mu);
     for (const auto& [s, c] : state_->compiled) {
@@ -178,8 +180,10 @@ std::vector<Tensor> CompiledFunction::operator()(const std::vector<Tensor>& inpu
         callable = state_->backend.compile(std::move(g), inputs, state_->options);
       }
       state_->compiled.emplace_back(key, callable);
+      first_call = true;
     }
   }
+  if (first_call && check_enabled(state_->options)) return checked_call(state_->fn, callable, inputs, state_->options);
   return callable(inputs);
 }
 

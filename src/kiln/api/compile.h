@@ -9,7 +9,7 @@
 //   "inductor" (default): traces at the prims level, fuses, generates C++, compiles and caches it;
 //   "eager": traces at the core level and interprets the graph with the eager kernels.
 // KILN_LOG=graph prints the traced graphs, output_code the generated source, fusion the fusion
-// decisions, schedule the kernels, loop_ir the lowered program.
+// decisions, schedule the kernels, loop_ir the lowered program, check what the check mode compared.
 #pragma once
 
 #include <functional>
@@ -30,6 +30,10 @@ struct CompileOptions {
   // name). Off by default: a chain of 16-bit ops inside one kernel computes in float32 and rounds
   // when it is stored, as torch.compile does. KILN_EMULATE_PRECISION_CASTS=1 turns it on too.
   bool emulate_precision_casts = false;
+  // The check mode (api/check.h): each signature's first call also runs eagerly and is compared;
+  // a mismatch raises kiln::Error with the program reduced to the smallest that still differs.
+  // KILN_CHECK=1 turns it on too.
+  bool check = false;
 };
 
 struct Backend {

@@ -6,14 +6,16 @@
 
 namespace kiln::graph {
 
-std::vector<Tensor> interpret(const Graph& g, std::span<const Tensor> inputs) {
-  std::unordered_map<const Node*, std::vector<Value>> env;
+namespace {
+
+// Runs the graph's nodes; returns every node's results and, in `outputs`, the output node's.
+NodeValues run(const Graph& g, std::span<const Tensor> inputs, std::vector<Tensor>& outputs) {
+  NodeValues env;
   auto lookup = [&](const ValueRef& r) -> const Value& { return env.at(r.node).at(static_cast<size_t>(r.index)); };
   auto placeholders = g.placeholders();
   KILN_CHECK(inputs.size() == placeholders.size(), "interpret: the graph takes {} inputs, got {}", placeholders.size(),
              inputs.size());
   size_t next_input = 0;
-  std::vector<Tensor> outputs;
   for (const auto& up : g.nodes()) {
     const Node& n = *up;
     switch (n.kind()) {
@@ -60,7 +62,20 @@ std::vector<Tensor> interpret(const Graph& g, std::span<const Tensor> inputs) {
         break;
     }
   }
+  return env;
+}
+
+}  // namespace
+
+std::vector<Tensor> interpret(const Graph& g, std::span<const Tensor> inputs) {
+  std::vector<Tensor> outputs;
+  run(g, inputs, outputs);
   return outputs;
+}
+
+NodeValues interpret_values(const Graph& g, std::span<const Tensor> inputs) {
+  std::vector<Tensor> outputs;
+  return run(g, inputs, outputs);
 }
 
 }  // namespace kiln::graph

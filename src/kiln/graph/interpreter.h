@@ -3,6 +3,7 @@
 #pragma once
 
 #include <span>
+#include <unordered_map>
 #include <vector>
 
 #include "kiln/graph/graph.h"
@@ -12,5 +13,10 @@ namespace kiln::graph {
 // Inputs bind to the placeholders in order; returns the output node's tensors. Throws kiln::Error
 // naming the node whose op failed.
 std::vector<Tensor> interpret(const Graph& g, std::span<const Tensor> inputs);
+
+// Every node's results (a placeholder's input, a get_attr's tensor, a call's results; a Tensor[]
+// result flattened into its tensors), as interpret computes them.
+using NodeValues = std::unordered_map<const Node*, std::vector<Value>>;
+NodeValues interpret_values(const Graph& g, std::span<const Tensor> inputs);
 
 }  // namespace kiln::graph

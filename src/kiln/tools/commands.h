@@ -18,5 +18,7 @@ int explain_command(const std::vector<std::string>& args);
 int run_command(const std::vector<std::string>& args);
 // `kiln compile MODEL.pt2 -o MODEL.kiln`: an ahead-of-time package (api/package.h).
 int compile_command(const std::vector<std::string>& args);
+// `kiln check DIR`: replays a program the check mode (KILN_CHECK=1) reduced and wrote.
+int check_command(const std::vector<std::string>& args);
 
 }  // namespace kiln::tools

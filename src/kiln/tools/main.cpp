@@ -38,6 +38,9 @@ commands:
   compile MODEL.pt2 -o MODEL.kiln [--emulate-precision-casts]
           compile a torch.export archive ahead of time into a package (kernels, weights,
           manifest) that kiln run and kiln::load_package run with no tracing and no compiler
+  check DIR [--emulate-precision-casts]
+          replay a program the check mode (KILN_CHECK=1) reduced and wrote to DIR: compiled
+          against eager on its inputs; exit status 1 while they differ
   help    this text (also -h, --help)
 
 environment:
@@ -50,6 +53,10 @@ environment:
   KILN_VERIFY=1           verify every IR after every compiler pass (on in debug builds)
   KILN_CACHE_DIR=DIR      where compiled kernels, and with GCC their precompiled headers,
                           are cached (default ~/.cache/kiln)
+  KILN_CHECK=1            each compiled signature's first call also runs eagerly and is
+                          compared; a mismatch raises an error with the program reduced to
+                          the fewest calls that still differ, written to KILN_CHECK_DIR
+                          (default ./kiln-check)
   KILN_EMULATE_PRECISION_CASTS=1
                           compiled code rounds every float16/bfloat16 op's result as eager
                           does (default: a chain in one kernel rounds once, as torch.compile)
@@ -76,6 +83,7 @@ int main(int argc, char** argv) {
     if (command == "explain") return kiln::tools::explain_command(args);
     if (command == "run") return kiln::tools::run_command(args);
     if (command == "compile") return kiln::tools::compile_command(args);
+    if (command == "check") return kiln::tools::check_command(args);
   } catch (const std::exception& e) {  // kiln::Error, and the file system's errors
     std::fprintf(stderr, "kiln %s: %s\n", command.c_str(), e.what());
     return 1;

@@ -1,0 +1,301 @@
+#include "kiln/api/check.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+
+#include "kiln/core/tolerance.h"
+#include "kiln/core/type_promotion.h"
+#include "kiln/graph/interpreter.h"
+#include "kiln/graph/printer.h"
+#include "kiln/ops/api.h"
+#include "kiln/support/log.h"
+
+namespace kiln {
+namespace {
+
+using graph::Node;
+using graph::NodeKind;
+using graph::ValueRef;
+
+double round_to(double v, DType t) {
+  switch (t) {
+    case DType::Float32: return static_cast<float>(v);
+    case DType::Float16: return static_cast<float>(Half(static_cast<float>(v)));
+    case DType::BFloat16: return static_cast<float>(BFloat16(static_cast<float>(v)));
+    default: return v;
+  }
+}
+
+bool close(double actual, double expected, Tolerance tol) {
+  if (std::isnan(actual) || std::isnan(expected)) return std::isnan(actual) && std::isnan(expected);
+  if (std::isinf(actual) || std::isinf(expected)) return actual == expected;
+  return std::abs(actual - expected) <= tol.atol + tol.rtol * std::abs(expected);
+}
+
+// A tensor's elements in row-major order: doubles for floats, exact int64 for integers and bool.
+struct Elements {
+  bool integral = false;
+  std::vector<double> f;
+  std::vector<int64_t> i;
+  std::string at(size_t k) const { return integral ? std::to_string(i[k]) : fmt::format("{:.9g}", f[k]); }
+};
+
+Elements elements(const Tensor& t) {
+  Elements e;
+  e.integral = !is_floating(t.dtype());
+  Tensor flat = t.to(e.integral ? DType::Int64 : DType::Float64).contiguous();
+  auto n = static_cast<size_t>(flat.numel());
+  if (e.integral) {
+    const auto* p = flat.data_ptr<int64_t>();
+    e.i.assign(p, p + n);
+  } else {
+    const auto* p = flat.data_ptr<double>();
+    e.f.assign(p, p + n);
+  }
+  return e;
+}
+
+int precision_rank(DType t) {
+  switch (t) {
+    case DType::BFloat16: return 0;
+    case DType::Float16: return 1;
+    case DType::Float32: return 2;
+    default: return 3;
+  }
+}
+
+std::optional<DType> looser(std::optional<DType> a, std::optional<DType> b) {
+  if (!a) return b;
+  if (!b) return a;
+  return precision_rank(*a) <= precision_rank(*b) ? a : b;
+}
+
+DType widen(DType d) { return is_floating(d) ? DType::Float64 : d; }
+
+graph::TensorMeta widen(graph::TensorMeta m) {
+  m.dtype = widen(m.dtype);
+  return m;
+}
+
+Tensor widen(const Tensor& t) { return is_floating(t.dtype()) ? t.to(DType::Float64) : t; }
+
+// `g` with every floating dtype float64: its metas, its get_attr tensors, its dtype arguments.
+graph::Graph widened(const graph::Graph& g) {
+  graph::Graph w;
+  std::map<const Node*, Node*> mapped;
+  auto map_ref = [&](ValueRef r) { return ValueRef{mapped.at(r.node), r.index}; };
+  for (const auto& up : g.nodes()) {
+    const Node& n = *up;
+    switch (n.kind()) {
+      case NodeKind::Placeholder: mapped[&n] = w.placeholder(n.name(), widen(n.meta().at(0))); break;
+      case NodeKind::GetAttr: mapped[&n] = w.get_attr(n.name(), widen(g.attrs().at(n.name()))); break;
+      case NodeKind::Call: {
+        std::vector<graph::Arg> args;
+        for (const auto& a : n.args()) {
+          if (const auto* r = std::get_if<ValueRef>(&a)) {
+            args.emplace_back(map_ref(*r));
+          } else if (const auto* list = std::get_if<std::vector<ValueRef>>(&a)) {
+            std::vector<ValueRef> refs;
+            for (const auto& r : *list) refs.push_back(r.node ? map_ref(r) : r);
+            args.emplace_back(std::move(refs));
+          } else {
+            const Value& v = std::get<Value>(a);
+            args.emplace_back(v.tag() == Value::Tag::DType ? Value(widen(v.to_dtype())) : v);
+          }
+        }
+        std::vector<graph::TensorMeta> metas;
+        for (const auto& m : n.meta()) metas.push_back(widen(m));
+        mapped[&n] = w.call(n.op(), std::move(args), std::move(metas), n.name());
+        break;
+      }
+      case NodeKind::Output: {
+        std::vector<ValueRef> results;
+        for (const auto& r : std::get<std::vector<ValueRef>>(n.args().at(0))) results.push_back(map_ref(r));
+        w.output(std::move(results));
+        break;
+      }
+    }
+  }
+  return w;
+}
+
+// A tensor with the same sizes, strides and values in storage of its own (a function under check
+// may write to its inputs; eager, compiled and the reference each get the values as given).
+Tensor copy_of(const Tensor& t) {
+  Tensor c = empty_strided(t.sizes(), t.strides(), TensorOptions(t.dtype()).device(t.device()));
+  c.copy_(t);
+  return c;
+}
+
+std::vector<Tensor> copies(const std::vector<Tensor>& ts) {
+  std::vector<Tensor> out;
+  for (const auto& t : ts) out.push_back(t.defined() ? copy_of(t) : t);
+  return out;
+}
+
+std::string check_dir() {
+  const char* d = std::getenv("KILN_CHECK_DIR");
+  std::string base = d && *d ? d : "kiln-check";
+  for (int k = 0;; ++k) {
+    std::string dir = fmt::format("{}/mismatch-{}", base, k);
+    std::error_code ec;
+    if (!std::filesystem::exists(dir, ec)) return dir;
+  }
+}
+
+}  // namespace
+
+bool check_enabled(const CompileOptions& options) {
+  const char* v = std::getenv("KILN_CHECK");
+  return options.check || (v != nullptr && std::string(v) == "1");
+}
+
+std::optional<OutputMismatch> compare_outputs(const std::vector<Tensor>& compiled, const std::vector<Tensor>& eager,
+                                              const std::vector<Tensor>& reference,
+                                              const std::vector<std::optional<DType>>& loosest) {
+  if (compiled.size() != eager.size()) {
+    return OutputMismatch{0, fmt::format("compiled gave {} outputs, eager {}", compiled.size(), eager.size())};
+  }
+  for (size_t k = 0; k < compiled.size(); ++k) {
+    const Tensor &c = compiled[k], &e = eager[k];
+    if (c.dtype() != e.dtype() || !c.sizes().equals(e.sizes())) {
+      return OutputMismatch{k, fmt::format("compiled {}, eager {}", c.describe(), e.describe())};
+    }
+    if (is_complex(c.dtype())) continue;
+    Elements cv = elements(c), ev = elements(e);
+    std::optional<Elements> rv;
+    if (k < reference.size() && reference[k].defined() && reference[k].sizes().equals(c.sizes()))
+      rv = elements(reference[k]);
+    Tolerance tol = default_tolerance(c.dtype());
+    if (k < loosest.size() && loosest[k] && !cv.integral) {
+      tol.rtol = std::max(tol.rtol, default_tolerance(*loosest[k]).rtol);
+      tol.atol = std::max(tol.atol, default_tolerance(*loosest[k]).atol);
+    }
+    size_t bad = 0, worst = 0, n = cv.integral ? cv.i.size() : cv.f.size();
+    double worst_diff = -1;
+    for (size_t i = 0; i < n; ++i) {
+      bool ok;
+      if (cv.integral) {
+        ok = cv.i[i] == ev.i[i] || (rv && rv->integral && rv->i[i] == cv.i[i]);
+      } else {
+        double cval = cv.f[i], eval = ev.f[i];
+        ok = close(cval, eval, tol);
+        if (!ok && rv) {
+          double r = round_to(rv->integral ? static_cast<double>(rv->i[i]) : rv->f[i], c.dtype());
+          // As accurate as eager against float64 (twice its distance): an ill-conditioned element.
+          ok = close(cval, r, tol) || (std::isfinite(cval) && std::isfinite(eval) && !close(eval, r, tol) &&
+                                       std::abs(cval - r) <= 2 * std::abs(eval - r) + tol.atol);
+        }
+      }
+      if (ok) continue;
+      ++bad;
+      double diff = cv.integral ? std::abs(static_cast<double>(cv.i[i] - ev.i[i])) : std::abs(cv.f[i] - ev.f[i]);
+      if (!(diff <= worst_diff)) worst_diff = diff, worst = i;  // NaN and inf differences win
+    }
+    if (bad == 0) continue;
+    std::string detail = fmt::format("{} of {} elements differ; the greatest at flat index {}: compiled {}, eager {}",
+                                     bad, n, worst, cv.at(worst), ev.at(worst));
+    if (rv) detail += fmt::format(", float64 {}", rv->at(worst));
+    if (!cv.integral) detail += fmt::format(" (rtol {}, atol {})", tol.rtol, tol.atol);
+    return OutputMismatch{k, detail};
+  }
+  return std::nullopt;
+}
+
+std::vector<std::optional<DType>> loosest_float_dtypes(const graph::Graph& g) {
+  std::map<const Node*, std::optional<DType>> loosest;
+  auto own = [](const Node& n) {
+    std::optional<DType> d;
+    for (const auto& m : n.meta()) d = looser(d, is_floating(m.dtype) ? std::optional(m.dtype) : std::nullopt);
+    return d;
+  };
+  std::vector<std::optional<DType>> out;
+  for (const auto& up : g.nodes()) {
+    const Node& n = *up;
+    if (n.kind() == NodeKind::Output) {
+      for (const auto& r : std::get<std::vector<ValueRef>>(n.args().at(0))) out.push_back(loosest.at(r.node));
+      continue;
+    }
+    std::optional<DType> d = own(n);
+    for (const auto& a : n.args()) {
+      if (const auto* r = std::get_if<ValueRef>(&a)) d = looser(d, loosest.at(r->node));
+      if (const auto* list = std::get_if<std::vector<ValueRef>>(&a)) {
+        for (const auto& r : *list) {
+          if (r.node) d = looser(d, loosest.at(r.node));
+        }
+      }
+    }
+    loosest[&n] = d;
+  }
+  return out;
+}
+
+std::optional<std::vector<Tensor>> float64_reference(const graph::Graph& g, const std::vector<Tensor>& inputs) {
+  try {
+    graph::Graph w = widened(g);
+    std::vector<Tensor> wide;
+    for (const auto& t : inputs) wide.push_back(widen(t));
+    DefaultFloatDType guard(DType::Float64);
+    return graph::interpret(w, wide);
+  } catch (const Error& e) {
+    KILN_LOG("check", "no float64 reference: {}", e.what());
+    return std::nullopt;
+  }
+}
+
+std::optional<OutputMismatch> check_program(const Repro& p, const CompileOptions& options) {
+  CompileOptions plain = options;
+  plain.check = false;
+  std::vector<Tensor> eager;
+  try {
+    eager = graph::interpret(p.graph, copies(p.inputs));
+  } catch (const Error&) {
+    return std::nullopt;  // nothing to compare with
+  }
+  std::vector<Tensor> compiled;
+  try {
+    auto fn = compile([&p](const std::vector<Tensor>& in) { return graph::interpret(p.graph, in); }, plain);
+    compiled = fn(copies(p.inputs));
+  } catch (const Error& e) {
+    return OutputMismatch{0, fmt::format("compiled raised, eager did not: {}", e.what())};
+  }
+  auto reference = float64_reference(p.graph, p.inputs);
+  return compare_outputs(compiled, eager, reference.value_or(std::vector<Tensor>{}), loosest_float_dtypes(p.graph));
+}
+
+std::vector<Tensor> checked_call(const trace::TracedFn& fn, const CompiledCallable& compiled,
+                                 const std::vector<Tensor>& inputs, const CompileOptions& options) {
+  std::vector<Tensor> pristine = copies(inputs);
+  std::vector<Tensor> eager;
+  std::optional<std::string> eager_error;
+  try {
+    eager = fn(copies(inputs));
+  } catch (const Error& e) {
+    eager_error = e.what();
+  }
+  std::vector<Tensor> out = compiled(inputs);  // its errors are the caller's
+  if (eager_error) {
+    KILN_FAIL(ErrorKind::Value, "KILN_CHECK: eager raised and compiled code did not: {}", *eager_error);
+  }
+  graph::Graph core = trace::trace(fn, copies(pristine), trace::Level::Core);
+  auto reference = float64_reference(core, pristine);
+  auto mismatch = compare_outputs(out, eager, reference.value_or(std::vector<Tensor>{}), loosest_float_dtypes(core));
+  if (!mismatch) return out;
+  KILN_LOG("check", "output {} differs: {}; reducing", mismatch->output, mismatch->detail);
+  ReducedRepro r = reduce_program(core, pristine, mismatch->output,
+                                  [&](const Repro& p) { return check_program(p, options).has_value(); });
+  std::string dir = check_dir();
+  write_program(r.program, dir);
+  std::string how =
+      !r.reproduced ? "the Core ATen graph compiled alone does not differ: the whole graph is written"
+      : r.complete
+          ? fmt::format("reduced to {} call(s) ({} candidates compiled)", r.program.calls(), r.tests)
+          : fmt::format("reduced to {} call(s), not minimal: {} candidates compiled", r.program.calls(), r.tests);
+  KILN_FAIL(ErrorKind::Value,
+            "KILN_CHECK: compiled output {} differs from eager: {}\n{}; replay with `kiln check {}`:\n{}",
+            mismatch->output, mismatch->detail, how, dir, graph::print(r.program.graph));
+}
+
+}  // namespace kiln
