@@ -35,15 +35,6 @@ struct Outcome {
   std::vector<Shape> strides;  // torch's strides (kiln tensors carry their own)
 };
 
-double round_to(double v, DType t) {
-  switch (t) {
-    case DType::Float32: return static_cast<float>(v);
-    case DType::Float16: return static_cast<float>(Half(static_cast<float>(v)));
-    case DType::BFloat16: return static_cast<float>(BFloat16(static_cast<float>(v)));
-    default: return v;
-  }
-}
-
 Outcome run(const std::function<std::vector<Tensor>()>& fn) {
   Outcome o;
   try {
@@ -249,7 +240,7 @@ class Checker {
       }
       double cval = cv.f[k], eval = ev.f[k];
       std::optional<double> rval;
-      if (rv) rval = round_to(rv->integral ? static_cast<double>(rv->i[k]) : rv->f[k], dt);
+      if (rv) rval = round_to_dtype(rv->integral ? static_cast<double>(rv->i[k]) : rv->f[k], dt);
       bool near_ref = rval && close(cval, *rval, tol);
       // Ill-conditioned elements (tan of a computed value near a pole): eager is not within the
       // tolerance of float64 either; compiled must then be as accurate as eager (within 2x).

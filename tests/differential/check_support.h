@@ -16,11 +16,7 @@ namespace kiln::difftest {
 using testing::Tolerance;
 inline Tolerance tolerance(DType t) { return testing::default_tolerance(t); }
 
-inline bool close(double actual, double expected, Tolerance tol) {
-  if (std::isnan(actual) || std::isnan(expected)) return std::isnan(actual) && std::isnan(expected);
-  if (std::isinf(actual) || std::isinf(expected)) return actual == expected;
-  return std::abs(actual - expected) <= tol.atol + tol.rtol * std::abs(expected);
-}
+inline bool close(double actual, double expected, Tolerance tol) { return is_close(actual, expected, tol); }
 
 inline double largest_finite(DType t) {
   switch (t) {

@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include "kiln/core/tolerance.h"
 #include "kiln/core/type_promotion.h"
 #include "kiln/support/error.h"
 #include "program_ops.h"
@@ -149,25 +150,6 @@ std::vector<Tensor> meta_inputs(const Program& p) {
   return metas;
 }
 
-namespace {
-
-int precision_rank(DType t) {
-  switch (t) {
-    case DType::BFloat16: return 0;
-    case DType::Float16: return 1;
-    case DType::Float32: return 2;
-    default: return 3;
-  }
-}
-
-std::optional<DType> looser(std::optional<DType> a, std::optional<DType> b) {
-  if (!a) return b;
-  if (!b) return a;
-  return precision_rank(*a) <= precision_rank(*b) ? a : b;
-}
-
-}  // namespace
-
 std::vector<std::optional<DType>> loosest_float_dtypes(const Program& p, Precision precision) {
   std::map<std::string, Tensor> values;
   std::map<std::string, std::optional<DType>> loosest;
@@ -195,12 +177,12 @@ std::vector<std::optional<DType>> loosest_float_dtypes(const Program& p, Precisi
     for (const auto& a : c.args) {
       std::vector<std::string> items = is_list(a) ? list_items(a) : std::vector<std::string>{a};
       for (const auto& item : items) {
-        if (loosest.contains(item)) from = looser(from, loosest[item]);
+        if (loosest.contains(item)) from = looser_float(from, loosest[item]);
       }
     }
     for (size_t i = 0; i < out.size(); ++i) {
       values[c.results[i]] = out[i];
-      loosest[c.results[i]] = looser(from, own(out[i]));
+      loosest[c.results[i]] = looser_float(from, own(out[i]));
     }
   }
   std::vector<std::optional<DType>> result;

@@ -292,7 +292,7 @@ const std::map<std::string, Impl>& ops() {
     };
     // Reductions that index: argmax and argmin (x, dim or none, keepdim), max and min over a dim
     // (x, dim, keepdim; values and indices); cumsum (x, dim); any (x, dims or none, keepdim); std
-    // (x, dims, correction, keepdim), PyTorch's sqrt of the variance (kiln declares no std).
+    // (x, dims, correction, keepdim).
     m["argmax"] = [](const Env& e, const Args& a) {
       need(a, 3, "argmax");
       return std::vector<Tensor>{argmax(e.t(a[0]), opt_int(a[1]), to_int(a[2]) != 0)};
@@ -323,7 +323,7 @@ const std::map<std::string, Impl>& ops() {
     m["std"] = [](const Env& e, const Args& a) {
       need(a, 4, "std");
       Shape dims;
-      return std::vector<Tensor>{sqrt(var(e.t(a[0]), opt_dims(a[1], dims), to_scalar(a[2]), to_int(a[3]) != 0))};
+      return std::vector<Tensor>{kiln::std(e.t(a[0]), opt_dims(a[1], dims), to_scalar(a[2]), to_int(a[3]) != 0)};
     };
     m["flip"] = [](const Env& e, const Args& a) {
       need(a, 2, "flip");

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <map>
 
+#include "kiln/core/generator.h"
 #include "kiln/core/tolerance.h"
 #include "kiln/core/type_promotion.h"
 #include "kiln/graph/interpreter.h"
@@ -18,21 +19,6 @@ namespace {
 using graph::Node;
 using graph::NodeKind;
 using graph::ValueRef;
-
-double round_to(double v, DType t) {
-  switch (t) {
-    case DType::Float32: return static_cast<float>(v);
-    case DType::Float16: return static_cast<float>(Half(static_cast<float>(v)));
-    case DType::BFloat16: return static_cast<float>(BFloat16(static_cast<float>(v)));
-    default: return v;
-  }
-}
-
-bool close(double actual, double expected, Tolerance tol) {
-  if (std::isnan(actual) || std::isnan(expected)) return std::isnan(actual) && std::isnan(expected);
-  if (std::isinf(actual) || std::isinf(expected)) return actual == expected;
-  return std::abs(actual - expected) <= tol.atol + tol.rtol * std::abs(expected);
-}
 
 // A tensor's elements in row-major order: doubles for floats, exact int64 for integers and bool.
 struct Elements {
@@ -57,21 +43,6 @@ Elements elements(const Tensor& t) {
   return e;
 }
 
-int precision_rank(DType t) {
-  switch (t) {
-    case DType::BFloat16: return 0;
-    case DType::Float16: return 1;
-    case DType::Float32: return 2;
-    default: return 3;
-  }
-}
-
-std::optional<DType> looser(std::optional<DType> a, std::optional<DType> b) {
-  if (!a) return b;
-  if (!b) return a;
-  return precision_rank(*a) <= precision_rank(*b) ? a : b;
-}
-
 DType widen(DType d) { return is_floating(d) ? DType::Float64 : d; }
 
 graph::TensorMeta widen(graph::TensorMeta m) {
@@ -92,19 +63,8 @@ graph::Graph widened(const graph::Graph& g) {
       case NodeKind::Placeholder: mapped[&n] = w.placeholder(n.name(), widen(n.meta().at(0))); break;
       case NodeKind::GetAttr: mapped[&n] = w.get_attr(n.name(), widen(g.attrs().at(n.name()))); break;
       case NodeKind::Call: {
-        std::vector<graph::Arg> args;
-        for (const auto& a : n.args()) {
-          if (const auto* r = std::get_if<ValueRef>(&a)) {
-            args.emplace_back(map_ref(*r));
-          } else if (const auto* list = std::get_if<std::vector<ValueRef>>(&a)) {
-            std::vector<ValueRef> refs;
-            for (const auto& r : *list) refs.push_back(r.node ? map_ref(r) : r);
-            args.emplace_back(std::move(refs));
-          } else {
-            const Value& v = std::get<Value>(a);
-            args.emplace_back(v.tag() == Value::Tag::DType ? Value(widen(v.to_dtype())) : v);
-          }
-        }
+        auto args = graph::map_args(
+            n, map_ref, [](const Value& v) { return v.tag() == Value::Tag::DType ? Value(widen(v.to_dtype())) : v; });
         std::vector<graph::TensorMeta> metas;
         for (const auto& m : n.meta()) metas.push_back(widen(m));
         mapped[&n] = w.call(n.op(), std::move(args), std::move(metas), n.name());
@@ -133,6 +93,14 @@ std::vector<Tensor> copies(const std::vector<Tensor>& ts) {
   std::vector<Tensor> out;
   for (const auto& t : ts) out.push_back(t.defined() ? copy_of(t) : t);
   return out;
+}
+
+// Runs `f` from the random generator's state `start`: eager and compiled code draw the same
+// numbers (a dropout under check is compared, not flagged).
+template <class F>
+auto from_state(Generator::State start, F&& f) {
+  default_generator().set_state(start);
+  return f();
 }
 
 std::string check_dir() {
@@ -181,12 +149,12 @@ std::optional<OutputMismatch> compare_outputs(const std::vector<Tensor>& compile
         ok = cv.i[i] == ev.i[i] || (rv && rv->integral && rv->i[i] == cv.i[i]);
       } else {
         double cval = cv.f[i], eval = ev.f[i];
-        ok = close(cval, eval, tol);
+        ok = is_close(cval, eval, tol);
         if (!ok && rv) {
-          double r = round_to(rv->integral ? static_cast<double>(rv->i[i]) : rv->f[i], c.dtype());
+          double r = round_to_dtype(rv->integral ? static_cast<double>(rv->i[i]) : rv->f[i], c.dtype());
           // As accurate as eager against float64 (twice its distance): an ill-conditioned element.
-          ok = close(cval, r, tol) || (std::isfinite(cval) && std::isfinite(eval) && !close(eval, r, tol) &&
-                                       std::abs(cval - r) <= 2 * std::abs(eval - r) + tol.atol);
+          ok = is_close(cval, r, tol) || (std::isfinite(cval) && std::isfinite(eval) && !is_close(eval, r, tol) &&
+                                          std::abs(cval - r) <= 2 * std::abs(eval - r) + tol.atol);
         }
       }
       if (ok) continue;
@@ -208,7 +176,7 @@ std::vector<std::optional<DType>> loosest_float_dtypes(const graph::Graph& g) {
   std::map<const Node*, std::optional<DType>> loosest;
   auto own = [](const Node& n) {
     std::optional<DType> d;
-    for (const auto& m : n.meta()) d = looser(d, is_floating(m.dtype) ? std::optional(m.dtype) : std::nullopt);
+    for (const auto& m : n.meta()) d = looser_float(d, is_floating(m.dtype) ? std::optional(m.dtype) : std::nullopt);
     return d;
   };
   std::vector<std::optional<DType>> out;
@@ -220,10 +188,10 @@ std::vector<std::optional<DType>> loosest_float_dtypes(const graph::Graph& g) {
     }
     std::optional<DType> d = own(n);
     for (const auto& a : n.args()) {
-      if (const auto* r = std::get_if<ValueRef>(&a)) d = looser(d, loosest.at(r->node));
+      if (const auto* r = std::get_if<ValueRef>(&a)) d = looser_float(d, loosest.at(r->node));
       if (const auto* list = std::get_if<std::vector<ValueRef>>(&a)) {
         for (const auto& r : *list) {
-          if (r.node) d = looser(d, loosest.at(r.node));
+          if (r.node) d = looser_float(d, loosest.at(r.node));
         }
       }
     }
@@ -248,26 +216,28 @@ std::optional<std::vector<Tensor>> float64_reference(const graph::Graph& g, cons
 std::optional<OutputMismatch> check_program(const Repro& p, const CompileOptions& options) {
   CompileOptions plain = options;
   plain.check = false;
+  const Generator::State start = default_generator().state();
   std::vector<Tensor> eager;
   try {
-    eager = graph::interpret(p.graph, copies(p.inputs));
+    eager = from_state(start, [&] { return graph::interpret(p.graph, copies(p.inputs)); });
   } catch (const Error&) {
     return std::nullopt;  // nothing to compare with
   }
   std::vector<Tensor> compiled;
   try {
     auto fn = compile([&p](const std::vector<Tensor>& in) { return graph::interpret(p.graph, in); }, plain);
-    compiled = fn(copies(p.inputs));
+    compiled = from_state(start, [&] { return fn(copies(p.inputs)); });
   } catch (const Error& e) {
     return OutputMismatch{0, fmt::format("compiled raised, eager did not: {}", e.what())};
   }
-  auto reference = float64_reference(p.graph, p.inputs);
+  auto reference = from_state(start, [&] { return float64_reference(p.graph, p.inputs); });
   return compare_outputs(compiled, eager, reference.value_or(std::vector<Tensor>{}), loosest_float_dtypes(p.graph));
 }
 
 std::vector<Tensor> checked_call(const trace::TracedFn& fn, const CompiledCallable& compiled,
                                  const std::vector<Tensor>& inputs, const CompileOptions& options) {
   std::vector<Tensor> pristine = copies(inputs);
+  const Generator::State start = default_generator().state();
   std::vector<Tensor> eager;
   std::optional<std::string> eager_error;
   try {
@@ -275,14 +245,18 @@ std::vector<Tensor> checked_call(const trace::TracedFn& fn, const CompiledCallab
   } catch (const Error& e) {
     eager_error = e.what();
   }
-  std::vector<Tensor> out = compiled(inputs);  // its errors are the caller's
+  std::vector<Tensor> out = from_state(start, [&] { return compiled(inputs); });  // its errors are the caller's
+  const Generator::State after = default_generator().state();
   if (eager_error) {
     KILN_FAIL(ErrorKind::Value, "KILN_CHECK: eager raised and compiled code did not: {}", *eager_error);
   }
   graph::Graph core = trace::trace(fn, copies(pristine), trace::Level::Core);
-  auto reference = float64_reference(core, pristine);
+  auto reference = from_state(start, [&] { return float64_reference(core, pristine); });
   auto mismatch = compare_outputs(out, eager, reference.value_or(std::vector<Tensor>{}), loosest_float_dtypes(core));
-  if (!mismatch) return out;
+  if (!mismatch) {
+    default_generator().set_state(after);
+    return out;
+  }
   KILN_LOG("check", "output {} differs: {}; reducing", mismatch->output, mismatch->detail);
   ReducedRepro r = reduce_program(core, pristine, mismatch->output,
                                   [&](const Repro& p) { return check_program(p, options).has_value(); });

@@ -140,6 +140,20 @@ TEST(CheckMode, AFunctionThatMutatesItsInputIsCheckedOnCopies) {
   EXPECT_TRUE(near(y, full({4}, std::exp(3.0), DType::Float32), 1e-6, 0));
 }
 
+// Random ops draw the same numbers in the eager run as in the compiled one (the generator restarts
+// from where it was), so they are compared, not flagged; the caller's generator moves on once.
+TEST(CheckMode, RandomOpsDrawTheSameNumbersEagerAndCompiled) {
+  auto fn = [](const std::vector<Tensor>& in) { return std::vector<Tensor>{add(in[0], rand({64}))}; };
+  Tensor x = full({64}, 1.0, DType::Float32);
+  manual_seed(11);
+  Tensor checked = compile(fn, CompileOptions{.check = true})({x})[0];
+  Tensor next = rand({4});
+  manual_seed(11);
+  Tensor plain = compile(fn)({x})[0];
+  EXPECT_EQ(values(checked), values(plain));
+  EXPECT_EQ(values(next), values(rand({4})));
+}
+
 TEST(CompareOutputs, FollowsTheDifferentialTiersRules) {
   Tensor a = from_vector<float>({1.0f, 2.0f, NAN}), nan_moved = from_vector<float>({1.0f, NAN, 2.0f});
   EXPECT_FALSE(compare_outputs({a}, {a.clone()}, {}, {DType::Float32}).has_value());

@@ -51,18 +51,7 @@ Repro extract(const graph::Graph& g, const graph::NodeValues& values, const std:
       p.inputs.push_back(t);
     }
     if (!computed.contains(n)) continue;
-    std::vector<graph::Arg> args;
-    for (const auto& a : n->args()) {
-      if (const auto* r = std::get_if<ValueRef>(&a)) {
-        args.emplace_back(map_ref(*r));
-      } else if (const auto* list = std::get_if<std::vector<ValueRef>>(&a)) {
-        std::vector<ValueRef> refs;
-        for (const auto& r : *list) refs.push_back(r.node ? map_ref(r) : r);
-        args.emplace_back(std::move(refs));
-      } else {
-        args.push_back(a);
-      }
-    }
+    auto args = graph::map_args(*n, map_ref, [](const Value& v) { return v; });
     Node* copy = p.graph.call(n->op(), std::move(args), n->meta(), n->name());
     for (int k = 0; k < static_cast<int>(n->meta().size()); ++k) mapped[{n, k}] = {copy, k};
   }

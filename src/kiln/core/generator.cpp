@@ -15,6 +15,17 @@ uint64_t Generator::reserve(uint64_t blocks) {
   return first;
 }
 
+Generator::State Generator::state() {
+  std::lock_guard lock(mu_);
+  return {seed_, offset_};
+}
+
+void Generator::set_state(State s) {
+  std::lock_guard lock(mu_);
+  seed_ = s.seed;
+  offset_ = s.offset;
+}
+
 Generator& default_generator() {
   static Generator g;
   return g;

@@ -16,6 +16,12 @@ class Generator {
   uint64_t seed() const { return seed_; }
   // Reserves `blocks` 128-bit counter blocks and returns the first.
   uint64_t reserve(uint64_t blocks);
+  // The state a run starts from (torch's get_state / set_state): the seed and the next counter.
+  struct State {
+    uint64_t seed, offset;
+  };
+  State state();
+  void set_state(State s);
 
  private:
   std::mutex mu_;

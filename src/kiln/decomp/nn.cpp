@@ -107,9 +107,13 @@ Tensor silu(const Tensor& self) {
 Tensor square(const Tensor& self) { return pow(self, Scalar(2)); }
 Tensor clamp_min(const Tensor& self, const Scalar& min) { return clamp(self, min, std::nullopt); }
 Tensor clamp_max(const Tensor& self, const Scalar& max) { return clamp(self, std::nullopt, max); }
+// The square root of the variance in float64, rounded once to the input's dtype, as PyTorch's std
+// kernel: sqrt(var(x)) of float32 rounds the variance first, which is inf for a spread past 1.8e19
+// (a row holding 3e38 and -3e38 has a standard deviation of 3e38, which float32 holds).
 Tensor std_correction(const Tensor& self, std::optional<IntArrayRef> dim, const std::optional<Scalar>& correction,
                       bool keepdim) {
-  return sqrt(var(self, dim, correction, keepdim));
+  if (!is_floating(self.dtype()) || self.dtype() == DType::Float64) return sqrt(var(self, dim, correction, keepdim));
+  return sqrt(var(self.to(DType::Float64), dim, correction, keepdim)).to(self.dtype());
 }
 
 // What F.max_pool2d calls without return_indices (torch.export's ATen dialect keeps it): the values

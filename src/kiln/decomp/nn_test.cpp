@@ -120,6 +120,15 @@ TEST(Decompositions, PointwiseAndReductions) {
   Stack args{Value(x)};
   call_op_boxed(Registry::global().get("aten::std.correction"), args);
   EXPECT_NEAR(args[0].to_tensor().item<double>(), std::sqrt(ss / 49), 1e-14);
+  // float32: the root of the double variance, rounded once, as PyTorch's std: 3e38, -3e38, 1 and 2
+  // have a standard deviation of 2.45e38, which float32 holds (their float32 variance is inf).
+  Tensor big = from_vector<float>({3e38f, -3e38f, 1.0f, 2.0f});
+  double mu = (3e38 - 3e38 + 3.0) / 4, dev = 0;
+  for (double v : {3e38, -3e38, 1.0, 2.0})
+    dev += (static_cast<double>(static_cast<float>(v)) - mu) * (static_cast<double>(static_cast<float>(v)) - mu);
+  float want = static_cast<float>(std::sqrt(dev / 3));
+  EXPECT_EQ(kiln::std(big, std::nullopt).item<float>(), want);
+  EXPECT_TRUE(std::isfinite(want));
 }
 
 TEST(Decompositions, TriangularAndFlatten) {

@@ -157,4 +157,23 @@ void for_each_ref(const Node& n, F&& f) {
   }
 }
 
+// A node's arguments for a copy of it: each reference through `map_ref(ValueRef) -> ValueRef` (a
+// None inside a Tensor?[] list stays), each constant through `map_value(const Value&) -> Value`.
+template <class MapRef, class MapValue>
+std::vector<Arg> map_args(const Node& n, MapRef&& map_ref, MapValue&& map_value) {
+  std::vector<Arg> args;
+  for (const Arg& a : n.args()) {
+    if (const auto* r = std::get_if<ValueRef>(&a)) {
+      args.emplace_back(map_ref(*r));
+    } else if (const auto* l = std::get_if<std::vector<ValueRef>>(&a)) {
+      std::vector<ValueRef> refs;
+      for (const auto& x : *l) refs.push_back(x.node ? map_ref(x) : x);
+      args.emplace_back(std::move(refs));
+    } else {
+      args.emplace_back(map_value(std::get<Value>(a)));
+    }
+  }
+  return args;
+}
+
 }  // namespace kiln::graph

@@ -1,6 +1,8 @@
 // keep_16bit_chains_in_float32 removes exactly the round trips a prims decomposition puts between
-// two 16-bit float ops, on loop IR text.
+// two 16-bit float ops, on loop IR text, and keeps those a discrete operation reads.
 #include <gtest/gtest.h>
+
+#include <fmt/format.h>
 
 #include "kiln/compiler/loopir/precision.h"
 
@@ -8,6 +10,13 @@ namespace kiln::loopir {
 namespace {
 
 std::string rewritten(const std::string& text) { return without_16bit_round_trips(parse_scalar(text)).str(); }
+
+// What a skipped round trip of float32 `y` through float16 keeps: its overflow to inf (from 65520).
+std::string in_range(const std::string& y, const std::string& limit) {
+  return fmt::format("where(ge({0}, {1}:float32), inf:float32, where(le({0}, -{1}:float32), -inf:float32, {0}))", y,
+                     limit);
+}
+const std::string kHalf = "65520";
 
 TEST(Precision, ABfloat16ChainComputesInFloat32) {
   // bfloat16 x * 3 + 1, as the prims decomposition spells it: each op rounds.
@@ -18,7 +27,8 @@ TEST(Precision, ABfloat16ChainComputesInFloat32) {
 }
 
 TEST(Precision, Float16RoundTripsGoToo) {
-  EXPECT_EQ(rewritten("exp(to_float32(to_float16(sin(load(buf0, i0):float32))))"), "exp(sin(load(buf0, i0):float32))");
+  EXPECT_EQ(rewritten("exp(to_float32(to_float16(sin(load(buf0, i0):float32))))"),
+            "exp(" + in_range("sin(load(buf0, i0):float32)", kHalf) + ")");
 }
 
 TEST(Precision, OtherConversionsStay) {
@@ -29,6 +39,34 @@ TEST(Precision, OtherConversionsStay) {
         "to_float32(to_bfloat16(load(buf0, i0):float64))"}) {
     EXPECT_EQ(rewritten(kept), parse_scalar(kept).str()) << kept;
   }
+}
+
+// What a discrete operation reads keeps eager's roundings: round(to_float16(x)) rounds x to float16
+// first (-2.5001 is -2.5 there, and rounds to -2, not -3), and so do comparisons, sign, floor and
+// conversions to integers; continuous consumers of the same value still skip them.
+TEST(Precision, DiscreteOperationsReadRoundedValues) {
+  std::string x = "to_float32(to_float16(load(buf0, i0):float32))";
+  EXPECT_EQ(rewritten("round(" + x + ")"), parse_scalar("round(" + x + ")").str());
+  std::string chain = "to_float32(to_float16(cosh(" + x + ")))";
+  for (std::string op : {"floor(" + chain + ")", "sign(" + chain + ")", "gt(" + chain + ", 1:float32)",
+                         "to_int64(" + chain + ")", "to_bool(" + chain + ")"}) {
+    EXPECT_EQ(rewritten(op), parse_scalar(op).str()) << op;
+  }
+  // One value read by a comparison and by an add: the add's operand loses its round trips.
+  std::string both = "where(gt(" + chain + ", 1:float32), add(" + chain + ", 1:float32), 0:float32)";
+  std::string skipped = in_range("cosh(" + in_range("load(buf0, i0):float32", kHalf) + ")", kHalf);
+  EXPECT_EQ(rewritten(both), "where(gt(" + chain + ", 1:float32), add(" + skipped + ", 1:float32), 0:float32)");
+}
+
+// A float64 variance narrowed then rooted is rooted in float64 (torch.std's one rounding): 1e77 has
+// a root of 3.2e38, which float32 holds, where its float32 rounding is inf.
+TEST(Precision, SqrtOfANarrowedDoubleRootsInDouble) {
+  EXPECT_EQ(rewritten("sqrt(to_float32(load(buf0, i0):float64))"), "to_float32(sqrt(load(buf0, i0):float64))");
+  EXPECT_EQ(rewritten("sqrt(to_bfloat16(load(buf0, i0):float64))"), "to_bfloat16(sqrt(load(buf0, i0):float64))");
+  // Not a narrowing of float64, or read by a discrete op: kept.
+  for (const char* kept :
+       {"sqrt(to_float32(load(buf0, i0):int64))", "gt(sqrt(to_float32(load(buf0, i0):float64)), 1:float32)"})
+    EXPECT_EQ(rewritten(kept), parse_scalar(kept).str()) << kept;
 }
 
 TEST(Precision, SharedSubexpressionsAreRewrittenOnce) {
