@@ -1,8 +1,10 @@
 // Every unary and binary pointwise op against a float64 reference, on every dtype it supports,
 // over the harness' samples; the meta kernel must predict each output's dtype, sizes and strides.
 #include <cmath>
+#include <limits>
 
 #include "harness.h"
+#include "kiln/api/compile.h"
 #include "kiln/core/type_promotion.h"
 
 namespace kiln::testing {
@@ -283,6 +285,33 @@ TEST(Pointwise, IntegerPowerWraps) {
   EXPECT_THROW(pow(from_vector<int64_t>({2}), Scalar(-1)), Error);
   EXPECT_FLOAT_EQ(pow(from_vector<int64_t>({2}), Scalar(-1.0)).item<float>(), 0.5f);
   EXPECT_FLOAT_EQ(pow(Scalar(2), from_vector<float>({3})).item<float>(), 8.0f);
+}
+
+// pow(x, 0.5) and pow(x, -0.5) are sqrt and 1 / sqrt in PyTorch's kernel for float32, float64 and
+// bfloat16 (NaN at -inf, -0 and -inf at -0), plain pow for float16 (inf and 0 at -inf, 0 and inf at
+// -0): PyTorch 2.13's results, eagerly and compiled.
+TEST(Pointwise, PowByAHalfAsPyTorch) {
+  const double inf = std::numeric_limits<double>::infinity();
+  auto fn = [](const std::vector<Tensor>& in) {
+    return std::vector<Tensor>{pow(in[0], Scalar(0.5)), pow(in[0], Scalar(-0.5))};
+  };
+  for (DType t : {DType::Float16, DType::BFloat16, DType::Float32}) {
+    Tensor x = from_vector<double>({-inf, -0.0, 4.0}).to(t);
+    bool half = t == DType::Float16;
+    std::vector<double> root = {half ? inf : NAN, half ? 0.0 : -0.0, 2.0},
+                        inverse = {half ? 0.0 : NAN, half ? inf : -inf, 0.5};
+    for (const auto& out : {fn({x}), compile(fn)({x})}) {
+      std::vector<double> a = to_doubles(out[0]), b = to_doubles(out[1]);
+      for (size_t k = 0; k < 3; ++k) {
+        std::string where = fmt::format("{} element {}", dtype_name(t), k);
+        EXPECT_EQ(std::isnan(a[k]), std::isnan(root[k])) << where;
+        if (!std::isnan(root[k]))
+          EXPECT_TRUE(a[k] == root[k] && std::signbit(a[k]) == std::signbit(root[k])) << where << ": " << a[k];
+        EXPECT_EQ(std::isnan(b[k]), std::isnan(inverse[k])) << where;
+        if (!std::isnan(inverse[k])) EXPECT_EQ(b[k], inverse[k]) << where;
+      }
+    }
+  }
 }
 
 TEST(Pointwise, MixedDtypesPromote) {
