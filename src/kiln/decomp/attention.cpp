@@ -99,18 +99,18 @@ Tensor sdpa(const Tensor& query, const Tensor& key, const Tensor& value, const s
   Tensor scores = mul(matmul(query, transpose(k, -2, -1)), Scalar(factor));
   int64_t l = query.sizes()[query.dim() - 2], s = k.sizes()[k.dim() - 2];
   const double minus_inf = -std::numeric_limits<double>::infinity();
+  // A causal or boolean mask is added as 0 and -inf (PyTorch's convert_boolean_attn_mask), not
+  // selected: a NaN score stays NaN where the mask hides it, as in PyTorch's math and flash paths.
+  auto additive = [&](const Tensor& allowed) {
+    Tensor zero = zeros({}, TensorOptions(scores.dtype()).device(query.device()));
+    Tensor blocked = full({}, Scalar(minus_inf), TensorOptions(scores.dtype()).device(query.device()));
+    return where(allowed, zero, blocked);
+  };
   if (is_causal) {
     Tensor all = ones({l, s}, TensorOptions(DType::Bool).device(query.device()));
-    Tensor allowed = tril(all);
-    Tensor blocked = full_like(scores, Scalar(minus_inf));
-    scores = where(allowed, scores, blocked);
+    scores = add(scores, additive(tril(all)));
   } else if (attn_mask) {
-    if (attn_mask->dtype() == DType::Bool) {
-      Tensor blocked = full_like(scores, Scalar(minus_inf));
-      scores = where(*attn_mask, scores, blocked);
-    } else {
-      scores = add(scores, *attn_mask);
-    }
+    scores = add(scores, attn_mask->dtype() == DType::Bool ? additive(*attn_mask) : *attn_mask);
   }
   Tensor weights = safe_softmax(scores);
   if (dropout_p > 0) {
