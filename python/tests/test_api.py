@@ -64,3 +64,17 @@ def test_errors_are_kiln_errors():
     torch._dynamo.reset()
     with pytest.raises(Exception, match="unknown option"):
         torch.compile(mlp(), backend="kiln", options={"no_such_option": 1})(torch.randn(2, 16))
+
+
+def test_check_option_compares_with_eager(tmp_path, monkeypatch):
+    # options={"check": True}: the first call of each graph also runs kiln eagerly and compares
+    # (KILN_CHECK=1 does the same); right code passes, and nothing is written.
+    monkeypatch.setenv("KILN_CHECK_DIR", str(tmp_path / "check"))
+    torch._dynamo.reset()
+    model = mlp()
+    x = torch.randn(3, 16)
+    fast = kiln.compile(model, options={"check": True})
+    with torch.no_grad():
+        torch.testing.assert_close(fast(x), model(x))
+        torch.testing.assert_close(fast(x), model(x))
+    assert not (tmp_path / "check").exists()
