@@ -55,9 +55,9 @@ BoxedKernel pow_tensor_scalar() {
     // 0.5 and -0.5 are sqrt and 1 / sqrt, as the eager kernel (and PyTorch's): NaN at -inf, not inf.
     bool half = base.dtype() == DType::Float16;
     if (!half && exponent.is_floating_point() && (exponent.to_double() == 0.5 || exponent.to_double() == -0.5)) {
-      Tensor root = elementwise("sqrt", {Operand(base)}, Promotion::IntToFloat, "aten::pow.Tensor_Scalar");
-      if (exponent.to_double() == 0.5) return put(s, root);
-      return put(s, prims::reciprocal(root));
+      // One op each, so a 16-bit result rounds once, as the kernel's 1 / sqrt(x) computed in float.
+      const char* prim = exponent.to_double() == 0.5 ? "sqrt" : "rsqrt";
+      return put(s, elementwise(prim, {Operand(base)}, Promotion::IntToFloat, "aten::pow.Tensor_Scalar"));
     }
     if (base.dtype() != DType::Bool || !exponent.is_bool()) return on_numbers(s);
     if (exponent.to<bool>()) return put(s, prims::clone(base));
