@@ -58,10 +58,17 @@ Tensor softmax_decomposed(const Tensor& x, int64_t dim, bool half_to_float) {
   return downcast(mul(e, inverse), half_to_float ? DType::Float32 : x.dtype());
 }
 
+// Over the last dim of a 16-bit input, the row's sum of exponentials and its log round to that
+// dtype, as the eager kernel (and PyTorch's) computes them; compiled code's default skips those
+// round trips as any other 16-bit chain's (loopir/precision.h).
 Tensor log_softmax_decomposed(const Tensor& x, int64_t dim, bool half_to_float) {
   Tensor in = upcast(dense(x));
   Tensor shifted = shifted_by_max(in, dim);
-  Tensor y = sub(shifted, log(sum(exp(shifted), IntArrayRef(dim), true)));
+  Tensor total = sum(exp(shifted), IntArrayRef(dim), true);
+  bool rounds = is_reduced_float(x.dtype()) && !half_to_float && x.dim() > 0 &&
+                wrap_dim(dim, x.dim(), "log_softmax") == x.dim() - 1;
+  auto round = [&](const Tensor& t) { return rounds ? upcast(downcast(t, x.dtype())) : t; };
+  Tensor y = sub(shifted, round(log(round(total))));
   return downcast(y, half_to_float ? DType::Float32 : x.dtype());
 }
 

@@ -1,0 +1,65 @@
+// Ops whose 16-bit results follow PyTorch's own rounding points, checked bit for bit against the
+// venv's PyTorch (skipped without it): log_softmax over the last dim rounds the row's sum of
+// exponentials and its log to the input's dtype (PyTorch's last-dim kernel), over another dim it
+// does not; kiln eager and compiled code with eager's roundings (emulate_precision_casts) give
+// PyTorch's bits.
+#include <fmt/format.h>
+
+#include <sstream>
+
+#include "harness.h"
+#include "kiln/api/compile.h"
+#include "python_ref.h"
+
+namespace kiln::testing {
+namespace {
+
+// Values spread over [-6, 6] with repeats and a few large ones: rows whose sums are not round.
+std::vector<double> sample(int64_t n) {
+  std::vector<double> v;
+  for (int64_t i = 0; i < n; ++i) v.push_back(6.0 * std::sin(0.37 * static_cast<double>(i) + 0.1 * (i % 7)));
+  return v;
+}
+
+// A 16-bit tensor's elements as their raw 16-bit patterns.
+std::vector<int64_t> bits(const Tensor& t) {
+  Tensor c = t.contiguous();
+  std::vector<int64_t> out;
+  for (int64_t i = 0; i < c.numel(); ++i) out.push_back(static_cast<const uint16_t*>(c.data_ptr())[i]);
+  return out;
+}
+
+// PyTorch's log_softmax of `values` as a [rows, cols] tensor of `dtype` over `dim`, as bit patterns.
+std::vector<int64_t> torch_log_softmax(const std::string& python, const std::vector<double>& values, int64_t rows,
+                                       int64_t cols, DType dtype, int64_t dim) {
+  std::string code = fmt::format(
+      "import torch\nx = torch.tensor([{}], dtype=torch.float64).reshape({}, {}).to(torch.{})\n"
+      "y = torch.log_softmax(x, {})\nprint(\" \".join(str(b & 0xFFFF) for b in y.view(torch.int16).flatten().tolist()))",
+      fmt::join(values, ", "), rows, cols, dtype_name(dtype), dim);
+  PythonRun r = run_python(python, code);
+  EXPECT_EQ(r.status, 0) << r.out;
+  std::vector<int64_t> out;
+  std::istringstream in(r.out);
+  for (int64_t b; in >> b;) out.push_back(b);
+  return out;
+}
+
+TEST(TorchBits, LogSoftmaxOf16BitFloatsRoundsAsPyTorch) {
+  KILN_REQUIRE_PYTHON(python);
+  const int64_t rows = 6, cols = 37;
+  std::vector<double> v = sample(rows * cols);
+  for (DType d : {DType::BFloat16, DType::Float16}) {
+    Tensor x = from_vector<double>(v, {rows, cols}).to(d);
+    for (int64_t dim : {1, 0}) {
+      auto fn = [dim](const std::vector<Tensor>& in) { return std::vector<Tensor>{log_softmax(in[0], dim)}; };
+      CompileOptions eager_roundings;
+      eager_roundings.emulate_precision_casts = true;
+      std::vector<int64_t> want = torch_log_softmax(python, v, rows, cols, d, dim);
+      EXPECT_EQ(bits(fn({x})[0]), want) << dtype_name(d) << " dim " << dim << " eager";
+      EXPECT_EQ(bits(compile(fn, eager_roundings)({x})[0]), want) << dtype_name(d) << " dim " << dim << " compiled";
+    }
+  }
+}
+
+}  // namespace
+}  // namespace kiln::testing
