@@ -18,6 +18,7 @@
 #include <limits>
 #include <memory>
 #include <type_traits>
+#include <vector>
 
 #include <omp.h>
 
@@ -307,6 +308,50 @@ View4<M> as_rows(const Tensor& t, Tensor& holder) {
   return View4<M>(holder);
 }
 
+// Row i of (b, h) computed again with its weights and weighted sum in double (its scores as the
+// walk computes them), for a row whose weighted sum
+// of values passed the float range before its division by the sum of weights (values near 3.4e38
+// with weights near 1: the walk keeps the weights unnormalized), where softmax followed by a
+// product normalizes first and stays finite. A row whose values hold an infinity is inf or NaN here
+// too. Writes the row's output and, where `li`, its log-sum-exp.
+template <class M, class In>
+void row_in_double(const Problem& p, const View4<In>& q, const View4<M>& k, const View4<M>& v, const View4<M>* mask,
+                   int64_t b, int64_t h, int64_t i, bool unseen_nan, In* oi, int64_t ostride, M* li) {
+  const int64_t e = p.e, end = p.causal ? std::min(p.keys, i + 1) : p.keys;
+  constexpr double kMinusInf = -std::numeric_limits<double>::infinity();
+  std::vector<double> s(static_cast<size_t>(end)), acc(static_cast<size_t>(e), 0.0);
+  const In* qi = q.row(b, h, i);
+  double max = kMinusInf;
+  bool nan = false;
+  for (int64_t j = 0; j < end; ++j) {
+    // The score in the compute type, as the walk's (a product past its range is inf there too),
+    // from the dot product in double (rounded once: the nearest to float64's).
+    const M* kj = k.row(b, h, j);
+    double dot = 0;
+    for (int64_t d = 0; d < e; ++d) dot += static_cast<double>(static_cast<M>(qi[d * q.s3])) * kj[d];
+    M score_m = static_cast<M>(dot) * static_cast<M>(p.scale);
+    if (mask) score_m += mask->row(b, h, i)[j * mask->s3];
+    const double score = score_m;
+    s[static_cast<size_t>(j)] = score;
+    nan = nan || score != score;
+    max = score > max ? score : max;
+  }
+  double sum = 0;
+  for (int64_t j = 0; j < end && max != kMinusInf; ++j) {
+    const double weight = std::exp(s[static_cast<size_t>(j)] - max);
+    const M* vj = v.row(b, h, j);
+    sum += weight;
+    for (int64_t d = 0; d < e; ++d) acc[static_cast<size_t>(d)] += weight * vj[d];
+  }
+  if (nan) sum = std::numeric_limits<double>::quiet_NaN();
+  const bool seen = max != kMinusInf || nan;
+  const double unseen = unseen_nan ? std::numeric_limits<double>::quiet_NaN() : 0.0;
+  for (int64_t d = 0; d < e; ++d) {
+    oi[d * ostride] = static_cast<In>(static_cast<M>(seen ? acc[static_cast<size_t>(d)] / sum : unseen));
+  }
+  if (li) *li = static_cast<M>(seen ? max + std::log(sum) : 0.0);
+}
+
 // `lse`, where defined, receives each row's log-sum-exp. A row that sees no key (all its scores
 // -inf) is 0 with a log-sum-exp of 0 (PyTorch's flash kernel), or NaN where `unseen_nan` (what
 // softmax followed by a product gives: kiln::attention). A NaN score makes its row NaN.
@@ -369,14 +414,20 @@ void flash(const Problem& p, const Tensor& query, const Tensor& key, const Tenso
         weigh_block(w, vb, v.s2, rows, cols, e);
       }
       for (int64_t i = 0; i < rows; ++i) {
+        In* oi = o + b * os[0] + h * os[1] + (i0 + i) * os[2];
+        M* li = l ? l + b * ls[0] + h * ls[1] + (i0 + i) * ls[2] : nullptr;
+        const M* acc = w.acc.get() + i * e;
+        if (!std::all_of(acc, acc + e, [](M x) { return std::isfinite(x); })) {
+          row_in_double(p, q, k, v, m ? &*m : nullptr, b, h, i0 + i, unseen_nan, oi, os[3], li);
+          continue;
+        }
         // A row whose scores were all NaN (a NaN in its query) kept a max of -inf but saw keys:
         // its sum is NaN and so is the row, as PyTorch's (whose max takes the NaN).
         const bool seen = w.max[i] != -std::numeric_limits<M>::infinity() || w.sum[i] != w.sum[i];
         const M unseen = unseen_nan ? std::numeric_limits<M>::quiet_NaN() : M(0);
         const M inv = seen ? M(1) / w.sum[i] : M(0);
-        In* oi = o + b * os[0] + h * os[1] + (i0 + i) * os[2];
-        for (int64_t d = 0; d < e; ++d) oi[d * os[3]] = static_cast<In>(seen ? w.acc[i * e + d] * inv : unseen);
-        if (l) l[b * ls[0] + h * ls[1] + (i0 + i) * ls[2]] = seen ? w.max[i] + std::log(w.sum[i]) : M(0);
+        for (int64_t d = 0; d < e; ++d) oi[d * os[3]] = static_cast<In>(seen ? acc[d] * inv : unseen);
+        if (li) *li = seen ? w.max[i] + std::log(w.sum[i]) : M(0);
       }
     }
   }

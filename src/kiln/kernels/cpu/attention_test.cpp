@@ -190,6 +190,22 @@ TEST(FlashAttention, HiddenBlocksAreSkippedOnlyWhereExact) {
   EXPECT_GT(isnan(kiln_attention(q, huge_key, v, mask, 0.25)).sum().item<int64_t>(), 0);
 }
 
+// Values near the float limit: the walk's unnormalized weighted sum passes the range (70 keys of
+// 3e38 with equal weights sum to 2e40), where softmax followed by a product gives 3e38. Such a row is
+// computed again with its weights in double: finite and eager's.
+TEST(FlashAttention, WeightedSumPastTheFloatRangeIsNormalizedFirst) {
+  manual_seed(12);
+  Tensor q = zeros({1, 2, 5, 8}), k = randn({1, 2, 70, 8}), v = full({1, 2, 70, 8}, Scalar(3e38));
+  v[0][1][3][2].fill_(Scalar(-3e38));
+  Tensor eager = matmul(softmax(mul(matmul(q, k.transpose(-2, -1)), Scalar(0.25)), -1), v);
+  auto [flash, lse] = _scaled_dot_product_flash_attention_for_cpu(q, k, v, 0.0, false, std::nullopt, 0.25);
+  for (const Tensor& out : {flash, kiln_attention(q, k, v, std::nullopt, 0.25)}) {
+    EXPECT_FALSE(any(logical_or(isinf(out), isnan(out))).item<bool>());
+    EXPECT_LT(div(sub(out, eager).abs(), eager.abs()).amax().item<double>(), 1e-6);
+  }
+  EXPECT_NEAR(lse[0][0][0].item<float>(), std::log(70.0f), 1e-5);
+}
+
 // A float64 mask of float64's lowest finite value hides nothing: it is not -inf (in float it
 // would be), so the block is computed and every key weighs the same.
 TEST(FlashAttention, LargeFiniteFloat64MaskIsNotHiding) {
