@@ -9,6 +9,8 @@ namespace kiln::testing {
 namespace {
 
 // Row-major float64 copy of a [outer, n, inner] view of `t` along `dim`, transformed per column.
+// log_softmax of a 16-bit `t` over its last dim rounds the row's sum of exponentials and its log to
+// that dtype, as PyTorch's last-dim kernel does (TorchBits checks kiln against PyTorch's bits).
 std::vector<double> softmax_ref(const Tensor& t, int64_t dim, bool log_form, DType out) {
   std::vector<double> v = to_doubles(t);
   int64_t d = dim < 0 ? dim + std::max<int64_t>(t.dim(), 1) : dim;
@@ -24,9 +26,12 @@ std::vector<double> softmax_ref(const Tensor& t, int64_t dim, bool log_form, DTy
       for (int64_t i = 0; i < n; ++i) m = std::isnan(v[at(i)]) || std::isnan(m) ? NAN : std::max(m, v[at(i)]);
       double s = 0;
       for (int64_t i = 0; i < n; ++i) s += std::exp(v[at(i)] - m);
+      double log_s = std::log(s);
+      if (log_form && is_reduced_float(t.dtype()) && d == t.dim() - 1)
+        log_s = round_to(std::log(round_to(s, out)), out);
       for (int64_t i = 0; i < n; ++i) {
         double x = v[at(i)] - m;
-        r[at(i)] = round_to(log_form ? x - std::log(s) : std::exp(x) / s, out);
+        r[at(i)] = round_to(log_form ? x - log_s : std::exp(x) / s, out);
       }
     }
   }
