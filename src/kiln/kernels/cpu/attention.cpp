@@ -4,8 +4,9 @@
 // exponentials and the weighted sum of values (the online softmax), rescaled when the max grows.
 // Tasks are independent, so results do not depend on the thread count. A causal mask (row i sees
 // keys 0..i, top-left aligned as PyTorch) ends each row's walk early; key blocks a row does not see
-// at all are skipped. Rows that see no key (all scores -inf) give 0 and a logsumexp of 0, as
-// PyTorch's kernel. 16-bit inputs are computed in float and rounded once at the end.
+// at all are skipped. Rows that see no key (all scores -inf) give 0 (NaN where a value of a key they
+// weighed 0 is inf or NaN) and a logsumexp of 0, as PyTorch's kernel. 16-bit inputs are computed in
+// float and rounded once at the end.
 // A block's scores are kept transposed, [key][query row]: the score product broadcasts keys
 // against the task's query block (transposed once per task), so keys and values are read where
 // they are (rows with unit stride along the head size; other layouts and 16-bit inputs are
@@ -337,17 +338,20 @@ void row_in_double(const Problem& p, const View4<In>& q, const View4<M>& k, cons
     max = score > max ? score : max;
   }
   double sum = 0;
-  for (int64_t j = 0; j < end && max != kMinusInf; ++j) {
-    const double weight = std::exp(s[static_cast<size_t>(j)] - max);
+  for (int64_t j = 0; j < end; ++j) {
+    // A row that sees no key weighs every key 0 (0 * inf is NaN, as the walk's and PyTorch's).
+    const double weight = max == kMinusInf ? 0.0 : std::exp(s[static_cast<size_t>(j)] - max);
     const M* vj = v.row(b, h, j);
     sum += weight;
     for (int64_t d = 0; d < e; ++d) acc[static_cast<size_t>(d)] += weight * vj[d];
   }
   if (nan) sum = std::numeric_limits<double>::quiet_NaN();
   const bool seen = max != kMinusInf || nan;
-  const double unseen = unseen_nan ? std::numeric_limits<double>::quiet_NaN() : 0.0;
   for (int64_t d = 0; d < e; ++d) {
-    oi[d * ostride] = static_cast<In>(static_cast<M>(seen ? acc[static_cast<size_t>(d)] / sum : unseen));
+    const double a = acc[static_cast<size_t>(d)];
+    oi[d * ostride] = static_cast<In>(static_cast<M>(seen         ? a / sum
+                                                     : unseen_nan ? std::numeric_limits<double>::quiet_NaN()
+                                                                  : a));
   }
   if (li) *li = static_cast<M>(seen ? max + std::log(sum) : 0.0);
 }
@@ -424,9 +428,15 @@ void flash(const Problem& p, const Tensor& query, const Tensor& key, const Tenso
         // A row whose scores were all NaN (a NaN in its query) kept a max of -inf but saw keys:
         // its sum is NaN and so is the row, as PyTorch's (whose max takes the NaN).
         const bool seen = w.max[i] != -std::numeric_limits<M>::infinity() || w.sum[i] != w.sum[i];
-        const M unseen = unseen_nan ? std::numeric_limits<M>::quiet_NaN() : M(0);
         const M inv = seen ? M(1) / w.sum[i] : M(0);
-        for (int64_t d = 0; d < e; ++d) oi[d * os[3]] = static_cast<In>(seen ? acc[d] * inv : unseen);
+        // A row that sees no key is 0 (PyTorch's kernel; NaN for kiln::attention, softmax's), but
+        // where its keys' values hold an infinity or NaN: it weighed each key 0, and 0 * inf is NaN
+        // in PyTorch's product as in the walk's accumulator, which holds those products.
+        for (int64_t d = 0; d < e; ++d) {
+          oi[d * os[3]] = static_cast<In>(seen         ? acc[d] * inv
+                                          : unseen_nan ? std::numeric_limits<M>::quiet_NaN()
+                                                       : acc[d]);
+        }
         if (li) *li = seen ? w.max[i] + std::log(w.sum[i]) : M(0);
       }
     }

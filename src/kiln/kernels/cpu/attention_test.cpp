@@ -190,6 +190,22 @@ TEST(FlashAttention, HiddenBlocksAreSkippedOnlyWhereExact) {
   EXPECT_GT(isnan(kiln_attention(q, huge_key, v, mask, 0.25)).sum().item<int64_t>(), 0);
 }
 
+// A row the mask hides from every key is 0, but NaN in a column where a key's value is inf: it
+// weighed the key 0, and 0 * inf is NaN (PyTorch 2.13's kernel gives the same).
+TEST(FlashAttention, UnseenRowsKeepZeroTimesInf) {
+  manual_seed(13);
+  Tensor q = randn({1, 1, 3, 8}), k = randn({1, 1, 5, 8}), v = randn({1, 1, 5, 8});
+  v[0][0][2][4].fill_(Scalar(kInf));
+  Tensor mask = zeros({3, 5});
+  mask[1].fill_(Scalar(-kInf));  // row 1 sees no key
+  auto [out, lse] = _scaled_dot_product_flash_attention_for_cpu(q, k, v, 0.0, false, mask);
+  Tensor row = out[0][0][1];
+  EXPECT_TRUE(std::isnan(row[4].item<float>()));
+  for (int64_t d : {0, 1, 2, 3, 5, 6, 7}) EXPECT_EQ(row[d].item<float>(), 0.0f) << d;
+  EXPECT_EQ(lse[0][0][1].item<float>(), 0.0f);
+  EXPECT_EQ(out[0][0][0][4].item<float>(), kInf);  // a row that sees the key weighs it above 0
+}
+
 // Values near the float limit: the walk's unnormalized weighted sum passes the range (70 keys of
 // 3e38 with equal weights sum to 2e40), where softmax followed by a product gives 3e38. Such a row is
 // computed again with its weights in double: finite and eager's.
