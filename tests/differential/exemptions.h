@@ -26,7 +26,7 @@ bool log1p_of_the_smallest_subnormal(const Program& p, const std::vector<Tensor>
                                      const std::vector<Tensor>& wide);
 // A remainder or fmod where kiln's exact result and PyTorch's vectorized formula differ.
 bool remainder_differs_from_torch(const Program& p, const std::vector<Tensor>& wide);
-// The results of comparisons and conversions to integers decided by their operands' last bits.
+// The results of comparisons, conversions to integers and arg-reductions decided by last bits.
 std::set<std::string> compares_within_a_rounding(const Program& p, const std::vector<Tensor>& inputs,
                                                  const std::vector<Tensor>& wide);
 // An amax or amin reducing +0 and -0 to a zero a sign-sensitive op reads.

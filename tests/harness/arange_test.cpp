@@ -118,6 +118,11 @@ TEST(Arange, BadArgumentsAreErrors) {
             "arange: value cannot be converted to type int64 without overflow (step = 1e+19)");
   EXPECT_EQ(message([] { arange(0, 1e300, 1e299, DType::Float16); }),
             "arange: value cannot be converted to type float32 without overflow (step = 1e+299)");
+  EXPECT_EQ(message([] { arange(0, 1e20, 1, DType::Int64); }),
+            "arange: value cannot be converted to type int64 without overflow (end = 1e+20)");
+  // An int64 length is computed in int64, whose range the span can pass.
+  EXPECT_EQ(message([] { arange(int64_t{-9'000'000'000'000'000'000}, int64_t{9'000'000'000'000'000'000}, 1); }),
+            "arange: the range from -9000000000000000000 to 9000000000000000000 (step 1) overflows int64");
   EXPECT_EQ(message([] { arange(0, 5, 0); }), "arange: step must be nonzero");
   EXPECT_EQ(message([] { arange(0, 5, 0.5, DType::Int64); }),
             "arange: step must be nonzero (step 0.5 truncated to int64 is 0)");

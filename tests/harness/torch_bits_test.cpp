@@ -2,7 +2,7 @@
 // venv's PyTorch (skipped without it): log_softmax over the last dim rounds the row's sum of
 // exponentials and its log to the input's dtype (PyTorch's last-dim kernel), over another dim it
 // does not; kiln eager and compiled code with eager's roundings (emulate_precision_casts) give
-// PyTorch's bits.
+// PyTorch's bits. A float32 output of a 16-bit input does not round.
 #include <fmt/format.h>
 
 #include <sstream>
@@ -59,6 +59,17 @@ TEST(TorchBits, LogSoftmaxOf16BitFloatsRoundsAsPyTorch) {
       EXPECT_EQ(bits(compile(fn, eager_roundings)({x})[0]), want) << dtype_name(d) << " dim " << dim << " compiled";
     }
   }
+}
+
+// A float32 output of a 16-bit input (half_to_float) takes the input in float: no 16-bit rounding
+// of the row's sum or its log, the same bits as the float32 log_softmax of the widened input.
+TEST(TorchBits, LogSoftmaxToFloatOfA16BitInputDoesNotRound) {
+  const int64_t rows = 6, cols = 37;
+  Tensor x = from_vector<double>(sample(rows * cols), {rows, cols}).to(DType::BFloat16);
+  Tensor y = _log_softmax(x, 1, true);
+  ASSERT_EQ(y.dtype(), DType::Float32);
+  Tensor want = _log_softmax(x.to(DType::Float32), 1, false);
+  EXPECT_EQ(sub(y, want).abs().amax().item<double>(), 0.0);
 }
 
 }  // namespace

@@ -3,7 +3,9 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <map>
+#include <utility>
 
 #include "kiln/core/generator.h"
 #include "kiln/core/tolerance.h"
@@ -81,20 +83,6 @@ graph::Graph widened(const graph::Graph& g) {
   return w;
 }
 
-// A tensor with the same sizes, strides and values in storage of its own (a function under check
-// may write to its inputs; eager, compiled and the reference each get the values as given).
-Tensor copy_of(const Tensor& t) {
-  Tensor c = empty_strided(t.sizes(), t.strides(), TensorOptions(t.dtype()).device(t.device()));
-  c.copy_(t);
-  return c;
-}
-
-std::vector<Tensor> copies(const std::vector<Tensor>& ts) {
-  std::vector<Tensor> out;
-  for (const auto& t : ts) out.push_back(t.defined() ? copy_of(t) : t);
-  return out;
-}
-
 // Runs `f` from the random generator's state `start`: eager and compiled code draw the same
 // numbers (a dropout under check is compared, not flagged).
 template <class F>
@@ -103,21 +91,59 @@ auto from_state(Generator::State start, F&& f) {
   return f();
 }
 
+// A new directory for a mismatch under KILN_CHECK_DIR (else ./kiln-check): mismatch-K for the
+// first K no other process has created.
 std::string check_dir() {
   const char* d = std::getenv("KILN_CHECK_DIR");
   std::string base = d && *d ? d : "kiln-check";
+  std::error_code ec;
+  std::filesystem::create_directories(base, ec);
+  KILN_CHECK(!ec, "KILN_CHECK: cannot create directory {}: {}", base, ec.message());
   for (int k = 0;; ++k) {
     std::string dir = fmt::format("{}/mismatch-{}", base, k);
-    std::error_code ec;
-    if (!std::filesystem::exists(dir, ec)) return dir;
+    if (std::filesystem::create_directory(dir, ec)) return dir;
+    KILN_CHECK(!ec, "KILN_CHECK: cannot create directory {}: {}", dir, ec.message());
   }
 }
+
+// Set while this thread checks a call: the compilations and runs the check makes are not checked.
+thread_local bool checking = false;
+
+struct Checking {
+  bool was = std::exchange(checking, true);
+  ~Checking() { checking = was; }
+};
 
 }  // namespace
 
 bool check_enabled(const CompileOptions& options) {
+  if (checking) return false;
   const char* v = std::getenv("KILN_CHECK");
   return options.check || (v != nullptr && std::string(v) == "1");
+}
+
+void write_check_options(const CompileOptions& options, const std::string& dir) {
+  std::ofstream f(dir + "/options.txt");
+  f << "backend " << options.backend << "\nemulate_precision_casts " << int(options.emulate_precision_casts) << "\n";
+  KILN_CHECK(f.good(), "KILN_CHECK: cannot write {}/options.txt", dir);
+}
+
+CompileOptions read_check_options(const std::string& dir) {
+  CompileOptions options;
+  std::ifstream f(dir + "/options.txt");
+  if (!f.is_open()) return options;
+  std::string key, value;
+  while (f >> key >> value) {
+    if (key == "backend") {
+      options.backend = value;
+    } else if (key == "emulate_precision_casts" && (value == "0" || value == "1")) {
+      options.emulate_precision_casts = value == "1";
+    } else {
+      KILN_FAIL(ErrorKind::Value, "check: {}/options.txt: unknown option '{} {}'", dir, key, value);
+    }
+  }
+  KILN_CHECK(f.eof(), "check: {}/options.txt is malformed", dir);
+  return options;
 }
 
 std::optional<OutputMismatch> compare_outputs(const std::vector<Tensor>& compiled, const std::vector<Tensor>& eager,
@@ -204,7 +230,7 @@ std::optional<std::vector<Tensor>> float64_reference(const graph::Graph& g, cons
   try {
     graph::Graph w = widened(g);
     std::vector<Tensor> wide;
-    for (const auto& t : inputs) wide.push_back(widen(t));
+    for (const auto& t : copies_of(inputs)) wide.push_back(widen(t));
     DefaultFloatDType guard(DType::Float64);
     return graph::interpret(w, wide);
   } catch (const Error& e) {
@@ -214,19 +240,20 @@ std::optional<std::vector<Tensor>> float64_reference(const graph::Graph& g, cons
 }
 
 std::optional<OutputMismatch> check_program(const Repro& p, const CompileOptions& options) {
+  Checking guard;
   CompileOptions plain = options;
   plain.check = false;
   const Generator::State start = default_generator().state();
   std::vector<Tensor> eager;
   try {
-    eager = from_state(start, [&] { return graph::interpret(p.graph, copies(p.inputs)); });
+    eager = from_state(start, [&] { return graph::interpret(p.graph, copies_of(p.inputs)); });
   } catch (const Error&) {
     return std::nullopt;  // nothing to compare with
   }
   std::vector<Tensor> compiled;
   try {
     auto fn = compile([&p](const std::vector<Tensor>& in) { return graph::interpret(p.graph, in); }, plain);
-    compiled = from_state(start, [&] { return fn(copies(p.inputs)); });
+    compiled = from_state(start, [&] { return fn(copies_of(p.inputs)); });
   } catch (const Error& e) {
     return OutputMismatch{0, fmt::format("compiled raised, eager did not: {}", e.what())};
   }
@@ -236,12 +263,13 @@ std::optional<OutputMismatch> check_program(const Repro& p, const CompileOptions
 
 std::vector<Tensor> checked_call(const trace::TracedFn& fn, const CompiledCallable& compiled,
                                  const std::vector<Tensor>& inputs, const CompileOptions& options) {
-  std::vector<Tensor> pristine = copies(inputs);
+  Checking guard;
+  std::vector<Tensor> pristine = copies_of(inputs);
   const Generator::State start = default_generator().state();
   std::vector<Tensor> eager;
   std::optional<std::string> eager_error;
   try {
-    eager = fn(copies(inputs));
+    eager = fn(copies_of(inputs));
   } catch (const Error& e) {
     eager_error = e.what();
   }
@@ -250,7 +278,7 @@ std::vector<Tensor> checked_call(const trace::TracedFn& fn, const CompiledCallab
   if (eager_error) {
     KILN_FAIL(ErrorKind::Value, "KILN_CHECK: eager raised and compiled code did not: {}", *eager_error);
   }
-  graph::Graph core = trace::trace(fn, copies(pristine), trace::Level::Core);
+  graph::Graph core = trace::trace(fn, copies_of(pristine), trace::Level::Core);
   auto reference = from_state(start, [&] { return float64_reference(core, pristine); });
   auto mismatch = compare_outputs(out, eager, reference.value_or(std::vector<Tensor>{}), loosest_float_dtypes(core));
   if (!mismatch) {
@@ -258,10 +286,16 @@ std::vector<Tensor> checked_call(const trace::TracedFn& fn, const CompiledCallab
     return out;
   }
   KILN_LOG("check", "output {} differs: {}; reducing", mismatch->output, mismatch->detail);
-  ReducedRepro r = reduce_program(core, pristine, mismatch->output,
-                                  [&](const Repro& p) { return check_program(p, options).has_value(); });
+  // Every candidate, and the run that gives the values fed to them, draws from `start`.
+  ReducedRepro r = from_state(start, [&] {
+    return reduce_program(core, pristine, mismatch->output, [&](const Repro& p) {
+      return from_state(start, [&] { return check_program(p, options).has_value(); });
+    });
+  });
+  default_generator().set_state(after);
   std::string dir = check_dir();
   write_program(r.program, dir);
+  write_check_options(options, dir);
   std::string how =
       !r.reproduced ? "the Core ATen graph compiled alone does not differ: the whole graph is written"
       : r.complete

@@ -1,12 +1,15 @@
 // The check mode: KILN_CHECK=1, CompileOptions::check, or torch.compile(backend="kiln",
 // options={"check": True}). The first call of each compiled input signature also runs the function
-// eagerly (on copies of its inputs) and compares the two as the differential tier does
-// (docs/conformance.md): dtypes and sizes equal, NaN and infinities where eager has them, integers
-// exact, floats within PyTorch's tolerance of the loosest floating dtype they are computed from, or
-// as close to a float64 run of the graph as eager is. A mismatch is reduced to the smallest Core
-// ATen program that still differs (api/reduce.h), written to a directory as IR text and .npy
-// inputs (KILN_CHECK_DIR, else ./kiln-check), and raised as a kiln::Error that prints the program.
-// `kiln check DIR` replays it.
+// eagerly (on copies of its inputs) and compares the two with the differential tier's value rules
+// (docs/conformance.md; its program-level exemptions are not applied): dtypes and sizes equal, NaN
+// and infinities where eager has them, integers equal to eager's or to a float64 run's, floats
+// within PyTorch's tolerance of the loosest floating dtype they are computed from, or as close to a
+// float64 run of the graph as eager is; complex outputs are not compared. A mismatch is reduced to
+// the smallest Core ATen program that still differs (api/reduce.h), written to a directory as IR
+// text, .npy inputs and the options (KILN_CHECK_DIR, else ./kiln-check), and raised as a
+// kiln::Error that prints the program; `kiln check DIR` replays it. An error the compiled code
+// raises is the caller's, as without the check. The float64 run sets the default float dtype,
+// which is process-wide: check one call at a time.
 #pragma once
 
 #include <optional>
@@ -18,7 +21,8 @@
 
 namespace kiln {
 
-// Whether `options` asks for the check, or KILN_CHECK=1 is set.
+// Whether `options` asks for the check, or KILN_CHECK=1 is set; false inside a check (its own
+// compilations are not checked).
 bool check_enabled(const CompileOptions& options);
 
 struct OutputMismatch {
@@ -43,6 +47,11 @@ std::optional<std::vector<Tensor>> float64_reference(const graph::Graph& g, cons
 
 // Compares a program compiled (with `options`, the check off) against its eager run.
 std::optional<OutputMismatch> check_program(const Repro& p, const CompileOptions& options);
+
+// The options a mismatch was found with, in DIR/options.txt (the backend, emulate_precision_casts),
+// for `kiln check DIR` to replay it with; the defaults where DIR has no such file.
+void write_check_options(const CompileOptions& options, const std::string& dir);
+CompileOptions read_check_options(const std::string& dir);
 
 // The check of a compiled signature's first call: `compiled` on `inputs`, `fn` eagerly on copies.
 // Returns compiled's outputs; on a mismatch raises kiln::Error with the reduced program.

@@ -154,6 +154,79 @@ TEST(CheckMode, RandomOpsDrawTheSameNumbersEagerAndCompiled) {
   EXPECT_EQ(values(next), values(rand({4})));
 }
 
+// The mismatch directories under `dir`.
+size_t mismatches(const std::string& dir) {
+  size_t n = 0;
+  for (const auto& entry : fs::directory_iterator(dir)) n += entry.path().filename().string().starts_with("mismatch-");
+  return n;
+}
+
+// KILN_CHECK=1 checks the user's function, not the compilations its own reduction makes: one
+// mismatch is written, for the one call.
+TEST(CheckMode, TheEnvironmentDoesNotCheckTheChecksOwnCompilations) {
+  std::string dir = temp_dir("nested");
+  testing::ScopedEnv where("KILN_CHECK_DIR", dir);
+  testing::ScopedEnv on("KILN_CHECK", "1");
+  WrongTanhRule wrong;
+  std::string message;
+  try {
+    compile(model)(model_inputs());
+  } catch (const Error& e) {
+    message = e.what();
+  }
+  EXPECT_NE(message.find("reduced to 1 call(s)"), std::string::npos) << message;
+  EXPECT_EQ(mismatches(dir), 1u);
+  fs::remove_all(dir);
+}
+
+// A function that writes to its input after reading it: the reduced program is fed the input as the
+// caller gave it (not as the graph's write-back left it), and the options it was compiled with are
+// written beside it.
+TEST(CheckMode, AMutatedInputIsReducedAsGiven) {
+  std::string dir = temp_dir("mutated");
+  testing::ScopedEnv where("KILN_CHECK_DIR", dir);
+  WrongTanhRule wrong;
+  Tensor x = arange(0, 8, 1, DType::Float32).div(full({}, 4.0, DType::Float32));
+  std::vector<double> given = values(x);
+  auto f = compile(
+      [](const std::vector<Tensor>& in) {
+        Tensor x = in[0], y = tanh(x);
+        x.add_(full({}, 1.0, DType::Float32));
+        return std::vector<Tensor>{y};
+      },
+      CompileOptions{.emulate_precision_casts = true, .check = true});
+  EXPECT_THROW(f({x}), Error);
+  std::vector<double> once = given;
+  for (double& v : once) v += 1;
+  EXPECT_EQ(values(x), once) << "the caller's input is written once, by the compiled code";
+  Repro p = read_program(dir + "/mismatch-0");
+  ASSERT_EQ(p.inputs.size(), 1u) << graph::print(p.graph);
+  EXPECT_EQ(values(p.inputs[0]), given);
+  CompileOptions options = read_check_options(dir + "/mismatch-0");
+  EXPECT_TRUE(options.emulate_precision_casts);
+  EXPECT_EQ(options.backend, "inductor");
+  EXPECT_FALSE(read_check_options(dir).emulate_precision_casts) << "no options.txt: the defaults";
+  fs::remove_all(dir);
+}
+
+// The values fed to a reduced program come from the random numbers the checked call drew.
+TEST(CheckMode, AReducedProgramIsFedTheCallsRandomNumbers) {
+  std::string dir = temp_dir("random");
+  testing::ScopedEnv where("KILN_CHECK_DIR", dir);
+  WrongTanhRule wrong;
+  auto fn = [](const std::vector<Tensor>& in) { return std::vector<Tensor>{tanh(add(in[0], rand({16})))}; };
+  Tensor x = full({16}, 0.5, DType::Float32);
+  manual_seed(21);
+  EXPECT_THROW(compile(fn, CompileOptions{.check = true})({x}), Error);
+  manual_seed(21);
+  std::vector<double> drawn = values(add(x, rand({16})));
+  Repro p = read_program(dir + "/mismatch-0");
+  ASSERT_EQ(p.calls(), 1u) << graph::print(p.graph);
+  ASSERT_EQ(p.inputs.size(), 1u);
+  EXPECT_EQ(values(p.inputs[0]), drawn);
+  fs::remove_all(dir);
+}
+
 TEST(CompareOutputs, FollowsTheDifferentialTiersRules) {
   Tensor a = from_vector<float>({1.0f, 2.0f, NAN}), nan_moved = from_vector<float>({1.0f, NAN, 2.0f});
   EXPECT_FALSE(compare_outputs({a}, {a.clone()}, {}, {DType::Float32}).has_value());

@@ -5,6 +5,7 @@
 
 #include <complex>
 #include <functional>
+#include <limits>
 #include <string>
 
 #include "kiln/api/compile.h"
@@ -82,6 +83,29 @@ TEST(Complex, FactoriesCopiesViewsAndPrinting) {
   Tensor dst = zeros({2, 3}, DType::ComplexFloat);
   dst.copy_(t);
   EXPECT_EQ(elements(dst), elements(t));
+}
+
+// complex -> integer converts the real part as a float converts (core/float_to_int.h): NaN, an
+// infinity or a value out of range is the x86 "integer indefinite" (PyTorch 2.13's values).
+TEST(Complex, ToIntegerConvertsTheRealPartAsAFloatDoes) {
+  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  // The pattern repeated over 320 elements: a vectorized loop converts them too.
+  constexpr int kRepeats = 64;
+  Tensor z = empty({5 * kRepeats}, DType::ComplexFloat);
+  auto* p = z.data_ptr<std::complex<float>>();
+  const C parts[] = {{nan, 1}, {inf, 0}, {3.7, 2}, {-1e20, 0}, {-2.9, 0}};
+  for (int k = 0; k < 5 * kRepeats; ++k) p[k] = std::complex<float>(parts[k % 5]);
+  auto ints = [&](DType d) {
+    Tensor t = z.to(d).to(DType::Int64);
+    std::vector<int64_t> all(t.data_ptr<int64_t>(), t.data_ptr<int64_t>() + t.numel());
+    for (size_t k = 5; k < all.size(); ++k) EXPECT_EQ(all[k], all[k % 5]) << dtype_name(d) << " element " << k;
+    return std::vector<int64_t>(all.begin(), all.begin() + 5);
+  };
+  EXPECT_EQ(ints(DType::Int64), (std::vector<int64_t>{INT64_MIN, INT64_MIN, 3, INT64_MIN, -2}));
+  EXPECT_EQ(ints(DType::Int32), (std::vector<int64_t>{INT32_MIN, INT32_MIN, 3, INT32_MIN, -2}));
+  EXPECT_EQ(ints(DType::Int16), (std::vector<int64_t>{0, 0, 3, 0, -2}));
+  EXPECT_EQ(ints(DType::Int8), (std::vector<int64_t>{0, 0, 3, 0, -2}));
+  EXPECT_EQ(ints(DType::UInt8), (std::vector<int64_t>{0, 0, 3, 0, 254}));
 }
 
 void expect_refused(const std::function<void()>& f, const std::string& op) {

@@ -11,6 +11,7 @@
 #include "kiln/graph/parser.h"
 #include "kiln/graph/printer.h"
 #include "kiln/import/npy.h"
+#include "kiln/ops/api.h"
 
 namespace kiln {
 namespace {
@@ -38,6 +39,8 @@ Repro extract(const graph::Graph& g, const graph::NodeValues& values, const std:
     }
   };
   visit(visit, out);
+  // A value both computed and fed (a size read's node reached again as a tensor) is computed.
+  std::erase_if(fed, [&](const Result& r) { return computed.contains(r.first); });
 
   Repro p;
   std::map<Result, ValueRef> mapped;
@@ -76,6 +79,20 @@ std::vector<const Node*> ancestors(const graph::Graph& g, ValueRef out) {
 
 }  // namespace
 
+std::vector<Tensor> copies_of(const std::vector<Tensor>& ts) {
+  std::vector<Tensor> out;
+  for (const auto& t : ts) {
+    if (!t.defined()) {
+      out.push_back(t);
+      continue;
+    }
+    Tensor c = empty_strided(t.sizes(), t.strides(), TensorOptions(t.dtype()).device(t.device()));
+    c.copy_(t);
+    out.push_back(c);
+  }
+  return out;
+}
+
 size_t Repro::calls() const {
   return static_cast<size_t>(std::count_if(graph.nodes().begin(), graph.nodes().end(),
                                            [](const auto& n) { return n->kind() == NodeKind::Call; }));
@@ -86,7 +103,9 @@ ReducedRepro reduce_program(const graph::Graph& g, const std::vector<Tensor>& in
   const auto& results = std::get<std::vector<ValueRef>>(g.output_node()->args().at(0));
   KILN_CHECK(output < results.size(), "reduce: the graph has {} outputs, asked for output {}", results.size(), output);
   ValueRef out = results[output];
-  graph::NodeValues values = graph::interpret_values(g, inputs);
+  graph::NodeValues values = graph::interpret_values(g, copies_of(inputs));
+  std::vector<Node*> placeholders = g.placeholders();
+  for (size_t k = 0; k < placeholders.size() && k < inputs.size(); ++k) values[placeholders[k]] = {Value(inputs[k])};
   // The output's own call always stays; ddmin decides about the others.
   std::vector<const Node*> rest = ancestors(g, out);
   std::erase(rest, out.node);
@@ -96,13 +115,16 @@ ReducedRepro reduce_program(const graph::Graph& g, const std::vector<Tensor>& in
     set.insert(result.node);
     return extract(g, values, set, result);
   };
+  std::map<std::pair<std::set<const Node*>, Result>, bool> tried;
   auto reproduces = [&](const std::vector<const Node*>& keep, ValueRef result) {
+    std::pair<std::set<const Node*>, Result> key{{keep.begin(), keep.end()}, {result.node, result.index}};
+    if (auto it = tried.find(key); it != tried.end()) return it->second;
     if (r.tests >= max_tests) {
       r.complete = false;
       return false;
     }
     ++r.tests;
-    return still_differs(program(keep, result));
+    return tried[key] = still_differs(program(keep, result));
   };
   if (!reproduces(rest, out)) {
     r.reproduced = false;
@@ -174,8 +196,17 @@ Repro read_program(const std::string& dir) {
   std::stringstream s;
   s << text.rdbuf();
   Repro p{graph::parse(s.str()), {}};
-  size_t n = p.graph.placeholders().size();
-  for (size_t k = 0; k < n; ++k) p.inputs.push_back(read_npy(fmt::format("{}/input_{}.npy", dir, k)));
+  for (const Node* n : p.graph.placeholders()) {
+    std::string file = fmt::format("{}/input_{}.npy", dir, p.inputs.size());
+    Tensor data = read_npy(file);
+    const graph::TensorMeta& m = n->meta().at(0);
+    KILN_CHECK(data.dtype() == m.dtype && data.sizes().equals(m.sizes),
+               "check: {} holds {}, placeholder {} takes {}[{}]", file, data.describe(), n->name(), dtype_name(m.dtype),
+               fmt::join(m.sizes, ", "));
+    Tensor t = empty_strided(m.sizes, m.strides, TensorOptions(m.dtype));
+    t.copy_(data);
+    p.inputs.push_back(t);
+  }
   return p;
 }
 

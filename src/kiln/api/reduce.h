@@ -24,6 +24,10 @@ struct Repro {
   size_t calls() const;
 };
 
+// Tensors with the same sizes, strides and values as `ts`, in storage of their own (a program that
+// writes to its inputs leaves the given ones as they were).
+std::vector<Tensor> copies_of(const std::vector<Tensor>& ts);
+
 // Whether a candidate program reproduces the difference being reduced.
 using StillDiffers = std::function<bool(const Repro&)>;
 
@@ -34,14 +38,16 @@ struct ReducedRepro {
   bool reproduced = true;  // false when the whole graph's program does not differ (then it is that)
 };
 
-// Output `output` of `g` (run on `inputs`) reduced as above; `still_differs` is called at most
-// `max_tests` times, first on the whole graph's program.
+// Output `output` of `g` (run on copies of `inputs`) reduced as above; `still_differs` is called at
+// most `max_tests` times, first on the whole graph's program, never twice on the same candidate. A
+// placeholder fed to a program holds its input as given, before the graph's write-backs.
 ReducedRepro reduce_program(const graph::Graph& g, const std::vector<Tensor>& inputs, size_t output,
                             const StillDiffers& still_differs, size_t max_tests = 256);
 
 // Writes `p` to directory `dir` (created): program.txt (the IR text) and input_K.npy per input.
 void write_program(const Repro& p, const std::string& dir);
-// Reads a directory write_program wrote; kiln::Error naming the file when one is missing or bad.
+// Reads a directory write_program wrote, each input laid out with its placeholder's strides;
+// kiln::Error naming the file when one is missing or bad.
 Repro read_program(const std::string& dir);
 
 }  // namespace kiln

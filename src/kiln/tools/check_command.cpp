@@ -29,8 +29,8 @@ int check_command(const std::vector<std::string>& args) {
   }
   Repro p = read_program(dir);
   std::printf("%s", graph::print(p.graph).c_str());
-  CompileOptions options;
-  options.emulate_precision_casts = emulate;
+  CompileOptions options = read_check_options(dir);  // those the mismatch was found with
+  options.emulate_precision_casts = options.emulate_precision_casts || emulate;
   auto mismatch = check_program(p, options);
   if (!mismatch) {
     std::printf("compiled and eager agree (%zu call(s), %zu input(s))\n", p.calls(), p.inputs.size());

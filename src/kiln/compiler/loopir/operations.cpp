@@ -48,7 +48,7 @@ const ElementwiseOp kRows[] = {
     {"bitwise_xor", 2, kInfix, "^"},
     {"div", 2, kInfix, "/"},  // integer division reports a zero divisor
     {"eq", 2, kInfix, "==", false, "", false, true},
-    {"fmod", 2, kCall, "std::fmod"},
+    {"fmod", 2, kCall, "std::fmod", false, "", false, true},
     {"ge", 2, kInfix, ">=", false, "", false, true},
     {"gt", 2, kInfix, ">", false, "", false, true},
     {"le", 2, kInfix, "<=", false, "", false, true},
@@ -58,7 +58,7 @@ const ElementwiseOp kRows[] = {
     {"mul", 2, kInfix, "*", false, "k_mul"},
     {"ne", 2, kInfix, "!=", false, "", false, true},
     {"pow", 2, kCall, "k_pow"},
-    {"remainder", 2, kCall, "k_remainder"},
+    {"remainder", 2, kCall, "k_remainder", false, "", false, true},
     {"sub", 2, kInfix, "-", false, "k_sub"},
     // Others.
     {"where", 3, kSpecial, ""},

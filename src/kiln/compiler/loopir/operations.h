@@ -35,8 +35,9 @@ struct ElementwiseOp {
   std::string_view wrapping = {};
   // On integers the operation is the identity (rounding: ceil, floor, round, trunc).
   bool integer_identity = false;
-  // Its result steps (comparisons, rounding to an integer, sign): the last bit of an operand can
-  // change it, so a 16-bit operand is computed with eager's roundings (precision.h).
+  // Its result steps (comparisons, rounding to an integer, sign, fmod and remainder at multiples of
+  // the divisor): the last bit of an operand can change it, so a 16-bit operand is computed with
+  // eager's roundings (precision.h).
   bool discrete = false;
 };
 

@@ -27,7 +27,7 @@ bool is_discrete(const ScalarExpr& e) {
 // round trip is skipped for its precision, not its range (eager's -70000 in float16 is -inf, and so
 // is what follows from it). NaN stays NaN. bfloat16 shares float32's range but for its top 0.2%
 // (from (2 - 2^-8) * 2^127 bfloat16 rounds to inf): y as it is, which keeps a bfloat16 chain as
-// fast as before (checking every step made an RMSNorm 1.4x slower).
+// fast (checking every step makes a bfloat16 RMSNorm 1.4x slower).
 ScalarExpr overflowing_as(const ScalarExpr& y, DType t) {
   if (t != DType::Float16) return y;
   // The float32 values from which a rounding to float16 gives inf: past 65504 by half an ulp (the
@@ -42,12 +42,6 @@ ScalarExpr overflowing_as(const ScalarExpr& y, DType t) {
   return ScalarExpr::op("where", {above, f32(INFINITY), low}, DType::Float32);
 }
 
-bool sqrt_of_a_narrowed_double(const ScalarExpr& e) {
-  if (e.kind() != ScalarKind::Op || e.name() != "sqrt" || !is_floating(e.dtype())) return false;
-  const ScalarExpr& x = e.operands().at(0);
-  return is_conversion(x) && x.dtype() == e.dtype() && x.operands().at(0).dtype() == DType::Float64;
-}
-
 class Rewriter {
  public:
   // `rounded`: e feeds a discrete operation, so its 16-bit values keep eager's roundings.
@@ -59,12 +53,6 @@ class Rewriter {
     ScalarExpr r = e;
     if (!rounded && e.dtype() == DType::Float32 && is_conversion(e) && rounds_float32_to_16bit(e.operands()[0])) {
       r = overflowing_as(run(e.operands()[0].operands()[0]), e.operands()[0].dtype());
-    } else if (!rounded && sqrt_of_a_narrowed_double(e)) {
-      // sqrt(to_float32(y)) of a float64 y (a variance, which var computes in double): the root in
-      // double, rounded once, as PyTorch's std kernel; the float32 variance of a spread past 1.8e19
-      // would be inf. torch.compile graphs reach kiln with std decomposed into sqrt(var).
-      const ScalarExpr& wide = e.operands()[0].operands()[0];
-      r = ScalarExpr::op("convert_element_type", {ScalarExpr::op("sqrt", {run(wide)}, wide.dtype())}, e.dtype());
     } else {
       bool operands_rounded = rounded || is_discrete(e);
       std::vector<ScalarExpr> ops;
@@ -103,11 +91,14 @@ void discrete_reads(const ScalarExpr& e, bool discrete, std::set<int>& read) {
 
 int keep_16bit_chains_in_float32(Program& p) {
   // A value kept in a buffer of its own (read several times) that a discrete operation reads keeps
-  // its roundings too, and so does what it is computed from: the steps last to first.
+  // its roundings too, and so does what it is computed from: the steps last to first. An extern
+  // call (argmax, sort, a GEMM) reads its buffers as eager's kernel would: rounded.
   std::set<int> read_discretely;
   for (auto it = p.steps.rbegin(); it != p.steps.rend(); ++it) {
     if (const auto* n = std::get_if<LoopNode>(&*it)) {
       discrete_reads(n->value, read_discretely.contains(n->out), read_discretely);
+    } else if (const auto* call = std::get_if<ExternCall>(&*it)) {
+      for_each_view(*call, [&](const BufferView& v) { read_discretely.insert(v.buffer); });
     }
   }
   int changed = 0;

@@ -15,15 +15,14 @@ namespace kiln::loopir {
 // e with every to_float32(to_<16-bit float>(y)) of a float32 y replaced by y: the value a
 // kernel computes without rounding between ops. Everything else, explicit conversions of other
 // dtypes included, is kept, and so is every rounding of what a discrete operation reads (a
-// comparison, floor/ceil/round/trunc, sign, a conversion to an integer or bool): there the last
+// comparison, floor/ceil/round/trunc, sign, fmod and remainder, a conversion to an integer or bool): there the last
 // bit decides the result, and compiled code gives eager's (round(to_float16(x)) is eager's, not
-// torch.compile's). And sqrt(to_float32(y)) of a float64 y is to_float32(sqrt(y)): a standard
-// deviation as PyTorch's std computes it (sqrt of the double variance, rounded once), where the
-// float32 variance would overflow.
+// torch.compile's).
 ScalarExpr without_16bit_round_trips(const ScalarExpr& e);
 
 // Applies without_16bit_round_trips to every loop node of `p`, keeping the roundings of a value
-// stored in a buffer of its own that a discrete operation reads; returns how many values changed.
+// stored in a buffer of its own that a discrete operation or an extern call reads; returns how many
+// values changed.
 int keep_16bit_chains_in_float32(Program& p);
 
 }  // namespace kiln::loopir

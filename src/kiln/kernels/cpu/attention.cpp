@@ -314,11 +314,13 @@ View4<M> as_rows(const Tensor& t, Tensor& holder) {
 // of values passed the float range before its division by the sum of weights (values near 3.4e38
 // with weights near 1: the walk keeps the weights unnormalized), where softmax followed by a
 // product normalizes first and stays finite. A row whose values hold an infinity is inf or NaN here
-// too. Writes the row's output and, where `li`, its log-sum-exp.
+// too. It visits the walk's keys, those before `end` (a causal walk's ends with its block's last
+// row), a causal row's later ones with score -inf (weight 0, and 0 * inf is NaN, as in the walk).
+// Writes the row's output and, where `li`, its log-sum-exp.
 template <class M, class In>
 void row_in_double(const Problem& p, const View4<In>& q, const View4<M>& k, const View4<M>& v, const View4<M>* mask,
-                   int64_t b, int64_t h, int64_t i, bool unseen_nan, In* oi, int64_t ostride, M* li) {
-  const int64_t e = p.e, end = p.causal ? std::min(p.keys, i + 1) : p.keys;
+                   int64_t b, int64_t h, int64_t i, int64_t end, bool unseen_nan, In* oi, int64_t ostride, M* li) {
+  const int64_t e = p.e;
   constexpr double kMinusInf = -std::numeric_limits<double>::infinity();
   std::vector<double> s(static_cast<size_t>(end)), acc(static_cast<size_t>(e), 0.0);
   const In* qi = q.row(b, h, i);
@@ -330,7 +332,7 @@ void row_in_double(const Problem& p, const View4<In>& q, const View4<M>& k, cons
     const M* kj = k.row(b, h, j);
     double dot = 0;
     for (int64_t d = 0; d < e; ++d) dot += static_cast<double>(static_cast<M>(qi[d * q.s3])) * kj[d];
-    M score_m = static_cast<M>(dot) * static_cast<M>(p.scale);
+    M score_m = p.causal && j > i ? -std::numeric_limits<M>::infinity() : static_cast<M>(dot) * static_cast<M>(p.scale);
     if (mask) score_m += mask->row(b, h, i)[j * mask->s3];
     const double score = score_m;
     s[static_cast<size_t>(j)] = score;
@@ -422,7 +424,7 @@ void flash(const Problem& p, const Tensor& query, const Tensor& key, const Tenso
         M* li = l ? l + b * ls[0] + h * ls[1] + (i0 + i) * ls[2] : nullptr;
         const M* acc = w.acc.get() + i * e;
         if (!std::all_of(acc, acc + e, [](M x) { return std::isfinite(x); })) {
-          row_in_double(p, q, k, v, m ? &*m : nullptr, b, h, i0 + i, unseen_nan, oi, os[3], li);
+          row_in_double(p, q, k, v, m ? &*m : nullptr, b, h, i0 + i, end, unseen_nan, oi, os[3], li);
           continue;
         }
         // A row whose scores were all NaN (a NaN in its query) kept a max of -inf but saw keys:

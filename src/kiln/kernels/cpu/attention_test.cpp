@@ -206,6 +206,23 @@ TEST(FlashAttention, UnseenRowsKeepZeroTimesInf) {
   EXPECT_EQ(out[0][0][0][4].item<float>(), kInf);  // a row that sees the key weighs it above 0
 }
 
+// A causal row weighs the later keys of its block 0 (their scores -inf), and 0 * inf is NaN: rows 0
+// to 4 are NaN in the column where key 5's value is inf, as PyTorch 2.13's kernel gives; rows from
+// 5 on see the key and are inf there. The NaN sends those rows through the double recomputation,
+// which visits the same keys.
+TEST(FlashAttention, CausalRowsKeepZeroTimesInfOfLaterKeysInTheirBlock) {
+  manual_seed(14);
+  Tensor q = randn({1, 1, 8, 4}), k = randn({1, 1, 8, 4}), v = randn({1, 1, 8, 4});
+  v[0][0][5][1].fill_(Scalar(kInf));
+  auto [out, lse] = _scaled_dot_product_flash_attention_for_cpu(q, k, v, 0.0, true, std::nullopt);
+  for (int64_t i = 0; i < 8; ++i) {
+    float x = out[0][0][i][1].item<float>();
+    if (i < 5) EXPECT_TRUE(std::isnan(x)) << "row " << i << ": " << x;
+    else EXPECT_EQ(x, kInf) << "row " << i;
+    for (int64_t d : {0, 2, 3}) EXPECT_TRUE(std::isfinite(out[0][0][i][d].item<float>())) << i << ", " << d;
+  }
+}
+
 // Values near the float limit: the walk's unnormalized weighted sum passes the range (70 keys of
 // 3e38 with equal weights sum to 2e40), where softmax followed by a product gives 3e38. Such a row is
 // computed again with its weights in double: finite and eager's.

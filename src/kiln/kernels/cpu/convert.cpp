@@ -29,6 +29,8 @@ void copy_complex(const Tensor& dst, const Tensor& src) {
         } else if constexpr (kIsComplex<In>) {
           if constexpr (std::is_same_v<Out, bool>) {
             return x != In(0);
+          } else if constexpr (std::is_integral_v<Out>) {
+            return float_to_int<Out>(x.real());  // defined for NaN, infinities and out-of-range parts
           } else {
             return static_cast<opmath_t<Out>>(x.real());
           }

@@ -61,8 +61,9 @@ M exp_sum(const M* x, int64_t n, M m, const In* ahead, const S& store) {
 // of a narrower type (bfloat16, half) are first widened into scratch, so every pass runs on M.
 // scratch holds n values of M; it is unused when In and Out are both M. `ahead`: see exp_sum.
 // `last_dim`: the row is along the input's last dim, where PyTorch's log_softmax of a 16-bit input
-// rounds the row's sum of exponentials and its log to that dtype (its last-dim kernel keeps them in
-// buffers of the input's type; other dims keep them in float): kiln's does the same.
+// to a 16-bit output (a float output takes the input in float) rounds the row's sum of exponentials and its log to that
+// dtype (its last-dim kernel keeps them in buffers of the input's type; other dims keep them in float): kiln's does the
+// same.
 template <class In, class Out, bool kLog>
 void softmax_row(const In* x, Out* y, int64_t n, opmath_t<In>* scratch, const In* ahead, bool last_dim) {
   using M = opmath_t<In>;
@@ -78,7 +79,7 @@ void softmax_row(const In* x, Out* y, int64_t n, opmath_t<In>* scratch, const In
     M sum = exp_sum(xm, n, m, ahead, [](int64_t, M) {});
     // (x - max) - log(sum), as PyTorch: x - (max + log(sum)) loses log(sum) against a large max.
     M log_sum = std::log(sum);
-    if constexpr (!std::is_same_v<In, M>) {
+    if constexpr (!std::is_same_v<In, M> && std::is_same_v<In, Out>) {  // a 16-bit output of a 16-bit input
       if (last_dim) log_sum = M(In(std::log(M(In(sum)))));
     }
     for (int64_t i = 0; i < n; ++i) y[i] = Out((xm[i] - m) - log_sum);

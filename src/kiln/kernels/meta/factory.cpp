@@ -101,10 +101,13 @@ int64_t arange_length(const Scalar& start, const Scalar& end, const Scalar& step
     // toward zero (exact past 2^53): arange(0.5, -1, -1) is [0], arange(0, 5, 0.5) has a zero step.
     // The quotient truncates toward zero and (end - start) and step have the same sign, so this
     // is the ceiling. Other integer dtypes take the length from doubles, below.
+    check_scalar_fits(end, compute, "arange", "end");
     int64_t si = start.to_int(), ei = end.to_int(), sti = step.to_int();
     KILN_CHECK(sti != 0, "arange: step must be nonzero (step {} truncated to int64 is 0)", step);
-    int64_t sign = sti > 0 ? 1 : -1;
-    n = static_cast<double>((ei - si + sti - sign) / sti);
+    int64_t sign = sti > 0 ? 1 : -1, span = 0;
+    KILN_CHECK(!__builtin_sub_overflow(ei, si, &span) && !__builtin_add_overflow(span, sti - sign, &span),
+               "arange: the range from {} to {} (step {}) overflows int64", start, end, step);
+    n = static_cast<double>(span / sti);
   } else {
     n = std::ceil((e - s) / st);
   }

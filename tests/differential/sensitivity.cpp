@@ -1,0 +1,81 @@
+#include "sensitivity.h"
+
+#include <cmath>
+#include <set>
+
+#include "check_support.h"
+#include "rng.h"
+#include "values.h"
+
+namespace kiln::difftest {
+namespace {
+
+// The relative size of two ulps of `t`'s values (its mantissa's last place, times 2).
+double two_ulps(DType t) {
+  switch (t) {
+    case DType::BFloat16: return 0x1p-6;
+    case DType::Float16: return 0x1p-9;
+    case DType::Float32: return 0x1p-22;
+    default: return 0x1p-51;
+  }
+}
+
+bool depends_on_reduction(const Program& p, const std::string& name) {
+  static const std::set<std::string> kReductions = {"sum",        "mean",    "prod",        "var",  "var_mean",
+                                                    "layer_norm", "softmax", "log_softmax", "amax", "amin",
+                                                    "cumsum",     "matmul",  "linear",      "sdpa"};
+  return computed_from(p, name, [](const OpCall& c) { return kReductions.contains(op_family(c.op)); });
+}
+
+// `x` (float64) with each element moved by `ulps` of its magnitude, up or down by a pattern of
+// seed `seed`; infinities and NaN stay.
+Tensor perturbed(const Tensor& x, double ulps, uint64_t seed) {
+  Tensor t = x.to(DType::Float64).contiguous().clone();
+  double* d = t.data_ptr<double>();
+  Rng r = Rng::from_seed(seed);
+  for (int64_t k = 0; k < t.numel(); ++k) d[k] += (r.chance(0.5) ? ulps : -ulps) * std::fabs(d[k]);
+  return t;
+}
+
+}  // namespace
+
+std::vector<Tensor> exp_rounding_slack(const Program& p, const std::vector<Tensor>& inputs,
+                                       const std::vector<Tensor>& wide) {
+  static const std::set<std::string> kExponentials = {"exp", "softmax", "log_softmax"};
+  std::vector<Tensor> slack(p.outputs.size());
+  std::optional<std::vector<Tensor>> base;
+  for (size_t at = 0; at < p.calls.size(); ++at) {
+    const OpCall& c = p.calls[at];
+    if (!kExponentials.contains(c.op) || c.args.empty() || !depends_on_reduction(p, c.args[0])) continue;
+    auto native = probe_value(p, c.args[0], inputs, Precision::Native);
+    auto x = probe_value(p, c.args[0], wide, Precision::Float64);
+    if (!native || !x || !is_floating(native->dtype()) || x->numel() == 0) continue;
+    // The program with the exponential's argument an input of its own, moved.
+    Program probe = p;
+    InputSpec moved;
+    moved.name = "zz_moved";
+    moved.dtype = DType::Float64;
+    moved.sizes = Shape(x->sizes().begin(), x->sizes().end());
+    moved.strides = contiguous_strides(moved.sizes);
+    probe.inputs.push_back(moved);
+    probe.calls[at].args[0] = moved.name;
+    std::vector<Tensor> probe_inputs = wide;
+    probe_inputs.push_back(perturbed(*x, two_ulps(native->dtype()), at));
+    try {
+      if (!base) base = run_program(p, wide, Precision::Float64);
+      std::vector<Tensor> out = run_program(probe, probe_inputs, Precision::Float64);
+      for (size_t k = 0; k < out.size() && k < base->size(); ++k) {
+        if (!is_floating(out[k].dtype()) || out[k].sizes().vec() != (*base)[k].sizes().vec()) continue;
+        Tensor moved_by = abs(sub(out[k].to(DType::Float64), (*base)[k].to(DType::Float64)));
+        // NaN where one run overflows and the other does not: no slack there.
+        moved_by = where(isnan(moved_by), zeros_like(moved_by), moved_by);
+        slack[k] = slack[k].defined() ? add(slack[k], moved_by) : moved_by;
+      }
+    } catch (const Error&) {
+      continue;
+    }
+  }
+  return slack;
+}
+
+}  // namespace kiln::difftest
