@@ -434,7 +434,8 @@ Verdict check_program(const Program& p, const std::string& torch_dir, const std:
       !periodic_of_a_huge_argument(p, wide) && !divides_by_a_rounding_residue(p, inputs, wide, true) &&
       !layer_norm_variance_past_float(p, inputs) && !signed_zero_maximum(p, inputs, wide) &&
       !log1p_of_the_smallest_subnormal(p, inputs, wide) && !scatter_into_a_non_dense_self(p, inputs) &&
-      !attention_row_of_nan_scores(p, inputs, wide) && !ill_conditioned) {
+      !attention_row_of_nan_scores(p, inputs, wide) && !pow_exponent_rounded_differs_from_torch(p, inputs) &&
+      !ill_conditioned) {
     torch = read_torch(torch_dir, "native");
     torch64 = read_torch(torch_dir, "f64");
   }

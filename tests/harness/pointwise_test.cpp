@@ -305,10 +305,13 @@ TEST(Pointwise, PowByAHalfAsPyTorch) {
       for (size_t k = 0; k < 3; ++k) {
         std::string where = fmt::format("{} element {}", dtype_name(t), k);
         EXPECT_EQ(std::isnan(a[k]), std::isnan(root[k])) << where;
-        if (!std::isnan(root[k]))
+        if (!std::isnan(root[k])) {
           EXPECT_TRUE(a[k] == root[k] && std::signbit(a[k]) == std::signbit(root[k])) << where << ": " << a[k];
+        }
         EXPECT_EQ(std::isnan(b[k]), std::isnan(inverse[k])) << where;
-        if (!std::isnan(inverse[k])) EXPECT_EQ(b[k], inverse[k]) << where;
+        if (!std::isnan(inverse[k])) {
+          EXPECT_EQ(b[k], inverse[k]) << where;
+        }
       }
     }
   }
