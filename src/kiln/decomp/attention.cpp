@@ -124,7 +124,10 @@ Tensor sdpa(const Tensor& query, const Tensor& key, const Tensor& value, const s
 }
 
 // The flash op as math, computed in its accumulation type (float for 16-bit inputs): the output,
-// and the log of each row's sum of exponentials, 0 for a row that sees no key.
+// and the log of each row's sum of exponentials, 0 for a row that sees no key. A causal row weighs
+// the keys before the end of its block of 512 rows, the later ones 0, as PyTorch's kernel walks
+// them (kernels/cpu/attention.cpp, weighed_end): an inf or NaN value of a later key of its block
+// makes it NaN (0 * inf), one past its block does not. So causal rows go in blocks of 512.
 std::tuple<Tensor, Tensor> flash_math(const Tensor& query, const Tensor& key, const Tensor& value, double dropout_p,
                                       bool is_causal, const std::optional<Tensor>& attn_mask,
                                       std::optional<double> scale) {
@@ -135,24 +138,47 @@ std::tuple<Tensor, Tensor> flash_math(const Tensor& query, const Tensor& key, co
     return {zeros_like(query), zeros(query.sizes().slice(0, query.dim() - 1), TensorOptions(acc))};
   }
   Tensor q = query.to(acc), k = key.to(acc), v = value.to(acc);
-  int64_t e = query.sizes()[query.dim() - 1];
-  Tensor scores = mul(matmul(q, transpose(k, -2, -1)), Scalar(scale.value_or(1.0 / std::sqrt(double(e)))));
+  std::optional<Tensor> mask;
+  if (attn_mask) mask = attn_mask->to(acc);
+  const int64_t e = query.sizes()[query.dim() - 1], rows = q.size(2), keys = k.size(2);
+  const double factor = scale.value_or(1.0 / std::sqrt(double(e)));
   const double minus_inf = -std::numeric_limits<double>::infinity();
-  if (attn_mask) scores = add(scores, attn_mask->to(acc));
-  if (is_causal) {
-    Tensor allowed = tril(ones({q.sizes()[2], k.sizes()[2]}, TensorOptions(DType::Bool).device(q.device())));
-    scores = where(allowed, scores, full_like(scores, Scalar(minus_inf)));
+  // Rows [r0, r1) against keys [0, end).
+  auto attend = [&](int64_t r0, int64_t r1, int64_t end) {
+    Tensor qr = slice(q, 2, r0, r1), kr = slice(k, 2, 0, end), vr = slice(v, 2, 0, end);
+    Tensor scores = mul(matmul(qr, transpose(kr, -2, -1)), Scalar(factor));
+    if (mask) {  // broadcast to [..., rows, keys]: its rows and keys of this block
+      Tensor m = *mask;
+      if (m.dim() >= 2 && m.size(-2) != 1) m = slice(m, -2, r0, r1);
+      if (m.dim() >= 1 && m.size(-1) != 1) m = slice(m, -1, 0, end);
+      scores = add(scores, m);
+    }
+    if (is_causal) {  // row r0 + i sees keys 0..r0 + i
+      Tensor allowed = tril(ones({r1 - r0, end}, TensorOptions(DType::Bool).device(q.device())), r0);
+      scores = where(allowed, scores, full_like(scores, Scalar(minus_inf)));
+    }
+    Tensor max = amax(scores, {-1}, true);
+    Tensor seen = ne(max, Scalar(minus_inf));
+    Tensor zero = zeros_like(max);
+    Tensor shift = where(seen, max, zero);
+    Tensor weights = exp(sub(scores, shift));
+    Tensor total = sum(weights, IntArrayRef{-1}, true);
+    Tensor out = matmul(div(weights, total), vr);
+    out = where(seen, out, zeros_like(out)).to(query.dtype());
+    return std::pair{out, squeeze(where(seen, add(shift, log(total)), zero), -1)};
+  };
+  constexpr int64_t kKeySplit = 512;  // PyTorch's kvSplitSize
+  if (!is_causal || rows == 0 || keys <= kKeySplit) {
+    auto [out, lse] = attend(0, rows, keys);
+    return {out, lse};
   }
-  Tensor max = amax(scores, {-1}, true);
-  Tensor seen = ne(max, Scalar(minus_inf));
-  Tensor zero = zeros_like(max);
-  Tensor shift = where(seen, max, zero);
-  Tensor weights = exp(sub(scores, shift));
-  Tensor total = sum(weights, IntArrayRef{-1}, true);
-  Tensor out = matmul(div(weights, total), v);
-  out = where(seen, out, zeros_like(out)).to(query.dtype());
-  Tensor lse = squeeze(where(seen, add(shift, log(total)), zero), -1);
-  return {out, lse};
+  std::vector<Tensor> outs, lses;
+  for (int64_t r0 = 0; r0 < rows; r0 += kKeySplit) {
+    auto [out, lse] = attend(r0, std::min(rows, r0 + kKeySplit), std::min(keys, r0 + kKeySplit));
+    outs.push_back(out);
+    lses.push_back(lse);
+  }
+  return {cat(outs, 2), cat(lses, 2)};
 }
 
 // y laid out as PyTorch's zeros_like(like) (preserve format: like's strides where it is dense,

@@ -109,6 +109,32 @@ TEST(Sdpa, FlashStaysWholeAtThePrimsLevelAndIsMathInCoreAten) {
   EXPECT_EQ(got.strides().vec(), want.strides().vec());
 }
 
+// At the Core ATen level a causal row weighs the keys of its block of 512 as the kernel does: an inf
+// value of a later key of its block makes it NaN in that column, one past its block does not.
+// Rows from 512 on take keys past 512 (800 rows of 700 keys, a float mask beside the causal one).
+TEST(Sdpa, CoreAtenCausalRowsWeighTheKeysOfTheirBlockOf512) {
+  manual_seed(15);
+  auto fn = [](const std::vector<Tensor>& in) {
+    return std::vector<Tensor>{
+        std::get<0>(_scaled_dot_product_flash_attention_for_cpu(in[0], in[1], in[2], 0.0, true, in[3]))};
+  };
+  Tensor v = randn({1, 2, 700, 8});
+  v[0][0][3][0].fill_(Scalar(std::numeric_limits<double>::infinity()));
+  v[0][1][300][1].fill_(Scalar(std::numeric_limits<double>::infinity()));
+  v[0][1][600][2].fill_(Scalar(std::numeric_limits<double>::quiet_NaN()));
+  std::vector<Tensor> inputs = {randn({1, 2, 800, 8}), randn({1, 2, 700, 8}), v, randn({800, 700})};
+  Tensor want = fn(inputs)[0];
+  graph::Graph core = trace::trace(fn, inputs, trace::Level::Core);
+  Tensor got = graph::interpret(core, inputs)[0];
+  auto count = [](const Tensor& t) { return t.to(DType::Int64).sum().item<int64_t>(); };
+  EXPECT_EQ(count(ne(isnan(got), isnan(want))), 0) << "NaN where the kernel is not, or the reverse";
+  EXPECT_EQ(count(ne(isinf(got), isinf(want))), 0);
+  EXPECT_EQ(count(isnan(want[0][1].select(1, 2))), 800 - 512) << "rows 512.. weigh key 600";
+  EXPECT_EQ(count(isnan(want[0][0].select(1, 0))), 3) << "rows 0..2 weigh key 3";
+  Tensor finite = logical_not(logical_or(isnan(want), isinf(want)));
+  EXPECT_LT(max_abs_diff(where(finite, got, zeros_like(got)), where(finite, want, zeros_like(want))), 1e-5);
+}
+
 double dot(const Tensor& a, const Tensor& b) {
   return sum(mul(a.to(DType::Float64), b.to(DType::Float64))).item<double>();
 }

@@ -5,8 +5,10 @@
 // Tasks are independent, so results do not depend on the thread count. A causal mask (row i sees
 // keys 0..i, top-left aligned as PyTorch) ends each row's walk early; key blocks a row does not see
 // at all are skipped. Rows that see no key (all scores -inf) give 0 (NaN where a value of a key they
-// weighed 0 is inf or NaN) and a logsumexp of 0, as PyTorch's kernel. 16-bit inputs are computed in
-// float and rounded once at the end.
+// weighed 0 is inf or NaN) and a logsumexp of 0, as PyTorch's kernel. A key a row weighs 0 matters
+// only where its value is inf or NaN (0 * inf is NaN): PyTorch's causal walk weighs the later keys of
+// its last block of 512 (`weighed_end`), which kiln's walk reads only for those values. 16-bit
+// inputs are computed in float and rounded once at the end.
 // A block's scores are kept transposed, [key][query row]: the score product broadcasts keys
 // against the task's query block (transposed once per task), so keys and values are read where
 // they are (rows with unit stride along the head size; other layouts and 16-bit inputs are
@@ -314,8 +316,8 @@ View4<M> as_rows(const Tensor& t, Tensor& holder) {
 // of values passed the float range before its division by the sum of weights (values near 3.4e38
 // with weights near 1: the walk keeps the weights unnormalized), where softmax followed by a
 // product normalizes first and stays finite. A row whose values hold an infinity is inf or NaN here
-// too. It visits the walk's keys, those before `end` (a causal walk's ends with its block's last
-// row), a causal row's later ones with score -inf (weight 0, and 0 * inf is NaN, as in the walk).
+// too. It visits the keys before `end` (weighed_end's), a causal row's later ones with score -inf
+// (weight 0, and 0 * inf is NaN, as in PyTorch's walk).
 // Writes the row's output and, where `li`, its log-sum-exp.
 template <class M, class In>
 void row_in_double(const Problem& p, const View4<In>& q, const View4<M>& k, const View4<M>& v, const View4<M>* mask,
@@ -358,6 +360,29 @@ void row_in_double(const Problem& p, const View4<In>& q, const View4<M>& k, cons
   if (li) *li = static_cast<M>(seen ? max + std::log(sum) : 0.0);
 }
 
+// The keys that the rows of a task from query row i0 weigh, 0 or more: all of them without a causal
+// mask. PyTorch's causal walk reads keys in blocks of 512 (its kvSplitSize) up to the one holding
+// the key of its query block's last row, and weighs the later keys of that block 0 (scores -inf);
+// its query blocks (32, 64 or 256 rows) and kiln's (64) lie inside one such block of rows, so each
+// row weighs the keys before the end of its own block of 512. Softmax followed by a product
+// (`unseen_nan`, kiln::attention) weighs every key.
+constexpr int64_t kCausalKeySplit = 512;
+static_assert(kCausalKeySplit % kRowBlock == 0, "a task's rows must share their block of 512");
+int64_t weighed_end(const Problem& p, int64_t i0, bool unseen_nan) {
+  if (!p.causal || unseen_nan) return p.keys;
+  return std::min(p.keys, (i0 / kCausalKeySplit + 1) * kCausalKeySplit);
+}
+
+// Whether the values of keys [from, to) of (b, h) are all finite.
+template <class M>
+bool values_finite(const View4<M>& v, int64_t b, int64_t h, int64_t from, int64_t to, int64_t e) {
+  for (int64_t j = from; j < to; ++j) {
+    const M* vj = v.row(b, h, j);
+    if (!std::all_of(vj, vj + e, [](M x) { return std::isfinite(x); })) return false;
+  }
+  return true;
+}
+
 // `lse`, where defined, receives each row's log-sum-exp. A row that sees no key (all its scores
 // -inf) is 0 with a log-sum-exp of 0 (PyTorch's flash kernel), or NaN where `unseen_nan` (what
 // softmax followed by a product gives: kiln::attention). A NaN score makes its row NaN.
@@ -396,8 +421,11 @@ void flash(const Problem& p, const Tensor& query, const Tensor& key, const Tenso
       std::fill(w.acc.get(), w.acc.get() + kRowBlock * e, M(0));
       std::fill(w.max.get(), w.max.get() + kRowBlock, -std::numeric_limits<M>::infinity());
       std::fill(w.sum.get(), w.sum.get() + kRowBlock, M(0));
-      // A causal row i0 + i sees keys up to i0 + i: the block's last row bounds the walk.
+      // A causal row i0 + i sees keys up to i0 + i: the block's last row bounds the walk. The keys
+      // after it that the row weighs 0 are read only for their values' infinities and NaNs.
       const int64_t end = p.causal ? std::min(p.keys, i0 + rows) : p.keys;
+      const int64_t weighed = weighed_end(p, i0, unseen_nan);
+      const bool zero_times_nonfinite = weighed > end && !values_finite(v, b, h, end, weighed, e);
       for (int64_t j0 = 0; j0 < end; j0 += kKeyBlock) {
         const int64_t cols = std::min(kKeyBlock, end - j0);
         const M* kb = k.row(b, h, j0);
@@ -423,8 +451,8 @@ void flash(const Problem& p, const Tensor& query, const Tensor& key, const Tenso
         In* oi = o + b * os[0] + h * os[1] + (i0 + i) * os[2];
         M* li = l ? l + b * ls[0] + h * ls[1] + (i0 + i) * ls[2] : nullptr;
         const M* acc = w.acc.get() + i * e;
-        if (!std::all_of(acc, acc + e, [](M x) { return std::isfinite(x); })) {
-          row_in_double(p, q, k, v, m ? &*m : nullptr, b, h, i0 + i, end, unseen_nan, oi, os[3], li);
+        if (zero_times_nonfinite || !std::all_of(acc, acc + e, [](M x) { return std::isfinite(x); })) {
+          row_in_double(p, q, k, v, m ? &*m : nullptr, b, h, i0 + i, weighed, unseen_nan, oi, os[3], li);
           continue;
         }
         // A row whose scores were all NaN (a NaN in its query) kept a max of -inf but saw keys:
@@ -477,8 +505,8 @@ const KernelRegistrar kRegister([](Registry& r) {
   def_structured<&meta::flash_attention, &flash_attention_impl>(r, "aten::_scaled_dot_product_flash_attention_for_cpu");
   // What the compiler puts in place of softmax(Q K^T * scale + mask) V written as ops (compiler/
   // patterns/attention.h): their values, NaN rows included, without the score matrix. With
-  // is_causal (the pattern never sets it) keys after a row's own are not read at all, as in
-  // PyTorch's kernel: an inf among their values does not make the row NaN as 0 * inf would.
+  // is_causal (the pattern never sets it) a row weighs every later key 0, as softmax then a product
+  // does: an inf among their values makes the row NaN there (0 * inf).
   r.declare({"attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, float scale=1.0, "
              "bool is_causal=False) -> Tensor"},
             Provenance::Native, "kiln");

@@ -223,6 +223,29 @@ TEST(FlashAttention, CausalRowsKeepZeroTimesInfOfLaterKeysInTheirBlock) {
   }
 }
 
+// PyTorch's causal walk reads keys in blocks of 512 and weighs the later keys of a row's own block
+// 0: an inf value makes the rows before its key NaN in its column back to the start of that block
+// of 512 rows, and no row of an earlier block (PyTorch 2.13 gives these patterns). Rows that see the
+// key are inf there. With fewer query rows than keys (5 of 600), the first block of keys is weighed.
+TEST(FlashAttention, CausalRowsWeighTheLaterKeysOfTheirBlockOf512) {
+  manual_seed(15);
+  Tensor q = randn({1, 1, 600, 4}), k = randn({1, 1, 600, 4}), v = randn({1, 1, 600, 4});
+  const int64_t key_of[3] = {3, 100, 550};  // key_of[d]: the key whose value is inf in column d
+  for (int64_t d = 0; d < 3; ++d) v[0][0][key_of[d]][d].fill_(Scalar(kInf));
+  auto kind = [](float x) { return std::isnan(x) ? 'n' : std::isinf(x) ? 'i' : 'f'; };
+  for (int64_t rows : {600, 5}) {
+    Tensor out = std::get<0>(
+        _scaled_dot_product_flash_attention_for_cpu(q.slice(2, 0, rows).contiguous(), k, v, 0.0, true, std::nullopt));
+    for (int64_t i = 0; i < rows; ++i) {
+      for (int64_t d = 0; d < 4; ++d) {
+        const int64_t key = d < 3 ? key_of[d] : rows + 1000;  // column 3 is finite
+        const char want = i >= key ? 'i' : i / 512 == key / 512 ? 'n' : 'f';
+        EXPECT_EQ(kind(out[0][0][i][d].item<float>()), want) << rows << " rows: row " << i << ", column " << d;
+      }
+    }
+  }
+}
+
 // Values near the float limit: the walk's unnormalized weighted sum passes the range (70 keys of
 // 3e38 with equal weights sum to 2e40), where softmax followed by a product gives 3e38. Such a row is
 // computed again with its weights in double: finite and eager's.
