@@ -6,7 +6,9 @@
 // measured (bench/README.md), so it is not the default.
 #include <dnnl.hpp>
 
+#include <cstdint>
 #include <mutex>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
@@ -236,10 +238,15 @@ void vendor_matmul(const MatrixView& a, const MatrixView& b, const Tensor& c, co
 }
 
 // ---- Portable fallback (float64, integers): i-k-j order so the inner loop runs along rows of b and c.
+// Integer products and sums wrap, as PyTorch's: they are computed in uint64_t, where wrapping is
+// defined, and the low bits are the same in any width (a signed overflow would be undefined).
+template <class T>
+using MatmulAcc = std::conditional_t<std::is_integral_v<opmath_t<T>>, uint64_t, opmath_t<T>>;
+
 template <class T>
 void loop_matmul(const MatrixView& a, const MatrixView& b, const Tensor& c, double alpha, double beta,
                  bool accumulate) {
-  using M = opmath_t<T>;
+  using M = MatmulAcc<T>;
   const T* ap = static_cast<const T*>(a.data);
   const T* bp = static_cast<const T*>(b.data);
   T* cp = static_cast<T*>(c.data_ptr());
@@ -258,8 +265,8 @@ void loop_matmul(const MatrixView& a, const MatrixView& b, const Tensor& c, doub
       }
       T* crow = cp + batch * m * n + i * n;
       for (int64_t j = 0; j < n; ++j) {
-        M v = M(static_cast<M>(alpha) * acc[j]);
-        if (accumulate) v = M(v + static_cast<M>(beta) * M(crow[j]));
+        M v = M(M(static_cast<opmath_t<T>>(alpha)) * acc[j]);
+        if (accumulate) v = M(v + M(static_cast<opmath_t<T>>(beta)) * M(crow[j]));
         crow[j] = T(v);
       }
     }

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <thread>
 #include <vector>
 
@@ -26,6 +27,20 @@ TEST(Matmul, ConcurrentCallsShareCachedPrimitivesSafely) {
   }
   for (auto& th : threads) th.join();
   for (const auto& r : results) EXPECT_EQ(sub(r, expected).abs().amax().item<float>(), 0.0f);
+}
+
+// Integer products and sums wrap as PyTorch's (two's complement), with no undefined signed
+// overflow (UBSan fails this where the loop computes in int64_t): INT64_MAX * 2 + 3 is 1, and int8
+// 100 * 3 + 100 * 2 is 500 - 512 = -12.
+TEST(Matmul, IntegerProductsWrap) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  Tensor a = from_vector<int64_t>({kMax, 1, kMax, kMax}, {2, 2}), b = from_vector<int64_t>({2, 3}, {2, 1});
+  Tensor c = mm(a, b);
+  EXPECT_EQ(c[0][0].item<int64_t>(), 1);
+  EXPECT_EQ(c[1][0].item<int64_t>(), static_cast<int64_t>(static_cast<uint64_t>(kMax) * 5));
+  Tensor a8 = from_vector<int64_t>({100, 100}, {1, 2}).to(DType::Int8);
+  Tensor b8 = from_vector<int64_t>({3, 2}, {2, 1}).to(DType::Int8);
+  EXPECT_EQ(mm(a8, b8)[0][0].item<int8_t>(), -12);
 }
 
 TEST(Matmul, AddmmFusedBiasMatchesUnfused) {
