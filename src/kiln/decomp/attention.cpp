@@ -95,8 +95,15 @@ Tensor sdpa(const Tensor& query, const Tensor& key, const Tensor& value, const s
       v = repeat_heads(value, q_heads / kv_heads);
     }
   }
-  double factor = scale.value_or(1.0 / std::sqrt(static_cast<double>(e)));
-  Tensor scores = mul(matmul(query, transpose(k, -2, -1)), Scalar(factor));
+  // PyTorch's math formulation: 16-bit inputs are computed in float and rounded once at the end
+  // (its allowFP16BF16ReductionMathSDP is off by default), and the scale is applied as its square
+  // root to the query and to the keys, the query's negated for a negative scale.
+  auto widened = [](const Tensor& t) { return is_reduced_float(t.dtype()) ? t.to(DType::Float32) : t; };
+  Tensor q = widened(query);
+  k = widened(k);
+  v = widened(v);
+  double factor = scale.value_or(1.0 / std::sqrt(static_cast<double>(e))), root = std::sqrt(std::abs(factor));
+  Tensor scores = matmul(mul(q, Scalar(factor < 0 ? -root : root)), mul(transpose(k, -2, -1), Scalar(root)));
   int64_t l = query.sizes()[query.dim() - 2], s = k.sizes()[k.dim() - 2];
   const double minus_inf = -std::numeric_limits<double>::infinity();
   // A causal or boolean mask is added as 0 and -inf (PyTorch's convert_boolean_attn_mask), not
@@ -110,7 +117,8 @@ Tensor sdpa(const Tensor& query, const Tensor& key, const Tensor& value, const s
     Tensor all = ones({l, s}, TensorOptions(DType::Bool).device(query.device()));
     scores = add(scores, additive(tril(all)));
   } else if (attn_mask) {
-    scores = add(scores, attn_mask->dtype() == DType::Bool ? additive(*attn_mask) : *attn_mask);
+    // Added in place in PyTorch: the scores keep their dtype.
+    scores = add(scores, attn_mask->dtype() == DType::Bool ? additive(*attn_mask) : *attn_mask).to(scores.dtype());
   }
   Tensor weights = safe_softmax(scores);
   if (dropout_p > 0) {
@@ -120,7 +128,7 @@ Tensor sdpa(const Tensor& query, const Tensor& key, const Tensor& value, const s
     Tensor zero = zeros_like(weights);
     weights = where(keep, scaled, zero);
   }
-  return matmul(weights, v);
+  return matmul(weights, v).to(query.dtype());
 }
 
 // The flash op as math, computed in its accumulation type (float for 16-bit inputs): the output,
