@@ -30,19 +30,25 @@ std::vector<int64_t> bits(const Tensor& t) {
   return out;
 }
 
-// PyTorch's log_softmax of `values` as a [rows, cols] tensor of `dtype` over `dim`, as bit patterns.
-std::vector<int64_t> torch_log_softmax(const std::string& python, const std::vector<double>& values, int64_t rows,
-                                       int64_t cols, DType dtype, int64_t dim) {
-  std::string code = fmt::format(
-      "import torch\nx = torch.tensor([{}], dtype=torch.float64).reshape({}, {}).to(torch.{})\n"
-      "y = torch.log_softmax(x, {})\nprint(\" \".join(str(b & 0xFFFF) for b in y.view(torch.int16).flatten().tolist()))",
-      fmt::join(values, ", "), rows, cols, dtype_name(dtype), dim);
-  PythonRun r = run_python(python, code);
+// Runs `code`, which leaves a 16-bit tensor in `y`, and returns y's elements as bit patterns.
+std::vector<int64_t> torch_bits(const std::string& python, const std::string& code) {
+  PythonRun r =
+      run_python(python, code + "print(\" \".join(str(b & 0xFFFF) for b in y.view(torch.int16).flatten().tolist()))");
   EXPECT_EQ(r.status, 0) << r.out;
   std::vector<int64_t> out;
   std::istringstream in(r.out);
   for (int64_t b; in >> b;) out.push_back(b);
   return out;
+}
+
+// PyTorch's log_softmax of `values` as a [rows, cols] tensor of `dtype` over `dim`, as bit patterns.
+std::vector<int64_t> torch_log_softmax(const std::string& python, const std::vector<double>& values, int64_t rows,
+                                       int64_t cols, DType dtype, int64_t dim) {
+  std::string code = fmt::format(
+      "import torch\nx = torch.tensor([{}], dtype=torch.float64).reshape({}, {}).to(torch.{})\n"
+      "y = torch.log_softmax(x, {})\n",
+      fmt::join(values, ", "), rows, cols, dtype_name(dtype), dim);
+  return torch_bits(python, code);
 }
 
 TEST(TorchBits, LogSoftmaxOf16BitFloatsRoundsAsPyTorch) {
@@ -81,15 +87,9 @@ std::vector<int64_t> torch_math_sdpa(const std::string& python, const std::vecto
       "import torch\nx = torch.tensor([{}], dtype=torch.float64).to(torch.{})\n"
       "q, k, v, m = x[:70].reshape(2, 7, 5), x[70:160].reshape(2, 9, 5), x[160:250].reshape(2, 9, 5), "
       "x[250:313].reshape(7, 9)\n"
-      "y = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=None if {} else m, is_causal={})\n"
-      "print(\" \".join(str(b & 0xFFFF) for b in y.view(torch.int16).flatten().tolist()))",
+      "y = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=None if {} else m, is_causal={})\n",
       fmt::join(values, ", "), dtype_name(dtype), causal ? "True" : "False", causal ? "True" : "False");
-  PythonRun r = run_python(python, code);
-  EXPECT_EQ(r.status, 0) << r.out;
-  std::vector<int64_t> out;
-  std::istringstream in(r.out);
-  for (int64_t b; in >> b;) out.push_back(b);
-  return out;
+  return torch_bits(python, code);
 }
 
 TEST(TorchBits, MathAttentionOf16BitInputsRoundsOnce) {
