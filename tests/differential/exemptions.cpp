@@ -517,6 +517,26 @@ bool pow_exponent_rounded_differs_from_torch(const Program& p, const std::vector
   return false;
 }
 
+// Whether a bfloat16 matmul or linear of the program has a result in (or near) float's subnormal
+// range in the float64 run: kiln's bfloat16 GEMM (oneDNN's bf16 dot products) flushes subnormal
+// products and sums to 0, as PyTorch's does from 32x32x32 on; below that PyTorch keeps them
+// (docs/conformance.md). What a sign- or zero-sensitive op (log, division) computes from them differs.
+bool bfloat16_gemm_flushes_a_subnormal(const Program& p, const std::vector<Tensor>& inputs,
+                                       const std::vector<Tensor>& wide) {
+  constexpr double kNearSubnormal = 0x1p-110;  // a flushed partial sum moves a result by <= K * 2^-126
+  for (const auto& c : p.calls) {
+    if ((c.op != "matmul" && c.op != "linear") || c.results.empty()) continue;
+    auto native = probe_value(p, c.results[0], inputs, Precision::Native);
+    if (!native || native->dtype() != DType::BFloat16) continue;
+    auto r = probe_value(p, c.results[0], wide, Precision::Float64);
+    if (!r) continue;
+    for (double x : read_values(*r).f) {
+      if (x != 0 && std::fabs(x) < kNearSubnormal) return true;
+    }
+  }
+  return false;
+}
+
 // Whether a slice_scatter or select_scatter of the program writes into a copy of a `self` whose
 // elements are not laid out densely: PyTorch copies self's whole storage and keeps its strides
 // (gaps, and overlaps, where its result then depends on the order of its writes); kiln's result is

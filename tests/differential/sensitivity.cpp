@@ -41,7 +41,7 @@ Tensor perturbed(const Tensor& x, double ulps, uint64_t seed) {
 
 std::vector<Tensor> exp_rounding_slack(const Program& p, const std::vector<Tensor>& inputs,
                                        const std::vector<Tensor>& wide) {
-  static const std::set<std::string> kExponentials = {"exp", "softmax", "log_softmax"};
+  static const std::set<std::string> kExponentials = {"exp", "expm1", "sinh", "cosh", "softmax", "log_softmax"};
   std::vector<Tensor> slack(p.outputs.size());
   std::optional<std::vector<Tensor>> base;
   for (size_t at = 0; at < p.calls.size(); ++at) {

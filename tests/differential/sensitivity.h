@@ -1,5 +1,5 @@
-// How far a program's outputs move when a value that an exponential reads is rounded. exp, softmax
-// and log_softmax magnify an absolute error in their argument into a relative one in their result:
+// How far a program's outputs move when a value that an exponential reads is rounded. exp, expm1,
+// sinh, cosh, softmax and log_softmax magnify an absolute error in their argument into a relative one in their result:
 // a score of 12 rounded to float32 is off by up to 5e-7, its weight by 5e-7 relative too, and a
 // weighted sum of values far apart by more. Two correct float32 programs that compute the scores
 // differently (a GEMM's blocking, the flash kernel's tiles) round them differently, and their
@@ -12,7 +12,7 @@
 
 namespace kiln::difftest {
 
-// Per output of `p`, the float64 run's change when every value an exp, softmax or log_softmax reads
+// Per output of `p`, the float64 run's change when every value an exponential (above) reads
 // that a reduction computed (a matmul's scores, a sum) moves by two ulps of its native dtype, each
 // element up or down (a fixed pseudo-random pattern): float64 magnitudes, or an undefined tensor
 // where nothing moves it (no such exponential, an integer output, a run that raises).
