@@ -520,8 +520,8 @@ bool pow_exponent_rounded_differs_from_torch(const Program& p, const std::vector
 // Whether a bfloat16 matmul or linear of the program has a result in (or near) float's subnormal
 // range in the float64 run: kiln's bfloat16 GEMM (oneDNN's bf16 dot products) flushes subnormal
 // products and sums to 0, as PyTorch's does for square products of 32x32 and up (measured); at
-// 16x16 it keeps them (docs/conformance.md). What a sign- or zero-sensitive op (log, division) computes from them
-// differs.
+// 16x16 it keeps them (docs/conformance.md). What a sign- or zero-sensitive op (log, division)
+// computes from them differs.
 bool bfloat16_gemm_flushes_a_subnormal(const Program& p, const std::vector<Tensor>& inputs,
                                        const std::vector<Tensor>& wide) {
   constexpr double kNearSubnormal = 0x1p-110;  // a flushed partial sum moves a result by <= K * 2^-126
