@@ -429,7 +429,8 @@ Verdict check_program(const Program& p, const std::string& torch_dir, const std:
   bool ill_conditioned = ill_conditioned_sum(p, inputs, wide) || ill_conditioned_contraction(p, inputs, wide) ||
                          near_constant_variance(p, wide) || layer_norm_mean_order_dependent(p, wide) ||
                          fmod_magnifies_a_rounding(p, inputs) ||
-                         divides_by_a_rounding_residue(p, inputs, wide, false) || signed_zero_extremum(p, inputs);
+                         divides_by_a_rounding_residue(p, inputs, wide, false) ||
+                         edge_within_a_rounding(p, inputs, wide) || signed_zero_extremum(p, inputs);
   if (!torch_dir.empty() && !dead_raise && !infinite_var_mean(p, inputs) && !remainder_differs_from_torch(p, wide) &&
       !periodic_of_a_huge_argument(p, wide) && !divides_by_a_rounding_residue(p, inputs, wide, true) &&
       !layer_norm_variance_past_float(p, inputs) && !signed_zero_maximum(p, inputs, wide) &&
@@ -448,7 +449,7 @@ Verdict check_program(const Program& p, const std::string& torch_dir, const std:
                   .check(compiled, eager, ref.raised ? std::nullopt : std::optional(ref), torch, torch64);
   if (v.ok && (ill_conditioned || prod_order)) {
     v.detail = ill_conditioned
-                   ? "a sum, contraction, variance or fmod too ill-conditioned to compare: values not compared"
+                   ? "a sum, contraction, variance, fmod or pole too ill-conditioned to compare: values not compared"
                    : "a prod's value depends on its order of multiplication: values not compared";
   }
   return v;

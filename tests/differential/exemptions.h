@@ -19,6 +19,8 @@ bool fmod_magnifies_a_rounding(const Program& p, const std::vector<Tensor>& inpu
 // A float division by a float64 residue within the tolerance of 0 (see the definition).
 bool divides_by_a_rounding_residue(const Program& p, const std::vector<Tensor>& inputs, const std::vector<Tensor>& wide,
                                    bool rounded_to_zero);
+// An atanh, log1p, asin, acos or acosh of a reduction's value within four ulps of its pole or edge.
+bool edge_within_a_rounding(const Program& p, const std::vector<Tensor>& inputs, const std::vector<Tensor>& wide);
 // A sin, cos or tan of a float64 argument past about 4.5e8.
 bool periodic_of_a_huge_argument(const Program& p, const std::vector<Tensor>& wide);
 // A log1p of the dtype's smallest subnormal.

@@ -52,10 +52,16 @@ Tensor softmax_decomposed(const Tensor& x, int64_t dim, bool half_to_float) {
   Tensor in = upcast(dense(x));
   Tensor shifted = shifted_by_max(in, dim);
   Tensor e = exp(shifted);
-  // Scaled by the reciprocal of the sum, as the CPU kernel (kiln's and PyTorch's): one division per
-  // row, not per element.
-  Tensor inverse = reciprocal(sum(e, IntArrayRef(dim), true));
-  return downcast(mul(e, inverse), half_to_float ? DType::Float32 : x.dtype());
+  Tensor total = sum(e, IntArrayRef(dim), true);
+  // As the CPU kernel (kiln's and PyTorch's): a row along contiguous memory (every later dim of size
+  // 1) is scaled by the reciprocal of its sum, one division per row; down columns each element is
+  // divided by its column's sum. The two differ in the last ulp, which a pole downstream (atanh of
+  // a cumsum reaching 1) magnifies.
+  int64_t d = x.dim() == 0 ? 0 : wrap_dim(dim, x.dim(), "softmax");
+  int64_t inner = 1;
+  for (int64_t k = d + 1; k < x.dim(); ++k) inner *= x.sizes()[k];
+  Tensor y = inner == 1 ? mul(e, reciprocal(total)) : div(e, total);
+  return downcast(y, half_to_float ? DType::Float32 : x.dtype());
 }
 
 // Over the last dim of a 16-bit input, the row's sum of exponentials and its log round to that

@@ -96,6 +96,14 @@ std::filesystem::path fresh_dir(const char* tag) {
   return dir;
 }
 
+// Removes a fresh_dir. A build in it may have started precompiling the prelude in the background
+// (detached, by design: start_precompiling_prelude), whose files come and go while it is removed:
+// errors are ignored.
+void remove_fresh_dir(const std::filesystem::path& dir) {
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
+}
+
 void write(const std::filesystem::path& path, const std::string& text) { std::ofstream(path) << text; }
 
 TEST(CacheKey, IsTheSha256OfTheBuildInputs) {
@@ -126,7 +134,7 @@ TEST(CacheKey, IncludesTheBytesOfEveryIncludedHeader) {
   EXPECT_NE(changed, key);
   write(dir / "probe/a.h", "#pragma once\n#include \"b.h\"\nint a(int);\n");
   EXPECT_NE(cache_key(source, t), changed);
-  std::filesystem::remove_all(dir);
+  remove_fresh_dir(dir);
   // Generated code's own includes (the prelude's kiln headers) are found in kiln's source tree.
   auto kiln_headers = included_headers("#include \"kiln/core/half.h\"\n#include \"kiln/kernels/cpu/vec_math.h\"\n",
                                        toolchain().include_dir);
@@ -148,7 +156,7 @@ TEST(CacheKey, AChangedHeaderRebuildsTheObject) {
   auto second = compile_cpp(source);
   EXPECT_FALSE(second->from_cache());
   EXPECT_EQ(reinterpret_cast<ValueFn>(second->symbol("value"))(), 2);
-  std::filesystem::remove_all(dir);
+  remove_fresh_dir(dir);
 }
 
 // Generated code's kiln headers: $KILN_INCLUDE_DIR's when set and not empty, else found without it
@@ -177,7 +185,7 @@ TEST(IncludeDir, IsTheEnvironmentsElseFoundWithoutIt) {
   }
   EXPECT_EQ(included_headers(source, moved.include_dir).size(), included_headers(source, here.include_dir).size());
   EXPECT_NE(cache_key(source, moved), cache_key(source, here));
-  fs::remove_all(dir);
+  remove_fresh_dir(dir);
 }
 
 // The same command line can mean different code on different CPUs (-march=native): the key holds
@@ -198,7 +206,7 @@ TEST(CacheKey, IncludesTheResolvedTargetFeatures) {
   EXPECT_EQ(plain.target.find("__AVX512F__"), std::string::npos);
   EXPECT_NE(wide.target.find("#define __AVX512F__ 1"), std::string::npos);
   EXPECT_NE(cache_key("int x;", plain), cache_key("int x;", wide));
-  std::filesystem::remove_all(dir);
+  remove_fresh_dir(dir);
   // The process's own toolchain resolves -march: its macros name the ISA it compiles for.
   EXPECT_NE(toolchain().target.find("#define __x86_64__ 1"), std::string::npos);
   EXPECT_NE(toolchain().target.find("__SSE2__"), std::string::npos);
@@ -291,7 +299,7 @@ TEST(ParallelBuild, PartsLinkIntoOneLibraryAndReportProgress) {
     }
   }
   EXPECT_TRUE(compile_cpp(source)->from_cache());
-  std::filesystem::remove_all(dir);
+  remove_fresh_dir(dir);
 }
 
 TEST(ParallelBuild, ACompileErrorNamesItsPart) {
@@ -306,7 +314,7 @@ TEST(ParallelBuild, ACompileErrorNamesItsPart) {
     EXPECT_NE(std::string(e.what()).find("undeclared_name"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find(".cpp"), std::string::npos) << e.what();
   }
-  std::filesystem::remove_all(dir);
+  remove_fresh_dir(dir);
 }
 
 }  // namespace
@@ -392,7 +400,7 @@ TEST(PrecompiledPrelude, IsBuiltOnceAndReadByLaterBuilds) {
   }
   // Its key is the prelude's and the toolchain's: another prelude gets another header.
   EXPECT_NE(prelude_header(prelude + "// more\n", t, dir.string()).header, h.header);
-  std::filesystem::remove_all(dir);
+  remove_fresh_dir(dir);
 }
 
 TEST(PrecompiledPrelude, OneThatFailsIsMarkedWithTheCompilersMessageAndNotTriedAgain) {
@@ -411,7 +419,7 @@ TEST(PrecompiledPrelude, OneThatFailsIsMarkedWithTheCompilersMessageAndNotTriedA
   EXPECT_FALSE(precompile_prelude(prelude, t, dir.string()));  // not tried again
   start_precompiling_prelude(prelude, t, dir.string());
   EXPECT_FALSE(std::filesystem::exists(h.header + ".building"));
-  std::filesystem::remove_all(dir);
+  remove_fresh_dir(dir);
 }
 
 TEST(PrecompiledPrelude, ACompileErrorKeepsTheSourcesLineNumbers) {
@@ -426,7 +434,7 @@ TEST(PrecompiledPrelude, ACompileErrorKeepsTheSourcesLineNumbers) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find(":5:"), std::string::npos) << e.what();  // line 5 of the source
   }
-  std::filesystem::remove_all(dir);
+  remove_fresh_dir(dir);
 }
 
 // Generated code's own prelude precompiles under this build's flags (sanitizers included), and GCC
