@@ -241,7 +241,14 @@ void Lowerer::define(const graph::Node& n, Lowered v) {
   bool store = !v.strided && uses_[key(n)] >= 2 && v.value.op_count() >= 1 && !conversion_of_load;
   values_[key(n)] = std::move(v);
   if (store) {  // in eager's layout: a graph output among its uses keeps eager's strides
-    BufferView view = realize_traced({const_cast<graph::Node*>(&n), 0});
+    // A view read by an extern that reads its storage at eager's offsets (as_strided: a diagonal
+    // of a slice) is stored as that view of its stored base; stored alone, its offsets would be 0.
+    bool storage_read = std::any_of(n.users().begin(), n.users().end(), [](const graph::Node* u) {
+      if (u->kind() != graph::NodeKind::Call) return false;
+      const LoweringRule* rule = lowering_rule_attr().get(u->op());
+      return rule != nullptr && rule->reads_storage;
+    });
+    BufferView view = realize_traced({const_cast<graph::Node*>(&n), 0}, storage_read);
     const Lowered& now = values_.at(key(n));
     values_[key(n)] = strided(view.buffer, now.dtype, view.sizes, view.strides, view.offset);
   }

@@ -305,7 +305,11 @@ Tensor scalar_tensor(const Scalar& s, std::optional<DType> dtype, std::optional<
 }
 
 // PyTorch's arange: the length from meta::arange_length, then start + i * step in the compute
-// dtype (int64 with start and step truncated for integer dtypes), cast to the dtype.
+// dtype (int64 with start and step truncated for integer dtypes), cast to the dtype. For floating
+// dtypes i * step + start is rounded once (prims::fma), as the eager kernel computes it: rounded
+// twice it differs in the last bit (-2.5 + 5 * 0.7 is 1 or 1 - 2^-52), which a conversion to an
+// integer turns into 1 or 0. (PyTorch's own kernel adds lane multiples of the step to a vector's first
+// value, so its last bit depends on the vector width; see docs/conformance.md.)
 Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, std::optional<DType> dtype,
               std::optional<Layout>, std::optional<Device> device, std::optional<bool>) {
   DType d = meta::arange_dtype(start, end, step, dtype);
@@ -319,8 +323,7 @@ Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, std::o
     return prims::iota(length, first, stride, d, dev);
   }
   Tensor x = prims::convert_element_type(prims::iota(length, 0, 1, DType::Int64, dev), compute);
-  x = prims::mul(x, scalar_like(step, compute, {length}, dev));
-  x = prims::add(x, scalar_like(start, compute, {length}, dev));
+  x = prims::fma(x, scalar_like(step, compute, {length}, dev), scalar_like(start, compute, {length}, dev));
   return convert(x, d);
 }
 

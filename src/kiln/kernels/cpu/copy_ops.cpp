@@ -76,7 +76,8 @@ void arange_impl(const Scalar& start, const Scalar&, const Scalar& step, std::op
             p[i] = static_cast<T>(static_cast<uint64_t>(s) + static_cast<uint64_t>(i) * static_cast<uint64_t>(st));
           }
         } else {
-          for (int64_t i = b; i < e; ++i) p[i] = T(s + st * static_cast<A>(i));
+          // i * step + start rounded once, as compiled code computes it (decomp/prims/shape.cpp).
+          for (int64_t i = b; i < e; ++i) p[i] = T(std::fma(st, static_cast<A>(i), s));
         }
       });
     }
