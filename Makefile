@@ -4,7 +4,7 @@ ASAN_BUILD ?= build-asan
 JOBS       ?= $(shell nproc)
 CMAKE_ARGS ?=
 
-.PHONY: all setup setup-python build run test test-asan fuzz-compiled bench format format-check fresh-machine clean
+.PHONY: all setup setup-python build run test test-asan test-gpu fuzz-compiled bench format format-check fresh-machine clean
 
 all: build
 
@@ -35,6 +35,12 @@ test-asan: setup-python
 	@cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DKILN_SANITIZE=ON $(CMAKE_ARGS) >/dev/null
 	@cmake --build $(ASAN_BUILD) -j $(JOBS)
 	@cd $(ASAN_BUILD) && ctest --output-on-failure -j $(JOBS)
+
+# On a machine with an NVIDIA GPU: the CUDA tests, where a missing GPU fails (docs/devices.md). The
+# GPU machine of the device tool has no package manager: there, unpack scripts/gpu_bundle.sh's
+# archive and run scripts/test_gpu.sh on it instead.
+test-gpu: build
+	@scripts/test_gpu.sh .
 
 # Random programs compiled vs eager/float64/PyTorch for MINUTES; new failures go to tests/differential/corpus.
 SEED    ?= 1

@@ -21,6 +21,7 @@ import sys
 LAYERS = [
     "support",
     "core",
+    "cuda",
     "ops",
     "kernels",
     "decomp",

@@ -128,6 +128,16 @@ TEST(Cli, UsageErrorsExitWithTwo) {
   EXPECT_NE(help.out.find("usage: kiln"), std::string::npos);
 }
 
+// The version, and the CUDA driver and devices found, or why there are none ("no CUDA device: ...").
+TEST(Cli, VersionSaysWhichCudaDriverWasLoaded) {
+  CliRun r = run("--version");
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_EQ(r.out.rfind("kiln 0.", 0), 0u) << r.out;
+  bool found = r.out.find("cuda: CUDA driver") != std::string::npos;
+  bool refused = r.out.find("cuda: no CUDA device") != std::string::npos;
+  EXPECT_TRUE(found || refused) << r.out;
+}
+
 TEST(Cli, DemoRuns) {
   CliRun r = run("demo");
   EXPECT_EQ(r.status, 0);

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "kiln/core/device_hooks.h"
 #include "kiln/support/error.h"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -179,9 +180,12 @@ Allocator* allocator_for(Device device) {
   switch (device.type) {
     case DeviceType::CPU: return cpu_allocator();
     case DeviceType::Meta: return meta_allocator();
-    case DeviceType::CUDA: break;
+    case DeviceType::CUDA: {
+      Device d = resolve_device(device, "allocate");
+      return device_hooks(d.type, "allocate").allocator(d.index);
+    }
   }
-  KILN_FAIL(ErrorKind::NotImplemented, "no allocator for device {} in this build", device);
+  KILN_FAIL(ErrorKind::Internal, "no allocator for device {}", device);
 }
 
 CpuCacheStats cpu_cache_stats() { return cpu_instance().stats(); }

@@ -24,7 +24,8 @@ inline constexpr size_t kCpuAlignment = 64;
 Allocator* cpu_allocator();
 // Hands out no memory: meta tensors have sizes and strides but no data.
 Allocator* meta_allocator();
-// The allocator for a device; throws kiln::Error for a device kiln cannot allocate on yet.
+// The allocator for a device (a CUDA one through its device hooks, "cuda" meaning the current
+// device); throws kiln::Error for a device kiln cannot allocate on (no driver, no such device).
 Allocator* allocator_for(Device device);
 
 // Statistics of the CPU allocator's cache of freed blocks (for tests and `kiln` diagnostics).

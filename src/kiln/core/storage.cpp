@@ -1,19 +1,20 @@
 #include "kiln/core/storage.h"
 
-#include <cstring>
-
+#include "kiln/core/device_hooks.h"
 #include "kiln/support/error.h"
 
 namespace kiln {
 
 Ref<StorageImpl> StorageImpl::allocate(size_t nbytes, Device device) {
-  Allocator* alloc = allocator_for(device);
+  // A storage's device has an explicit index ("cuda" is the current one), so devices compare equal.
+  Device d = resolve_device(device, "allocate");
+  Allocator* alloc = allocator_for(d);
   void* data = alloc->allocate(nbytes);
-  return Ref<StorageImpl>(new StorageImpl(data, nbytes, device, alloc, {}));
+  return Ref<StorageImpl>(new StorageImpl(data, nbytes, d, alloc, {}));
 }
 
 Ref<StorageImpl> StorageImpl::wrap(void* data, size_t nbytes, Device device, std::function<void(void*)> deleter) {
-  return Ref<StorageImpl>(new StorageImpl(data, nbytes, device, nullptr, std::move(deleter)));
+  return Ref<StorageImpl>(new StorageImpl(data, nbytes, resolve_device(device, "wrap"), nullptr, std::move(deleter)));
 }
 
 void StorageImpl::grow(size_t nbytes) {
@@ -22,9 +23,8 @@ void StorageImpl::grow(size_t nbytes) {
              "resize_: trying to resize storage that is not resizable (memory of {} bytes that "
              "kiln does not own) to {} bytes",
              nbytes_, nbytes);
-  KILN_CHECK(device_.type != DeviceType::CUDA, "resize_: growing a {} storage is not supported", device_);
   void* data = allocator_->allocate(nbytes);
-  if (nbytes_ > 0 && device_.type == DeviceType::CPU) std::memcpy(data, data_, nbytes_);
+  if (!device_.is_meta()) copy_bytes(data, device_, data_, device_, nbytes_, "resize_");
   allocator_->deallocate(data_, nbytes_);
   data_ = data;
   nbytes_ = nbytes;

@@ -18,7 +18,7 @@ class StorageImpl final : public RefCounted {
   static Ref<StorageImpl> wrap(void* data, size_t nbytes, Device device, std::function<void(void*)> deleter);
 
   // Makes the storage at least `nbytes` long, keeping its bytes (resize_): every tensor viewing it
-  // sees the new memory. Throws kiln::Error for memory kiln does not own or a non-CPU device.
+  // sees the new memory. Throws kiln::Error for memory kiln does not own.
   void grow(size_t nbytes);
 
   void* data() const { return data_; }

@@ -2,6 +2,7 @@
 // one and a copy otherwise; contiguous copies only when needed; to(dtype) converts only when needed.
 #include <numeric>
 
+#include "kiln/core/device_hooks.h"
 #include "kiln/kernels/meta/shape.h"
 #include "kiln/kernels/register.h"
 #include "kiln/ops/api.h"
@@ -40,6 +41,17 @@ Tensor to_dtype(const Tensor& self, DType dtype, bool, bool copy, std::optional<
   return _to_copy(self, TensorOptions(dtype), memory_format);
 }
 
+// self itself when it already has the dtype and device asked for (and no copy is asked), else a copy:
+// Tensor.to(device), .to(device, dtype), .cuda(), .cpu().
+Tensor to_dtype_layout(const Tensor& self, std::optional<DType> dtype, std::optional<Layout>,
+                       std::optional<Device> device, std::optional<bool>, bool, bool copy,
+                       std::optional<MemoryFormat> memory_format) {
+  bool same_device = !device || resolve_device(*device, "to") == self.device();
+  if ((!dtype || *dtype == self.dtype()) && same_device && !copy && !memory_format) return self;
+  return _to_copy(self, TensorOptions(dtype.value_or(self.dtype())).device(device.value_or(self.device())),
+                  memory_format);
+}
+
 Scalar item(const Tensor& self) { return _local_scalar_dense(self); }
 
 Tensor sum_all(const Tensor& self, std::optional<DType> dtype) { return sum(self, std::nullopt, false, dtype); }
@@ -76,6 +88,7 @@ const KernelRegistrar kRegister([](Registry& r) {
   r.set_compound_kernel("aten::reshape", kiln::detail::boxed<&reshape>());
   r.set_compound_kernel("aten::contiguous", kiln::detail::boxed<&contiguous>());
   r.set_compound_kernel("aten::to.dtype", kiln::detail::boxed<&to_dtype>());
+  r.set_compound_kernel("aten::to.dtype_layout", kiln::detail::boxed<&to_dtype_layout>());
   r.set_compound_kernel("aten::item", kiln::detail::boxed<&item>());
   r.set_compound_kernel("aten::sum", kiln::detail::boxed<&sum_all>());
   r.set_compound_kernel("aten::flatten.using_ints", kiln::detail::boxed<&flatten>());

@@ -10,8 +10,10 @@
 #pragma once
 
 #include <array>
+#include <optional>
 #include <string_view>
 #include <tuple>
+#include <type_traits>
 
 #include "kiln/kernels/meta/spec.h"
 #include "kiln/ops/boxing.h"
@@ -21,6 +23,27 @@ namespace kiln::kernels {
 
 namespace detail {
 
+// Where a kernel of backend `type` puts its outputs: on the device of its first tensor argument of
+// that type, else of its device argument (a factory's), else on the current device of the type.
+inline void find_device(DeviceType, std::optional<Device>&) {}
+template <class A, class... Rest>
+void find_device(DeviceType type, std::optional<Device>& found, const A& a, const Rest&... rest) {
+  using T = std::decay_t<A>;
+  if constexpr (std::is_same_v<T, Tensor>) {
+    if (!found && a.defined() && a.device().type == type) found = a.device();
+  } else if constexpr (std::is_same_v<T, std::optional<Device>>) {
+    if (!found && a && a->type == type) found = *a;
+  }
+  find_device(type, found, rest...);
+}
+template <class... Args>
+Device output_device(DeviceType type, const Args&... args) {
+  if (type != DeviceType::CUDA) return Device(type);
+  std::optional<Device> found;
+  find_device(type, found, args...);
+  return found.value_or(Device(type));
+}
+
 template <auto MetaFn, auto ImplFn, class Sig = decltype(MetaFn)>
 struct Structured;
 
@@ -28,8 +51,9 @@ struct Structured;
 template <auto MetaFn, auto ImplFn, class... Args>
 struct Structured<MetaFn, ImplFn, meta::TensorSpec (*)(Args...)> {
   static Tensor on_meta(Args... args) { return meta::allocate(MetaFn(args...), kMeta); }
-  static Tensor on_cpu(Args... args) {
-    Tensor out = meta::allocate(MetaFn(args...), kCPU);
+  template <DeviceType kType>
+  static Tensor on_device(Args... args) {
+    Tensor out = meta::allocate(MetaFn(args...), output_device(kType, args...));
     ImplFn(args..., out);
     return out;
   }
@@ -44,8 +68,9 @@ auto allocate_all(const std::array<meta::TensorSpec, N>& specs, Device device, s
 template <auto MetaFn, auto ImplFn, size_t N, class... Args>
 struct Structured<MetaFn, ImplFn, std::array<meta::TensorSpec, N> (*)(Args...)> {
   static auto on_meta(Args... args) { return allocate_all(MetaFn(args...), kMeta, std::make_index_sequence<N>{}); }
-  static auto on_cpu(Args... args) {
-    auto outs = allocate_all(MetaFn(args...), kCPU, std::make_index_sequence<N>{});
+  template <DeviceType kType>
+  static auto on_device(Args... args) {
+    auto outs = allocate_all(MetaFn(args...), output_device(kType, args...), std::make_index_sequence<N>{});
     std::apply([&](auto&... o) { ImplFn(args..., o...); }, outs);
     return outs;
   }
@@ -58,7 +83,19 @@ template <auto MetaFn, auto ImplFn>
 void def_structured(Registry& r, std::string_view op) {
   using S = detail::Structured<MetaFn, ImplFn>;
   r.set_kernel(op, DispatchKey::Meta, kiln::detail::boxed<&S::on_meta>());
-  r.set_kernel(op, DispatchKey::CPU, kiln::detail::boxed<&S::on_cpu>());
+  r.set_kernel(op, DispatchKey::CPU, kiln::detail::boxed<&S::template on_device<DeviceType::CPU>>());
+}
+
+// Registers MetaFn + ImplFn at one device's key (CPU or CUDA): ImplFn is that device's kernel, and
+// fills outputs allocated on the device of the call (detail::output_device).
+template <auto MetaFn, auto ImplFn>
+void def_structured(Registry& r, std::string_view op, DispatchKey key) {
+  using S = detail::Structured<MetaFn, ImplFn>;
+  KILN_CHECK(key == DispatchKey::CPU || key == DispatchKey::CUDA, "def_structured: {} is not a device's key",
+             dispatch_key_name(key));
+  r.set_kernel(op, key,
+               key == DispatchKey::CPU ? kiln::detail::boxed<&S::template on_device<DeviceType::CPU>>()
+                                       : kiln::detail::boxed<&S::template on_device<DeviceType::CUDA>>());
 }
 
 // Registers one typed kernel at one key.

@@ -14,6 +14,7 @@
 #include "kiln/core/memory_format.h"
 #include "kiln/core/scalar.h"
 #include "kiln/core/tensor_base.h"
+#include "kiln/ops/tensor_options.h"
 
 namespace kiln {
 
@@ -32,6 +33,9 @@ class Tensor : public TensorBase {
   Tensor var(IntArrayRef dim, int64_t correction = 1, bool keepdim = false) const;
   // self[index] along dim 0
   Tensor operator[](int64_t index) const;
+  // This tensor on the CPU or on the current CUDA device (itself when it is there already).
+  Tensor cpu() const;
+  Tensor cuda() const;
   // The value of a one-element tensor, as T.
   template <class T>
   T item() const {

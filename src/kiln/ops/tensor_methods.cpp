@@ -14,6 +14,8 @@ Tensor Tensor::var(IntArrayRef dim, int64_t correction, bool keepdim) const {
   return kiln::var(*this, std::optional<IntArrayRef>(dim), Scalar(correction), keepdim);
 }
 Tensor Tensor::operator[](int64_t index) const { return kiln::select(*this, 0, index); }
+Tensor Tensor::cpu() const { return kiln::to(*this, TensorOptions(kCPU)); }
+Tensor Tensor::cuda() const { return kiln::to(*this, TensorOptions(Device(DeviceType::CUDA))); }
 
 Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
 Tensor operator+(const Tensor& a, const Scalar& b) { return add(a, b); }

@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "kiln/core/device_hooks.h"
 #include "kiln/support/error.h"
 #include "kiln/tools/commands.h"
 
@@ -41,6 +42,7 @@ commands:
   check DIR [--emulate-precision-casts]
           replay a program the check mode (KILN_CHECK=1) reduced and wrote to DIR: compiled
           against eager on its inputs; exit status 1 while they differ
+  version kiln's version, and the CUDA driver and devices it found or why none (also --version)
   help    this text (also -h, --help)
 
 environment:
@@ -65,6 +67,7 @@ environment:
   KILN_GEMM=kiln          float32 matrix products on kiln's own GEMM instead of oneDNN's
                           (KILN_SGEMM_KC=N, KILN_SGEMM_GRID=rows|cols: its blocking)
   CXX=COMPILER            the C++ compiler for generated code (default c++)
+  KILN_CUDA_HOME=DIR      where to look first for the CUDA driver (DIR/lib64/libcuda.so.1)
 )";
 
 }  // namespace
@@ -77,6 +80,13 @@ int main(int argc, char** argv) {
   }
   std::string command = args[0];
   args.erase(args.begin());
+  if (command == "version" || command == "--version") {
+    std::printf("kiln %s\n", KILN_VERSION);
+    std::string reason = kiln::device_unavailable_reason(kiln::DeviceType::CUDA);
+    std::printf("cuda: %s\n", reason.empty() ? kiln::device_hooks(kiln::DeviceType::CUDA, "version").describe().c_str()
+                                             : reason.c_str());
+    return 0;
+  }
   try {
     if (command == "ops") return kiln::tools::ops_command(args);
     if (command == "demo") return kiln::tools::demo_command(args);

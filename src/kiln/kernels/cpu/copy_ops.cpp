@@ -1,7 +1,7 @@
-// CPU kernels of copies, fills, cat and the factories that fill their output.
+// CPU kernels of copies, fills, cat and the factories that fill their output (transfer.cpp: the
+// copies across devices and the factories that only allocate).
 #include <cmath>
 #include <complex>
-#include <cstring>
 #include <type_traits>
 
 #include "kiln/kernels/cpu/convert.h"
@@ -38,13 +38,6 @@ void fill_with(const Tensor& out, const Scalar& value) {
     });
   });
 }
-
-void nothing_impl(IntArrayRef, std::optional<DType>, std::optional<Layout>, std::optional<Device>, std::optional<bool>,
-                  std::optional<MemoryFormat>, const Tensor&) {}
-void nothing_strided_impl(IntArrayRef, IntArrayRef, std::optional<DType>, std::optional<Layout>, std::optional<Device>,
-                          std::optional<bool>, const Tensor&) {}
-void nothing_like_impl(const Tensor&, std::optional<DType>, std::optional<Layout>, std::optional<Device>,
-                       std::optional<bool>, std::optional<MemoryFormat>, const Tensor&) {}
 
 void full_impl(IntArrayRef, const Scalar& value, std::optional<DType>, std::optional<Layout>, std::optional<Device>,
                std::optional<bool>, const Tensor& out) {
@@ -129,48 +122,9 @@ Tensor fill_inplace(const Tensor& self, const Scalar& value) {
 
 Tensor zero_inplace(const Tensor& self) { return fill_inplace(self, 0); }
 
-Tensor to_copy(const Tensor& self, std::optional<DType> dtype, std::optional<Layout>, std::optional<Device> device,
-               std::optional<bool>, bool, std::optional<MemoryFormat> memory_format) {
-  Device target = device.value_or(self.device());
-  KILN_CHECK(target.type == DeviceType::CPU || target.type == DeviceType::Meta,
-             "_to_copy: copies to {} are not supported in this build", target);
-  Tensor out = meta::allocate(meta::like_spec(self, dtype.value_or(self.dtype()), memory_format), target);
-  if (!target.is_meta()) {
-    KILN_CHECK(!self.device().is_meta(), "_to_copy: cannot copy out of a meta tensor (it has no data)");
-    copy_into(out, self);
-  }
-  return out;
-}
-
-// The Meta kernel: what a copy would be, on the meta device whatever the target (tracing runs meta
-// tensors that stand for CPU ones, and `x.to(dtype, device=cpu)` asks for the CPU).
-Tensor to_copy_meta(const Tensor& self, std::optional<DType> dtype, std::optional<Layout>, std::optional<Device> device,
-                    std::optional<bool>, bool, std::optional<MemoryFormat> memory_format) {
-  Device target = device.value_or(self.device());
-  KILN_CHECK(target.type == DeviceType::CPU || target.type == DeviceType::Meta,
-             "_to_copy: copies to {} are not supported in this build", target);
-  return meta::allocate(meta::like_spec(self, dtype.value_or(self.dtype()), memory_format), self.device());
-}
-
-Scalar local_scalar_dense(const Tensor& self) {
-  KILN_CHECK(self.numel() == 1, "_local_scalar_dense: a Tensor with {} elements cannot be converted to Scalar",
-             self.numel());
-  KILN_CHECK(!self.device().is_meta(), "_local_scalar_dense: cannot read the value of a meta tensor");
-  return visit_dtype(self.dtype(), [&]<class T>() {
-    T v;
-    std::memcpy(&v, self.data_ptr(), sizeof(T));
-    if constexpr (std::is_same_v<T, bool>) return Scalar(v);
-    else if constexpr (std::is_integral_v<T>) return Scalar(static_cast<int64_t>(v));
-    else return Scalar(static_cast<double>(static_cast<opmath_t<T>>(v)));
-  });
-}
-
 using namespace kiln::kernels;
 
 const KernelRegistrar kRegister([](Registry& r) {
-  def_structured<&meta::empty, &nothing_impl>(r, "aten::empty.memory_format");
-  def_structured<&meta::empty_strided, &nothing_strided_impl>(r, "aten::empty_strided");
-  def_structured<&meta::empty_like, &nothing_like_impl>(r, "aten::empty_like");
   def_structured<&meta::full, &full_impl>(r, "aten::full");
   def_structured<&meta::full_like, &full_like_impl>(r, "aten::full_like");
   def_structured<&meta::scalar_tensor, &scalar_tensor_impl>(r, "aten::scalar_tensor");
@@ -186,10 +140,6 @@ const KernelRegistrar kRegister([](Registry& r) {
     r.set_kernel("aten::fill_.Scalar", k, kiln::detail::boxed<&fill_inplace>());
     r.set_kernel("aten::zero_", k, kiln::detail::boxed<&zero_inplace>());
   }
-  def_kernel<&to_copy>(r, "aten::_to_copy", DispatchKey::CPU);
-  def_kernel<&to_copy_meta>(r, "aten::_to_copy", DispatchKey::Meta);
-  def_kernel<&local_scalar_dense>(r, "aten::_local_scalar_dense", DispatchKey::CPU);
-  def_kernel<&local_scalar_dense>(r, "aten::_local_scalar_dense", DispatchKey::Meta);
 });
 
 }  // namespace

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Packs what `make test-gpu` runs for a GPU host with no package manager for kiln's dependencies (the
+# device tool's machine): the test binaries that use a GPU, the `kiln` command, libkiln.so and the
+# shared libraries a stock Ubuntu lacks (fmt, oneDNN, OpenCL's loader), into one .tar.xz (the device
+# tool carries at most 64 MiB).
+#
+#   scripts/gpu_bundle.sh OUT.tar.xz [BUILD]
+# On the GPU host, from a copy of the source tree:
+#   mkdir -p /tmp/kg && tar xJf OUT.tar.xz -C /tmp/kg && scripts/test_gpu.sh /tmp/kg
+set -euo pipefail
+out=$1
+build=${2:-build}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$work/build/tests" "$work/lib"
+cp "$build/tests/kiln_cuda_test" "$build/tests/kiln_kernels_test" "$work/build/tests/"
+cp "$build/kiln" "$work/build/"
+cp -L "$build/src/kiln/libkiln.so" "$work/lib/"
+for lib in $(ldd "$work/lib/libkiln.so" "$work"/build/tests/* "$work/build/kiln" | awk '/=> \//{print $3}' | sort -u); do
+  case $(basename "$lib") in
+    libc.so*|libm.so*|libstdc++.so*|libgcc_s.so*|libgomp.so*|libz.so*|libdl.so*|libpthread.so*|libkiln.so) ;;
+    *) cp -L "$lib" "$work/lib/" ;;
+  esac
+done
+tar cJf "$out" -C "$work" .
+echo "$out: $(du -h "$out" | cut -f1) ($(ls "$work/lib" | tr '\n' ' '))"

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# The GPU tests (`make test-gpu`): the CUDA layer on a real device (KILN_REQUIRE_GPU=1 makes a missing
+# GPU a failure), the device hooks, and `kiln --version` naming the driver and devices.
+#
+#   scripts/test_gpu.sh [ROOT]   ROOT: a build's parent (default .: ./build), or an unpacked
+#                                scripts/gpu_bundle.sh (ROOT/build and ROOT/lib)
+set -euo pipefail
+root=${1:-.}
+if [[ -d "$root/lib" ]]; then export LD_LIBRARY_PATH="$root/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"; fi
+export KILN_REQUIRE_GPU=1
+"$root/build/kiln" --version
+"$root/build/tests/kiln_cuda_test"
+"$root/build/tests/kiln_kernels_test" --gtest_filter='FakeDevice.*:NoDevice.*'

@@ -1,0 +1,67 @@
+// The CUDA driver API, loaded at run time with dlopen: kiln links no CUDA library, so one build runs
+// on machines with and without a GPU. Only the types and entry points kiln calls are declared here
+// (their ABI is the driver's, CUDA 12 and 13); `driver()` finds libcuda.so.1, resolves them and
+// initializes the driver once, or says why it cannot.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace kiln::cuda {
+
+using CUresult = int;
+using CUdevice = int;
+using CUdeviceptr = unsigned long long;
+using CUcontext = struct CUctx_st*;
+using CUstream = struct CUstream_st*;
+
+inline constexpr CUresult kSuccess = 0;
+inline constexpr CUresult kErrorOutOfMemory = 2;
+
+// Device attributes kiln reads (CUdevice_attribute values).
+enum class Attribute : int {
+  MaxThreadsPerBlock = 1,
+  WarpSize = 10,
+  MultiprocessorCount = 16,
+  ComputeCapabilityMajor = 75,
+  ComputeCapabilityMinor = 76,
+  MaxSharedMemoryPerBlockOptin = 97,
+};
+
+struct Driver {
+  std::string path;  // the libcuda.so.1 that was loaded
+  int version = 0;   // cuDriverGetVersion: 13000 for CUDA 13.0
+
+  CUresult (*cuInit)(unsigned flags) = nullptr;
+  CUresult (*cuDriverGetVersion)(int* version) = nullptr;
+  CUresult (*cuGetErrorName)(CUresult error, const char** name) = nullptr;
+  CUresult (*cuGetErrorString)(CUresult error, const char** text) = nullptr;
+  CUresult (*cuDeviceGetCount)(int* count) = nullptr;
+  CUresult (*cuDeviceGet)(CUdevice* device, int ordinal) = nullptr;
+  CUresult (*cuDeviceGetName)(char* name, int len, CUdevice device) = nullptr;
+  CUresult (*cuDeviceGetAttribute)(int* value, int attribute, CUdevice device) = nullptr;
+  CUresult (*cuDeviceTotalMem)(size_t* bytes, CUdevice device) = nullptr;
+  CUresult (*cuDevicePrimaryCtxRetain)(CUcontext* context, CUdevice device) = nullptr;
+  CUresult (*cuCtxSetCurrent)(CUcontext context) = nullptr;
+  CUresult (*cuCtxSynchronize)() = nullptr;
+  CUresult (*cuMemAlloc)(CUdeviceptr* ptr, size_t bytes) = nullptr;
+  CUresult (*cuMemFree)(CUdeviceptr ptr) = nullptr;
+  CUresult (*cuMemGetInfo)(size_t* free, size_t* total) = nullptr;
+  CUresult (*cuMemcpy)(CUdeviceptr dst, CUdeviceptr src, size_t bytes) = nullptr;
+  CUresult (*cuMemcpyPeer)(CUdeviceptr dst, CUcontext dst_context, CUdeviceptr src, CUcontext src_context,
+                           size_t bytes) = nullptr;
+
+  // Throws kiln::Error "`what`: CUDA error NAME (text)" unless `r` is success.
+  void check(CUresult r, std::string_view what) const;
+  // "CUDA_ERROR_OUT_OF_MEMORY (out of memory)" for `r`.
+  std::string error_text(CUresult r) const;
+};
+
+// The driver, loaded and initialized at the first call (thread-safe). It is searched in
+// $KILN_CUDA_HOME's lib64/ and lib/, then by the dynamic loader's path, then in the usual driver
+// locations. Throws kiln::Error "no CUDA device: ..." saying what was tried when none loads or
+// cuInit fails (no GPU, no driver); the same error at every later call.
+const Driver& driver();
+
+}  // namespace kiln::cuda
