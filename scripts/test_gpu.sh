@@ -10,4 +10,4 @@ if [[ -d "$root/lib" ]]; then export LD_LIBRARY_PATH="$root/lib${LD_LIBRARY_PATH
 export KILN_REQUIRE_GPU=1
 "$root/build/kiln" --version
 "$root/build/tests/kiln_cuda_test"
-"$root/build/tests/kiln_kernels_test" --gtest_filter='FakeDevice.*:NoDevice.*'
+"$root/build/tests/kiln_kernels_test" --gtest_filter='CudaDevice.*:FakeDevice.*:NoDevice.*'

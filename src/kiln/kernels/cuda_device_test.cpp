@@ -1,4 +1,4 @@
-// The CUDA layer on a real GPU: devices, the driver's copies, the caching allocator under tensors.
+// The CUDA layer (cuda/) on a real GPU under tensors: devices, the driver's copies, the caching allocator.
 // Without a GPU (this project's CI) the same binary checks that a CUDA device is refused with a
 // kiln::Error that says why; on the GPU machine (`make test-gpu`, KILN_REQUIRE_GPU=1: no GPU is then
 // a failure, not a skip) it runs the rest.
