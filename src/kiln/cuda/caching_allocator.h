@@ -32,13 +32,13 @@ class RawMemory {
 };
 
 struct CachingStats {
-  size_t allocated_bytes = 0;       // in blocks handed out now (rounded sizes)
-  size_t reserved_bytes = 0;        // in segments held from the device
-  size_t peak_allocated_bytes = 0;  // the most allocated_bytes has been
-  size_t allocations = 0;           // blocks handed out, ever
-  size_t segment_allocations = 0;   // segments asked of the device, ever
-  size_t segment_frees = 0;         // segments returned to it, ever
-  size_t out_of_memory_retries = 0; // times the cache was emptied to make room
+  size_t allocated_bytes = 0;        // in blocks handed out now (rounded sizes)
+  size_t reserved_bytes = 0;         // in segments held from the device
+  size_t peak_allocated_bytes = 0;   // the most allocated_bytes has been
+  size_t allocations = 0;            // blocks handed out, ever
+  size_t segment_allocations = 0;    // segments asked of the device, ever
+  size_t segment_frees = 0;          // segments returned to it, ever
+  size_t out_of_memory_retries = 0;  // times the cache was emptied to make room
 };
 
 class CachingAllocator final : public Allocator {

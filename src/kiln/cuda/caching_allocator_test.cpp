@@ -111,7 +111,7 @@ TEST(CachingAllocator, OutOfMemoryEmptiesTheCacheThenSaysWhatWasAsked) {
   size_t live = 0;
   CachingAllocator a(kDev, std::make_unique<FakeMemory>(40 * kMiB, &live));
   void* p = a.allocate(30 * kMiB);
-  a.deallocate(p, 30 * kMiB);  // cached: 30 MiB held
+  a.deallocate(p, 30 * kMiB);     // cached: 30 MiB held
   void* small = a.allocate(100);  // a 2 MiB small segment
   // 32 MiB of 40 held; 36 MiB fits only once the cached segment goes back.
   void* big = a.allocate(36 * kMiB);

@@ -29,8 +29,8 @@ std::vector<std::string> candidates() {
 template <class F>
 void resolve(void* lib, F& fn, const char* name, const std::string& path) {
   fn = reinterpret_cast<F>(dlsym(lib, name));
-  KILN_CHECK_KIND(fn != nullptr, ErrorKind::NotImplemented, "no CUDA device: {} has no {} (a driver older than CUDA 12?)",
-                  path, name);
+  KILN_CHECK_KIND(fn != nullptr, ErrorKind::NotImplemented,
+                  "no CUDA device: {} has no {} (a driver older than CUDA 12?)", path, name);
 }
 
 Driver load() {

@@ -78,9 +78,8 @@ class CudaHooks final : public DeviceHooks {
   CachingAllocator* allocator(int index) override {
     PerDevice& p = at(index);
     std::call_once(p.allocator_once, [&] {
-      p.allocator =
-          std::make_unique<CachingAllocator>(Device(DeviceType::CUDA, static_cast<int8_t>(index)),
-                                             std::make_unique<DeviceMemory>(d_, context(index)));
+      p.allocator = std::make_unique<CachingAllocator>(Device(DeviceType::CUDA, static_cast<int8_t>(index)),
+                                                       std::make_unique<DeviceMemory>(d_, context(index)));
     });
     return p.allocator.get();
   }
@@ -133,7 +132,8 @@ class CudaHooks final : public DeviceHooks {
   // The device's primary context, retained at first use (as the runtime API does).
   CUcontext context(int index) {
     PerDevice& p = at(index);
-    std::call_once(p.context_once, [&] { d_.check(d_.cuDevicePrimaryCtxRetain(&p.context, p.device), "cuDevicePrimaryCtxRetain"); });
+    std::call_once(p.context_once,
+                   [&] { d_.check(d_.cuDevicePrimaryCtxRetain(&p.context, p.device), "cuDevicePrimaryCtxRetain"); });
     return p.context;
   }
 
