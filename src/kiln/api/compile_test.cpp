@@ -8,6 +8,7 @@
 #include <limits>
 #include <set>
 
+#include "fake_cuda.h"
 #include "kiln/api/compile.h"
 #include "kiln/compiler/codegen/build.h"
 #include "kiln/compiler/codegen/cpp.h"
@@ -99,6 +100,29 @@ TEST(Compile, SoftmaxDownAColumnDividesAsEagerToTheBit) {
       Tensor got = compile(fn)({x})[0], want = fn({x})[0];
       EXPECT_EQ(max_error(got, want), 0.0);
     }
+  }
+}
+
+// Generated code reads its buffers on the host: CUDA inputs are refused with an error naming the
+// input and its device, never handed to it (the compiler has only its CPU target so far). The
+// eager backend runs them through the dispatcher, which names the op without a CUDA kernel.
+TEST_F(FakeDevice, CompilingCudaInputsIsAnErrorNotACrash) {
+  Tensor x = ones({4, 8}).to(kCuda);
+  auto fn = [](const std::vector<Tensor>& in) { return std::vector<Tensor>{exp(in[0])}; };
+  try {
+    (void)compile(fn)({x});
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("is on cuda:0; kiln's compiler has only its CPU target"), std::string::npos)
+        << e.what();
+  }
+  CompileOptions eager;
+  eager.backend = "eager";
+  try {
+    (void)compile(fn, eager)({x});
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("no kernel for the CUDA backend"), std::string::npos) << e.what();
   }
 }
 

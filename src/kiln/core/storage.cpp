@@ -14,7 +14,9 @@ Ref<StorageImpl> StorageImpl::allocate(size_t nbytes, Device device) {
 }
 
 Ref<StorageImpl> StorageImpl::wrap(void* data, size_t nbytes, Device device, std::function<void(void*)> deleter) {
-  return Ref<StorageImpl>(new StorageImpl(data, nbytes, resolve_device(device, "wrap"), nullptr, std::move(deleter)));
+  // Memory from elsewhere (DLPack) names its device; only "cuda" without an index needs the hooks.
+  Device d = device.index < 0 ? resolve_device(device, "wrap") : device;
+  return Ref<StorageImpl>(new StorageImpl(data, nbytes, d, nullptr, std::move(deleter)));
 }
 
 void StorageImpl::grow(size_t nbytes) {

@@ -160,7 +160,15 @@ std::vector<Tensor> Executable::run(std::span<const Tensor> inputs) const {
 
 std::shared_ptr<Executable> compile_graph(graph::Graph g, compiler::PipelineOptions options) {
   std::vector<graph::TensorMeta> inputs;
-  for (const graph::Node* n : g.placeholders()) inputs.push_back(n->meta().at(0));
+  for (const graph::Node* n : g.placeholders()) {
+    const graph::TensorMeta& m = n->meta().at(0);
+    // Generated code reads its buffers on the host: never hand it device memory.
+    KILN_CHECK_KIND(m.device.is_cpu(), ErrorKind::NotImplemented,
+                    "compile: input %{} is on {}; kiln's compiler has only its CPU target so far (run the graph on "
+                    "CPU tensors, or with the eager backend; docs/devices.md)",
+                    n->name(), m.device);
+    inputs.push_back(m);
+  }
   return std::make_shared<Executable>(std::move(inputs), compiler::run_pipeline(g, /*build=*/true, options));
 }
 
