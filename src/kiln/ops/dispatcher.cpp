@@ -11,7 +11,8 @@
 namespace kiln {
 namespace {
 
-// Adds the backend of `t`; a 0-d CPU tensor (a scalar) may join any device, as in PyTorch.
+// Adds the backend of `t`; a 0-d CPU tensor (a scalar) may join any device, as in PyTorch, and an
+// op that crosses devices keeps the first tensor's.
 void add_tensor_device(const Tensor& t, OpHandle op, std::optional<Device>& device, bool& cpu_scalar) {
   if (!t.defined()) return;
   Device d = t.device();
@@ -21,10 +22,10 @@ void add_tensor_device(const Tensor& t, OpHandle op, std::optional<Device>& devi
   }
   if (!device) {
     device = d;
-  } else {
-    KILN_CHECK(*device == d,
-               "{}: expected all tensors to be on the same device, but found at least two devices, {} and {}",
-               op->name(), *device, d);
+  } else if (*device != d && !crosses_devices_attr().has(op)) {
+    KILN_FAIL(ErrorKind::Value,
+              "{}: expected all tensors to be on the same device, but found at least two devices, {} and {}",
+              op->name(), *device, d);
   }
 }
 
@@ -58,6 +59,11 @@ void refuse_complex(OpHandle op, const ComplexArgument& c) {
 }
 
 }  // namespace
+
+OpAttr<bool>& crosses_devices_attr() {
+  static OpAttr<bool> attr("dispatch.crosses_devices");
+  return attr;
+}
 
 DispatchKeySet dispatch_keys_for(OpHandle op, const Stack& stack) {
   std::optional<Device> device;

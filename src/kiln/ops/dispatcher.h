@@ -4,6 +4,7 @@
 // a backend without a kernel runs the op's compound kernel, if it has one.
 #pragma once
 
+#include "kiln/ops/op_attr.h"
 #include "kiln/ops/registry.h"
 
 namespace kiln {
@@ -21,5 +22,10 @@ void redispatch(OpHandle op, Stack& stack, DispatchKeySet keys);
 DispatchKeySet dispatch_keys_for(OpHandle op, const Stack& stack);
 // Checks arity and types and fills defaults (what call_op_boxed does before calling).
 void normalize_arguments(OpHandle op, Stack& stack);
+
+// Ops whose tensor arguments may lie on different devices (copy_: a copy between the CPU and a GPU):
+// such a call dispatches on the device of its first tensor argument, whose kernel moves the bytes.
+// Any other op with tensors on two devices is an error, as in PyTorch.
+OpAttr<bool>& crosses_devices_attr();
 
 }  // namespace kiln

@@ -1,4 +1,4 @@
-// CPU kernels of copies, fills, cat and the factories that fill their output (transfer.cpp: the
+// CPU kernels of copies, fills, cat and the factories that fill their output (device_copy.cpp: the
 // copies across devices and the factories that only allocate).
 #include <cmath>
 #include <complex>
@@ -108,12 +108,6 @@ void select_scatter_impl(const Tensor& self, const Tensor& src, int64_t dim, int
 
 // ---- Kernels that are not structured (their output is an input, or not a tensor).
 
-Tensor copy_inplace(const Tensor& self, const Tensor& src, bool) {
-  meta::check_copy(self, src, "copy_");
-  if (!self.device().is_meta()) copy_into(self, src);
-  return self;
-}
-
 Tensor fill_inplace(const Tensor& self, const Scalar& value) {
   meta::check_scalar_fits(value, self.dtype(), "fill_", "value");
   if (!self.device().is_meta()) fill_with(self, value);
@@ -136,7 +130,6 @@ const KernelRegistrar kRegister([](Registry& r) {
   def_structured<&meta::slice_scatter, &slice_scatter_impl>(r, "aten::slice_scatter");
   def_structured<&meta::select_scatter, &select_scatter_impl>(r, "aten::select_scatter");
   for (DispatchKey k : {DispatchKey::CPU, DispatchKey::Meta}) {
-    r.set_kernel("aten::copy_", k, kiln::detail::boxed<&copy_inplace>());
     r.set_kernel("aten::fill_.Scalar", k, kiln::detail::boxed<&fill_inplace>());
     r.set_kernel("aten::zero_", k, kiln::detail::boxed<&zero_inplace>());
   }

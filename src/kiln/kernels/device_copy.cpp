@@ -1,8 +1,11 @@
 // Copies across devices and the kernels every device with data shares: `_to_copy` (`.to(device)`,
-// `.cpu()`, `.to(dtype)`), reading one element (`item()`), and the factories that only allocate.
+// `.cpu()`, `.to(dtype)`), `copy_` (between any two devices), reading one element (`item()`), and
+// the factories that only allocate.
 // Bytes move between devices as they lie (core/device_hooks.h); a conversion of dtype or layout
 // runs on the host. A conversion between two places on one GPU goes through the host too until the
-// GPU has its own copy kernel (the issue of eager CUDA kernels).
+// GPU has its own copy kernel (the issue of eager CUDA kernels). Its registrar must run before
+// inplace.cpp's, which gives every in-place op still without a CPU kernel a generic one: libkiln's
+// objects are linked, and so constructed, in path order.
 #include <cstring>
 #include <type_traits>
 
@@ -11,6 +14,7 @@
 #include "kiln/kernels/meta/factory.h"
 #include "kiln/kernels/register.h"
 #include "kiln/ops/api.h"
+#include "kiln/ops/dispatcher.h"
 
 namespace kiln::kernels {
 namespace {
@@ -54,6 +58,34 @@ Tensor to_copy(const Tensor& self, std::optional<DType> dtype, std::optional<Lay
   return out;
 }
 
+// copy_ within or across devices (the dispatcher lets its two tensors differ: crosses_devices_attr).
+// Across devices the bytes move as they lie when self and src have the same dtype and dense layout;
+// otherwise self's span is read to the host, src (broadcast) written into it there, and the span
+// copied back, so the elements between a strided self's keep their values.
+Tensor copy_inplace(const Tensor& self, const Tensor& src, bool) {
+  meta::check_copy(self, src, "copy_");
+  if (self.device().is_meta()) return self;
+  KILN_CHECK(!src.device().is_meta(), "copy_: cannot copy out of a meta tensor (it has no data)");
+  if (self.device().is_cpu() && src.device().is_cpu()) {
+    cpu::copy_into(self, src);
+    return self;
+  }
+  if (self.numel() == 0) return self;
+  if (self.dtype() == src.dtype() && self.sizes().vec() == src.sizes().vec() &&
+      self.strides().vec() == src.strides().vec() && self.is_non_overlapping_and_dense()) {
+    copy_bytes(self.data_ptr(), self.device(), src.data_ptr(), src.device(),
+               static_cast<size_t>(self.numel()) * element_size(self.dtype()), "copy_");
+    return self;
+  }
+  Tensor staged = on_host(self, "copy_");
+  cpu::copy_into(staged, on_host(src, "copy_"));
+  if (!staged.is_same(self)) {
+    copy_bytes(self.data_ptr(), self.device(), staged.data_ptr(), kCPU,
+               static_cast<size_t>(storage_span(self.sizes(), self.strides())) * element_size(self.dtype()), "copy_");
+  }
+  return self;
+}
+
 // The Meta kernel: what a copy would be, on the meta device whatever the target (tracing runs meta
 // tensors that stand for CPU or CUDA ones, and `x.to(dtype, device=cpu)` asks for the CPU).
 Tensor to_copy_meta(const Tensor& self, std::optional<DType> dtype, std::optional<Layout>, std::optional<Device>,
@@ -87,6 +119,10 @@ const KernelRegistrar kRegister([](Registry& r) {
     def_kernel<&local_scalar_dense>(r, "aten::_local_scalar_dense", k);
   }
   def_kernel<&to_copy_meta>(r, "aten::_to_copy", DispatchKey::Meta);
+  for (DispatchKey k : {DispatchKey::CPU, DispatchKey::CUDA, DispatchKey::Meta}) {
+    def_kernel<&copy_inplace>(r, "aten::copy_", k);
+  }
+  crosses_devices_attr().set(r.get("aten::copy_"), true);
   def_kernel<&local_scalar_dense>(r, "aten::_local_scalar_dense", DispatchKey::Meta);
   // Allocation only.
   def_structured<&meta::empty, &nothing>(r, "aten::empty.memory_format");

@@ -83,6 +83,31 @@ TEST_F(FakeDevice, ItemReadsOneElementAndResizeKeepsBytes) {
   EXPECT_EQ(copied("cuda:0", "cuda:0"), 10 * sizeof(int64_t));
 }
 
+// copy_ crosses devices, as PyTorch's: into the CPU from the device, into the device from the CPU
+// (broadcast, converted), and into a strided view of device memory whose gaps keep their values.
+TEST_F(FakeDevice, CopyInPlaceCrossesDevices) {
+  manual_seed(4);
+  Tensor x = randn({5, 7});
+  Tensor d = x.to(kCuda);
+  Tensor host = zeros({5, 7});
+  host.copy_(d);
+  EXPECT_TRUE(same(host, x));
+  Tensor dev = zeros({5, 7}).to(kCuda);
+  dev.copy_(x);  // same dtype and layout: one copy of the bytes
+  EXPECT_TRUE(same(dev.cpu(), x));
+  Tensor row = arange(Scalar(0), Scalar(7), Scalar(1), DType::Int64);
+  dev.copy_(row);  // broadcast over the rows and converted to float
+  EXPECT_TRUE(same(dev.cpu(), row.to(DType::Float32).expand({5, 7}).contiguous()));
+  Tensor gaps = zeros({5, 7}).to(kCuda);
+  gaps.slice(1, 1, 6, 2).copy_(full({5, 3}, Scalar(9.0)));
+  Tensor want = zeros({5, 7});
+  want.slice(1, 1, 6, 2).copy_(full({5, 3}, Scalar(9.0)));
+  EXPECT_TRUE(same(gaps.cpu(), want));
+  Tensor other = zeros({5, 7}).to(kCuda1);
+  other.copy_(d);  // between two devices
+  EXPECT_TRUE(same(other.cpu(), x));
+}
+
 TEST_F(FakeDevice, AnOpWithoutACudaKernelNamesItself) {
   Tensor a = ones({3}, DType::Float32).to(kCuda);
   try {
