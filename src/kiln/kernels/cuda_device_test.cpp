@@ -71,6 +71,14 @@ TEST(CudaDevice, RoundTripsValuesDtypesAndViews) {
   EXPECT_TRUE(same(g.t().to(DType::BFloat16).cpu(), x.t().to(DType::BFloat16)));
   EXPECT_TRUE(same(g.slice(1, 3, 900, 7).cpu(), x.slice(1, 3, 900, 7)));
   EXPECT_EQ(g[100][7].item<float>(), x[100][7].item<float>());
+  Tensor host = zeros({513, 1000});
+  host.copy_(g);
+  EXPECT_TRUE(same(host, x));
+  Tensor gaps = zeros({513, 1000}).cuda();
+  gaps.slice(1, 1, 1000, 3).copy_(x.slice(1, 1, 1000, 3));
+  Tensor want = zeros({513, 1000});
+  want.slice(1, 1, 1000, 3).copy_(x.slice(1, 1, 1000, 3));
+  EXPECT_TRUE(same(gaps.cpu(), want));
   Tensor grown = arange(Scalar(0), Scalar(1000), Scalar(1), DType::Int64).cuda();
   resize(grown, {5000});
   EXPECT_TRUE(same(grown.slice(0, 0, 1000).cpu(), arange(Scalar(0), Scalar(1000), Scalar(1), DType::Int64)));
