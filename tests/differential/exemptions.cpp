@@ -606,4 +606,17 @@ bool attention_row_of_nan_scores(const Program& p, const std::vector<Tensor>& in
   return false;
 }
 
+// Whether a scaled_dot_product_attention of the program is causal with a negative scale. PyTorch's
+// CPU flash kernel masks the unscaled scores with -inf and scales them after, so a negative scale
+// turns the masked scores into +inf and every row that masks a key into NaN; kiln masks the scaled
+// scores, as the math formulation (softmax of the scaled, masked scores) does (docs/conformance.md).
+bool causal_attention_with_a_negative_scale(const Program& p) {
+  for (const auto& c : p.calls) {
+    if (c.op != "sdpa" || c.args.size() < 6 || c.args[4] == "0" || c.args[4] == "i:0") continue;
+    const std::string& scale = c.args[5];
+    if (scale.size() > 2 && scale[1] == ':' && std::stod(scale.substr(2)) < 0) return true;
+  }
+  return false;
+}
+
 }  // namespace kiln::difftest

@@ -48,6 +48,8 @@ bool bfloat16_gemm_flushes_a_subnormal(const Program& p, const std::vector<Tenso
 bool scatter_into_a_non_dense_self(const Program& p, const std::vector<Tensor>& inputs);
 // A scaled_dot_product_attention with a row whose scores are all NaN.
 bool attention_row_of_nan_scores(const Program& p, const std::vector<Tensor>& inputs, const std::vector<Tensor>& wide);
+// A causal scaled_dot_product_attention with a negative scale.
+bool causal_attention_with_a_negative_scale(const Program& p);
 // A prod whose partial products can overflow or underflow.
 bool order_dependent_prod(const Program& p, const std::vector<Tensor>& inputs);
 

@@ -311,14 +311,13 @@ View4<M> as_rows(const Tensor& t, Tensor& holder) {
   return View4<M>(holder);
 }
 
-// Row i of (b, h) computed again with its weights and weighted sum in double (its scores as the
-// walk computes them), for a row whose weighted sum
-// of values passed the float range before its division by the sum of weights (values near 3.4e38
-// with weights near 1: the walk keeps the weights unnormalized), where softmax followed by a
-// product normalizes first and stays finite. A row whose values hold an infinity is inf or NaN here
-// too. It visits the keys before `end` (weighed_end's), a causal row's later ones with score -inf
-// (weight 0, and 0 * inf is NaN, as in PyTorch's walk).
-// Writes the row's output and, where `li`, its log-sum-exp.
+// Row i of (b, h) computed again with its weights and weighted sum in double, the weights
+// normalized first (its scores as the walk computes them), for a row whose weighted sum of values
+// passed the compute type's range before its division by the sum of weights (values near 3.4e38,
+// or 1.8e308 in float64, with weights near 1: the walk keeps the weights unnormalized), where
+// softmax followed by a product normalizes first and stays finite. A row whose values hold an infinity is inf or NaN
+// here too. It visits the keys before `end` (weighed_end's), a causal row's later ones with score -inf (weight 0, and 0
+// * inf is NaN, as in PyTorch's walk). Writes the row's output and, where `li`, its log-sum-exp.
 template <class M, class In>
 void row_in_double(const Problem& p, const View4<In>& q, const View4<M>& k, const View4<M>& v, const View4<M>* mask,
                    int64_t b, int64_t h, int64_t i, int64_t end, bool unseen_nan, In* oi, int64_t ostride, M* li) {
@@ -341,21 +340,23 @@ void row_in_double(const Problem& p, const View4<In>& q, const View4<M>& k, cons
     nan = nan || score != score;
     max = score > max ? score : max;
   }
+  // A row that sees no key weighs every key 0 (0 * inf is NaN, as the walk's and PyTorch's).
+  auto weight_of = [&](int64_t j) { return max == kMinusInf ? 0.0 : std::exp(s[static_cast<size_t>(j)] - max); };
   double sum = 0;
-  for (int64_t j = 0; j < end; ++j) {
-    // A row that sees no key weighs every key 0 (0 * inf is NaN, as the walk's and PyTorch's).
-    const double weight = max == kMinusInf ? 0.0 : std::exp(s[static_cast<size_t>(j)] - max);
-    const M* vj = v.row(b, h, j);
-    sum += weight;
-    for (int64_t d = 0; d < e; ++d) acc[static_cast<size_t>(d)] += weight * vj[d];
-  }
+  for (int64_t j = 0; j < end; ++j) sum += weight_of(j);
   if (nan) sum = std::numeric_limits<double>::quiet_NaN();
   const bool seen = max != kMinusInf || nan;
+  // The weights normalized before the product, as softmax followed by a product: a float64 row of
+  // values near 1.8e308 passes double's range otherwise.
+  for (int64_t j = 0; j < end; ++j) {
+    const double weight = seen ? weight_of(j) / sum : weight_of(j);
+    const M* vj = v.row(b, h, j);
+    for (int64_t d = 0; d < e; ++d) acc[static_cast<size_t>(d)] += weight * vj[d];
+  }
   for (int64_t d = 0; d < e; ++d) {
     const double a = acc[static_cast<size_t>(d)];
-    oi[d * ostride] = static_cast<In>(static_cast<M>(seen         ? a / sum
-                                                     : unseen_nan ? std::numeric_limits<double>::quiet_NaN()
-                                                                  : a));
+    oi[d * ostride] =
+        static_cast<In>(static_cast<M>(seen || !unseen_nan ? a : std::numeric_limits<double>::quiet_NaN()));
   }
   if (li) *li = static_cast<M>(seen ? max + std::log(sum) : 0.0);
 }
