@@ -525,9 +525,10 @@ bool order_dependent_prod(const Program& p, const std::vector<Tensor>& inputs) {
   return false;
 }
 
-// Whether a float32 pow by a float scalar exponent that float32 does not hold (1e-300, 1/3) gives, at
-// some element of the base in the native run, a result that differs past the tolerance between the
-// exponent rounded to float32 and the exact one: PyTorch's vector loop uses the first, its scalar
+// Whether a float32 pow (of a float32 base, or an integer one promoted to float32) by a float scalar
+// exponent that float32 does not hold (1e-300, 1/3) gives, at some element of the base in the native
+// run, a result that differs past the tolerance between the exponent rounded to float32 and the
+// exact one: PyTorch's vector loop uses the first, its scalar
 // tail (std::pow(float, double)) the second, so its result depends on where an element falls
 // (pow(-2, 1e-300) is 1 in a vector, NaN in the tail). kiln uses the float32 exponent everywhere
 // (docs/conformance.md).
@@ -538,8 +539,11 @@ bool pow_exponent_rounded_differs_from_torch(const Program& p, const std::vector
     const auto rounded = static_cast<double>(static_cast<float>(e));
     if (rounded == e || std::isnan(e)) continue;
     auto base = probe_value(p, c.args[0], inputs, Precision::Native);
-    if (!base || base->dtype() != DType::Float32) continue;
-    for (double x : read_values(*base).f) {
+    auto result = c.results.empty() ? std::nullopt : probe_value(p, c.results[0], inputs, Precision::Native);
+    // A float32 result: a float32 base, or an integer or bool one promoted to it (int8 ** 1e-300).
+    if (!base || !result || result->dtype() != DType::Float32) continue;
+    Values b = read_values(base->to(DType::Float64));
+    for (double x : b.f) {
       double vector = std::pow(static_cast<float>(x), static_cast<float>(rounded));
       auto tail = static_cast<double>(static_cast<float>(std::pow(x, e)));
       if (!(std::isnan(vector) && std::isnan(tail)) && !close(vector, tail, tolerance(DType::Float32))) return true;
