@@ -3,26 +3,13 @@
 // no CUDA device can be had, which is what this machine (no GPU) gives for a real one.
 #include <gtest/gtest.h>
 
+#include "device_tensors.h"
 #include "fake_cuda.h"
 #include "kiln/core/device_hooks.h"
 #include "kiln/ops/api.h"
-#include "kiln/ops/dispatcher.h"
 
 namespace kiln {
 namespace {
-
-// Same dtype, sizes and values (no NaN in these tests).
-bool same(const Tensor& a, const Tensor& b) {
-  if (a.dtype() != b.dtype() || a.sizes().vec() != b.sizes().vec()) return false;
-  if (a.numel() == 0) return true;
-  return sub(a.to(DType::Float64), b.to(DType::Float64)).abs().amax().item<double>() == 0;
-}
-
-// resize_ through the dispatcher (it has no typed function).
-void resize(const Tensor& self, std::vector<int64_t> size) {
-  Stack s{Value(self), Value(size), Value()};
-  call_op_boxed(Registry::global().get("aten::resize_"), s);
-}
 
 const Device kCuda1{DeviceType::CUDA, 1};
 
