@@ -65,6 +65,11 @@ Program fold_float_tests_of_integers(const Program& p) {
 Program divide_only_read_elements(const Program& p) {
   auto values = meta_values(p);
   auto names = value_names(p);
+  // A call whose results are all empty computes no element, so reads none of its arguments.
+  auto computes_nothing = [&](const OpCall& c) {
+    return std::all_of(c.results.begin(), c.results.end(),
+                       [&](const std::string& r) { return values.contains(r) && values.at(r).numel() == 0; });
+  };
   auto read_only_through_views = [&](const std::string& v) {
     if (std::find(p.outputs.begin(), p.outputs.end(), v) != p.outputs.end()) return false;
     bool read = false;
@@ -72,6 +77,10 @@ Program divide_only_read_elements(const Program& p) {
       for (const auto& a : c.args) {
         auto r = refs(a, names);
         if (std::find(r.begin(), r.end(), v) == r.end()) continue;
+        if (computes_nothing(c)) {
+          read = true;
+          continue;
+        }
         if (!is_view(c.op)) return false;
         read = true;
       }

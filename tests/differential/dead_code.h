@@ -11,8 +11,9 @@ namespace kiln::difftest {
 // so what they test is dead there.
 Program fold_float_tests_of_integers(const Program& p);
 
-// An integer division whose result is read only through views (a slice, a select, a diagonal)
-// computes in compiled code only the elements those views read. Its divisor is replaced by
+// An integer division whose result is read only through views (a slice, a select, a diagonal),
+// or by calls whose results are empty (which compute, so read, no element), computes in compiled
+// code only the elements those views read. Its divisor is replaced by
 // where(divisor == 0, 1, divisor): where compiled code did not raise, it divided no element an
 // output reads by zero, and those elements keep their values. Returns `p` unchanged where no
 // division is read that way.

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "check.h"
+#include "dead_code.h"
 #include "driver.h"
 #include "generator.h"
 #include "inputs.h"
@@ -278,6 +279,26 @@ TEST(DifferentialTier, PolesWithinARoundingAreNotCompared) {
   v = check_program(halved, "", "difftest-wrong");
   EXPECT_FALSE(v.ok);
   EXPECT_EQ(v.kind, "values:compiled-vs-float64:atanh") << v.detail;
+}
+
+// An integer division read only by a call with an empty result (a clamp broadcast to [0]) is
+// computed nowhere in compiled code: the rewrite that reruns eager makes its zero divisors 1. Read by
+// a call with elements, it is left alone, and eager's error stands.
+TEST(DifferentialTier, DivisionReadOnlyByAnEmptyResultIsDead) {
+  auto program = [](const std::string& bound) {
+    return parse_program(bound +
+                         "input a0 int64 [1] [1] 0 normal 3\n"
+                         "v0 = full [1] i:0 int64\n"
+                         "v1 = fmod a0 v0\n"
+                         "v2 = clamp v1 a1 none\n"
+                         "output v2\n");
+  };
+  Program empty_reader = program("input a1 int64 [0] [1] 0 normal 4\n");
+  Program rewritten = divide_only_read_elements(empty_reader);
+  EXPECT_NE(rewritten.calls, empty_reader.calls);
+  EXPECT_NE(rewritten.str().find("where"), std::string::npos) << rewritten.str();
+  Program full_reader = program("input a1 int64 [4] [1] 0 normal 4\n");
+  EXPECT_EQ(divide_only_read_elements(full_reader).calls, full_reader.calls);
 }
 
 TEST(DifferentialTier, BothRaisingIsAgreement) {
