@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <optional>
 #include <span>
 
 #include "check_support.h"
@@ -560,15 +561,34 @@ bool pow_exponent_rounded_differs_from_torch(const Program& p, const std::vector
 bool bfloat16_gemm_flushes_a_subnormal(const Program& p, const std::vector<Tensor>& inputs,
                                        const std::vector<Tensor>& wide) {
   constexpr double kNearSubnormal = 0x1p-110;  // a flushed partial sum moves a result by <= K * 2^-126
+  constexpr double kSmallestNormal = 0x1p-126;
+  // A subnormal operand flushed to 0 moves a product past the tolerance only against a huge or a
+  // non-finite value (0 * inf is NaN where the subnormal's product was inf).
+  constexpr double kHuge = 0x1p100;
+  auto operand = [&](const std::string& name) -> std::optional<Values> {
+    auto v = probe_value(p, name, inputs, Precision::Native);
+    if (!v) return std::nullopt;
+    return read_values(*v);
+  };
   for (const auto& c : p.calls) {
-    if ((c.op != "matmul" && c.op != "linear") || c.results.empty()) continue;
+    if ((c.op != "matmul" && c.op != "linear") || c.results.empty() || c.args.size() < 2) continue;
     auto native = probe_value(p, c.results[0], inputs, Precision::Native);
     if (!native || native->dtype() != DType::BFloat16) continue;
     auto r = probe_value(p, c.results[0], wide, Precision::Float64);
-    if (!r) continue;
-    for (double x : read_values(*r).f) {
-      if (x != 0 && std::fabs(x) < kNearSubnormal) return true;
+    if (r) {
+      for (double x : read_values(*r).f) {
+        if (x != 0 && std::fabs(x) < kNearSubnormal) return true;
+      }
     }
+    auto a = operand(c.args[0]), b = operand(c.args[1]);
+    if (!a || !b) continue;
+    auto subnormal = [&](const Values& v) {
+      return std::any_of(v.f.begin(), v.f.end(), [&](double x) { return x != 0 && std::fabs(x) < kSmallestNormal; });
+    };
+    auto huge = [&](const Values& v) {
+      return std::any_of(v.f.begin(), v.f.end(), [&](double x) { return !std::isfinite(x) || std::fabs(x) > kHuge; });
+    };
+    if ((subnormal(*a) && huge(*b)) || (subnormal(*b) && huge(*a))) return true;
   }
   return false;
 }

@@ -41,7 +41,8 @@ bool ill_conditioned_sum(const Program& p, const std::vector<Tensor>& inputs, co
 bool ill_conditioned_contraction(const Program& p, const std::vector<Tensor>& inputs, const std::vector<Tensor>& wide);
 // A float32 pow by a scalar exponent whose float32 rounding changes a result past the tolerance.
 bool pow_exponent_rounded_differs_from_torch(const Program& p, const std::vector<Tensor>& inputs);
-// A bfloat16 matmul or linear with a result near float's subnormal range (flushed by the GEMM).
+// A bfloat16 matmul or linear with a result near float's subnormal range, or a subnormal operand
+// that meets a huge or non-finite one (flushed by the GEMM).
 bool bfloat16_gemm_flushes_a_subnormal(const Program& p, const std::vector<Tensor>& inputs,
                                        const std::vector<Tensor>& wide);
 // A slice_scatter or select_scatter into a copy of a self whose elements are not dense.
