@@ -13,7 +13,8 @@ build=${2:-build}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/build/tests" "$work/lib"
-cp "$build/tests/kiln_cuda_test" "$build/tests/kiln_kernels_test" "$work/build/tests/"
+cp "$build/tests/kiln_cuda_test" "$build/tests/kiln_kernels_test" "$build/tests/kiln_compiler_test" \
+  "$build/tests/kiln_api_test" "$work/build/tests/"
 cp "$build/kiln" "$work/build/"
 cp -L "$build/src/kiln/libkiln.so" "$work/lib/"
 for lib in $(ldd "$work/lib/libkiln.so" "$work"/build/tests/* "$work/build/kiln" | awk '/=> \//{print $3}' | sort -u); do

@@ -1,13 +1,20 @@
 #!/usr/bin/env bash
 # The GPU tests (`make test-gpu`): the CUDA layer on a real device (KILN_REQUIRE_GPU=1 makes a missing
-# GPU a failure), the device hooks, and `kiln --version` naming the driver and devices.
+# GPU a failure), the device hooks, `kiln --version` naming the driver and devices, and compiled
+# graphs on CUDA tensors (generated CUDA kernels against eager CPU results).
 #
 #   scripts/test_gpu.sh [ROOT]   ROOT: a build's parent (default .: ./build), or an unpacked
 #                                scripts/gpu_bundle.sh (ROOT/build and ROOT/lib)
 set -euo pipefail
 root=${1:-.}
-if [[ -d "$root/lib" ]]; then export LD_LIBRARY_PATH="$root/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"; fi
+# A bundle's binaries were built elsewhere: generated code includes the headers of this source tree.
+if [[ -d "$root/lib" ]]; then
+  export LD_LIBRARY_PATH="$root/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  export KILN_INCLUDE_DIR=${KILN_INCLUDE_DIR:-$(pwd)/src}
+fi
 export KILN_REQUIRE_GPU=1
 "$root/build/kiln" --version
 "$root/build/tests/kiln_cuda_test"
 "$root/build/tests/kiln_kernels_test" --gtest_filter='CudaDevice.*:FakeDevice.*:NoDevice.*'
+"$root/build/tests/kiln_compiler_test" --gtest_filter='CudaCodegen.*:Dialect.*'
+"$root/build/tests/kiln_api_test" --gtest_filter='CompiledCuda.*'

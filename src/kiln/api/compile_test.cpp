@@ -113,8 +113,8 @@ TEST_F(FakeDevice, CompilingCudaInputsIsAnErrorNotACrash) {
     (void)compile(fn)({x});
     FAIL() << "expected an error";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("is on cuda:0; kiln's compiler has only its CPU target"), std::string::npos)
-        << e.what();
+    // The CUDA target reads the GPU's properties from the driver, which a fake device has not.
+    EXPECT_NE(std::string(e.what()).find("the CUDA device hooks are not the driver's"), std::string::npos) << e.what();
   }
   CompileOptions eager;
   eager.backend = "eager";

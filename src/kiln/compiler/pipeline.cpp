@@ -55,7 +55,7 @@ const std::vector<std::string>& pipeline_passes() {
                                                  "keep_16bit_chains_in_float32",
                                                  "schedule",
                                                  "plan_memory",
-                                                 "generate_cpp",
+                                                 "generate_code",
                                                  "build"};
   return names;
 }
@@ -106,8 +106,27 @@ void verify_schedule(const loopir::Program& p, const Schedule& s) {
   }
 }
 
+const Target& pipeline_target(const graph::Graph& g, const PipelineOptions& options) {
+  if (options.target) return *options.target;
+  const graph::Node* first = nullptr;
+  for (const graph::Node* n : g.placeholders()) {
+    if (n->meta().empty()) continue;
+    const graph::TensorMeta& m = n->meta().at(0);
+    if (!first) {
+      first = n;
+      continue;
+    }
+    KILN_CHECK(m.device == first->meta().at(0).device,
+               "compile: input %{} is on {} and input %{} on {}; a compiled graph runs on one device", first->name(),
+               first->meta().at(0).device, n->name(), m.device);
+  }
+  return target_for(first ? first->meta().at(0).device : Device(DeviceType::CPU));
+}
+
 CompiledGraph run_pipeline(graph::Graph& g, bool build, PipelineOptions options) {
   CompiledGraph c;
+  const Target& target = pipeline_target(g, options);
+  c.target = &target;
   auto show_graph = [&] { return graph::print(g); };
   auto check_graph = [&] { verify_graph(g); };
   auto said = [](bool changed) { return std::string(changed ? ", changed" : ", unchanged"); };
@@ -137,13 +156,13 @@ CompiledGraph run_pipeline(graph::Graph& g, bool build, PipelineOptions options)
         [&] { return c.program.str(); }, [&] { loopir::verify(c.program); });
   }
   pass(
-      "schedule", [&] { return c.schedule = schedule(c.program), std::string(); },
+      "schedule", [&] { return c.schedule = schedule(c.program, target.fusion), std::string(); },
       [&] { return c.schedule.str(c.program); }, [&] { verify_schedule(c.program, c.schedule); });
   pass(
       "plan_memory", [&] { return c.plan = plan_memory(c.program, c.schedule), std::string(); },
       [&] { return c.plan.str(); }, [] {});
   pass(
-      "generate_cpp", [&] { return c.source = generate_cpp(c.program, c.schedule), std::string(); },
+      "generate_code", [&] { return c.source = target.generate(c.program, c.schedule, target), std::string(); },
       [&] { return c.source.code; }, [] {});
   KILN_LOG("loop_ir", "lowered:\n{}", c.program.str());
   KILN_LOG("schedule", "{}", c.schedule.str(c.program));
@@ -152,7 +171,9 @@ CompiledGraph run_pipeline(graph::Graph& g, bool build, PipelineOptions options)
     pass(
         "build",
         [&] {
-          c.library = compile_cpp(c.source.code, BuildPlan{c.source.kernel_offsets, options.build_progress});
+          BuiltCode built = target.build(c.source, target, BuildPlan{c.source.kernel_offsets, options.build_progress});
+          c.library = std::move(built.library);
+          c.cubin = std::move(built.cubin);
           return std::string();
         },
         [&] { return std::string(); }, [] {});

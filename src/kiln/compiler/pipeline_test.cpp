@@ -26,7 +26,7 @@ TEST(Pipeline, ListsItsPassesInOrder) {
   EXPECT_EQ(pipeline_passes(), (std::vector<std::string>{"fold_constants", "eliminate_common_subexpressions",
                                                          "fuse_attention", "fuse_gemm_epilogues", "eliminate_dead_code",
                                                          "lower", "keep_16bit_chains_in_float32", "schedule",
-                                                         "plan_memory", "generate_cpp", "build"}));
+                                                         "plan_memory", "generate_code", "build"}));
 }
 
 TEST(Pipeline, GraphPassesRunBeforeLowering) {

@@ -69,6 +69,11 @@ Driver load() {
   resolve(lib, d.cuMemGetInfo, "cuMemGetInfo_v2", path);
   resolve(lib, d.cuMemcpy, "cuMemcpy", path);
   resolve(lib, d.cuMemcpyPeer, "cuMemcpyPeer", path);
+  resolve(lib, d.cuMemsetD32, "cuMemsetD32_v2", path);
+  resolve(lib, d.cuModuleLoadData, "cuModuleLoadData", path);
+  resolve(lib, d.cuModuleUnload, "cuModuleUnload", path);
+  resolve(lib, d.cuModuleGetFunction, "cuModuleGetFunction", path);
+  resolve(lib, d.cuLaunchKernel, "cuLaunchKernel", path);
   CUresult r = d.cuInit(0);
   KILN_CHECK_KIND(r == kSuccess, ErrorKind::NotImplemented, "no CUDA device: cuInit failed with {} (driver {})",
                   d.error_text(r), path);

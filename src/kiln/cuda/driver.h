@@ -15,6 +15,8 @@ using CUdevice = int;
 using CUdeviceptr = unsigned long long;
 using CUcontext = struct CUctx_st*;
 using CUstream = struct CUstream_st*;
+using CUmodule = struct CUmod_st*;
+using CUfunction = struct CUfunc_st*;
 
 inline constexpr CUresult kSuccess = 0;
 inline constexpr CUresult kErrorOutOfMemory = 2;
@@ -51,6 +53,13 @@ struct Driver {
   CUresult (*cuMemcpy)(CUdeviceptr dst, CUdeviceptr src, size_t bytes) = nullptr;
   CUresult (*cuMemcpyPeer)(CUdeviceptr dst, CUcontext dst_context, CUdeviceptr src, CUcontext src_context,
                            size_t bytes) = nullptr;
+  CUresult (*cuMemsetD32)(CUdeviceptr dst, unsigned value, size_t count) = nullptr;
+  CUresult (*cuModuleLoadData)(CUmodule* module, const void* image) = nullptr;
+  CUresult (*cuModuleUnload)(CUmodule module) = nullptr;
+  CUresult (*cuModuleGetFunction)(CUfunction* function, CUmodule module, const char* name) = nullptr;
+  CUresult (*cuLaunchKernel)(CUfunction f, unsigned grid_x, unsigned grid_y, unsigned grid_z, unsigned block_x,
+                             unsigned block_y, unsigned block_z, unsigned shared_bytes, CUstream stream, void** params,
+                             void** extra) = nullptr;
 
   // Throws kiln::Error "`what`: CUDA error NAME (text)" unless `r` is success.
   void check(CUresult r, std::string_view what) const;

@@ -114,6 +114,7 @@ class CudaHooks final : public DeviceHooks {
   }
 
   const DeviceProperties& properties(int index) { return at(index).properties; }
+  void make_current(int index) { d_.check(d_.cuCtxSetCurrent(context(index)), "cuCtxSetCurrent"); }
 
  private:
   struct PerDevice {
@@ -160,5 +161,6 @@ const struct Register {
 
 CachingAllocator& device_allocator(int index) { return *hooks().allocator(index); }
 const DeviceProperties& device_properties(int index) { return hooks().properties(index); }
+void make_current(int index) { hooks().make_current(index); }
 
 }  // namespace kiln::cuda

@@ -24,4 +24,7 @@ struct DeviceProperties {
 };
 const DeviceProperties& device_properties(int index);
 
+// Makes device `index`'s primary context current on this thread (what driver calls on it need).
+void make_current(int index);
+
 }  // namespace kiln::cuda

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "kiln/core/device_hooks.h"
 #include "kiln/ops/api.h"
 #include "kiln/ops/dispatcher.h"
 #include "kiln/support/log.h"
@@ -14,12 +15,34 @@ Executable::Executable(std::vector<graph::TensorMeta> inputs, compiler::Compiled
       schedule_(std::move(compiled.schedule)),
       source_(std::move(compiled.source)),
       library_(std::move(compiled.library)),
-      plan_(std::move(compiled.plan)) {
-  KILN_CHECK_KIND(library_ != nullptr, ErrorKind::Internal, "compiled function: the pipeline built no library");
+      plan_(std::move(compiled.plan)),
+      device_(compiled.target ? compiled.target->device : Device(DeviceType::CPU)) {
   KILN_CHECK_KIND(inputs_.size() == program_.inputs.size(), ErrorKind::Internal,
                   "compiled function: {} input metas for a program of {} inputs", inputs_.size(),
                   program_.inputs.size());
-  for (const auto& k : source_.kernels) kernels_.push_back(reinterpret_cast<KernelFn>(library_->symbol(k.name)));
+  // An extern call runs eagerly on the graph's device: it needs a kernel there.
+  for (const auto& step : program_.steps) {
+    const auto* call = std::get_if<loopir::ExternCall>(&step);
+    KILN_CHECK_KIND(!call || call->op->runs_on(backend_key(device_)), ErrorKind::NotImplemented,
+                    "compile: {} has no {} kernel yet, and a graph compiled for {} calls it outside generated code",
+                    call ? call->op->schema().qualified_name() : "", dispatch_key_name(backend_key(device_)), device_);
+  }
+  if (device_.is_cpu()) {
+    KILN_CHECK_KIND(library_ != nullptr, ErrorKind::Internal, "compiled function: the pipeline built no library");
+    for (const auto& k : source_.kernels) kernels_.push_back(reinterpret_cast<KernelFn>(library_->symbol(k.name)));
+    return;
+  }
+  KILN_CHECK_KIND(!compiled.cubin.empty(), ErrorKind::Internal, "compiled function: the pipeline built no cubin");
+  module_ = std::make_shared<cuda::Module>(device_.index, compiled.cubin);
+  for (const auto& k : source_.kernels) functions_.push_back(module_->function(k.name));
+}
+
+void Executable::fail(const std::string& kernel, int status) const {
+  const auto& sites = source_.error_sites;
+  KILN_CHECK(status > 0 && static_cast<size_t>(status) <= sites.size(),
+             "compiled kernel {} returned an unknown status {}", kernel, status);
+  KILN_FAIL(ErrorKind::Value, "{}: ZeroDivisionError (integer division by zero)",
+            sites[static_cast<size_t>(status - 1)]);
 }
 
 void Executable::check_input(size_t i, const Tensor& t) const {
@@ -97,7 +120,7 @@ std::vector<Tensor> Executable::run(std::span<const Tensor> inputs) const {
     tensors[static_cast<size_t>(p.inputs[i])] = inputs[i];
   }
   std::vector<Tensor> slots;
-  for (int64_t bytes : plan_.slot_bytes) slots.push_back(empty({bytes}, TensorOptions(DType::UInt8)));
+  for (int64_t bytes : plan_.slot_bytes) slots.push_back(empty({bytes}, TensorOptions(DType::UInt8).device(device_)));
   for (const auto& b : p.buffers) {
     if (b.role != loopir::BufferRole::Computed) continue;
     auto i = static_cast<size_t>(b.id);
@@ -105,26 +128,35 @@ std::vector<Tensor> Executable::run(std::span<const Tensor> inputs) const {
       tensors[i] = make_tensor(slots[static_cast<size_t>(plan_.slot[i])].storage(), b.sizes,
                                contiguous_strides(b.sizes), 0, b.dtype);
     } else if (plan_.output[i]) {
-      tensors[i] = empty(b.sizes, TensorOptions(b.dtype));
+      tensors[i] = empty(b.sizes, TensorOptions(b.dtype).device(device_));
     }
   }
+  // CUDA: the run's status word, on the device, zeroed before the first kernel.
+  Tensor status_word;
+  int host_status = 0;
+  if (!device_.is_cpu()) {
+    status_word = empty({1}, TensorOptions(DType::Int32).device(device_));
+    copy_bytes(status_word.data_ptr(), device_, &host_status, Device(DeviceType::CPU), sizeof(int), "status word");
+  }
   size_t kernel = 0;
-  std::vector<void*> args;
+  std::vector<void*> args, params;
   for (const auto& item : schedule_.items) {
     if (std::holds_alternative<compiler::Kernel>(item)) {
       const auto& gk = source_.kernels[kernel];
       args.clear();
       for (int b : gk.buffers) args.push_back(tensors[static_cast<size_t>(b)].data_ptr());
-      int status = 0;
-      args.push_back(&status);
-      kernels_[kernel++](args.data());
-      if (status != 0) {
-        const auto& sites = source_.error_sites;
-        KILN_CHECK(status > 0 && static_cast<size_t>(status) <= sites.size(),
-                   "compiled kernel {} returned an unknown status {}", gk.name, status);
-        KILN_FAIL(ErrorKind::Value, "{}: ZeroDivisionError (integer division by zero)",
-                  sites[static_cast<size_t>(status - 1)]);
+      if (device_.is_cpu()) {
+        int status = 0;
+        args.push_back(&status);
+        kernels_[kernel++](args.data());
+        if (status != 0) fail(gk.name, status);
+        continue;
       }
+      args.push_back(status_word.data_ptr());
+      params.clear();
+      for (void*& a : args) params.push_back(&a);
+      if (gk.launch.grid > 0) module_->launch(functions_[kernel], gk.launch.grid, gk.launch.block, params.data());
+      ++kernel;
       continue;
     }
     const auto& call = std::get<loopir::ExternCall>(p.steps[static_cast<size_t>(std::get<int>(item))]);
@@ -153,6 +185,11 @@ std::vector<Tensor> Executable::run(std::span<const Tensor> inputs) const {
       check_extern_result(p, call, i, tensors);
     }
   }
+  if (!device_.is_cpu()) {
+    // Waits for the kernels: the copy is ordered after them.
+    copy_bytes(&host_status, Device(DeviceType::CPU), status_word.data_ptr(), device_, sizeof(int), "status word");
+    if (host_status != 0) fail(fmt::format("of {}", device_), host_status);
+  }
   std::vector<Tensor> outputs;
   for (const auto& o : p.outputs) outputs.push_back(view_of(tensors, o));
   return outputs;
@@ -162,11 +199,6 @@ std::shared_ptr<Executable> compile_graph(graph::Graph g, compiler::PipelineOpti
   std::vector<graph::TensorMeta> inputs;
   for (const graph::Node* n : g.placeholders()) {
     const graph::TensorMeta& m = n->meta().at(0);
-    // Generated code reads its buffers on the host: never hand it device memory.
-    KILN_CHECK_KIND(m.device.is_cpu(), ErrorKind::NotImplemented,
-                    "compile: input %{} is on {}; kiln's compiler has only its CPU target so far (run the graph on "
-                    "CPU tensors, or with the eager backend; docs/devices.md)",
-                    n->name(), m.device);
     inputs.push_back(m);
   }
   return std::make_shared<Executable>(std::move(inputs), compiler::run_pipeline(g, /*build=*/true, options));

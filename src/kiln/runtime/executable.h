@@ -1,8 +1,11 @@
 // A compiled graph, ready to run: the lowered program, its kernel schedule, the loaded kernels and
 // the memory plan. run() checks the inputs against the graph's placeholders (the generated code
 // bakes in their dtypes, sizes and strides), binds them, allocates the planned slots and the
-// outputs, calls the kernels and extern ops in order, and returns the outputs (views where the
-// graph returns views; their memory is the caller's, never a slot a later call reuses).
+// outputs on the target's device, calls the kernels and extern ops in order, and returns the
+// outputs (views where the graph returns views; their memory is the caller's, never a slot a later
+// call reuses). The launcher is the target's: a CPU kernel is a function of the loaded shared
+// object, its status word checked after it returns; a CUDA kernel is launched from the loaded
+// module on the device's stream, and the run's one status word is read when the last kernel is done.
 #pragma once
 
 #include <memory>
@@ -10,6 +13,7 @@
 #include <vector>
 
 #include "kiln/compiler/pipeline.h"
+#include "kiln/cuda/module.h"
 #include "kiln/graph/graph.h"
 
 namespace kiln::runtime {
@@ -32,13 +36,18 @@ class Executable {
  private:
   using KernelFn = void (*)(void* const*);
   void check_input(size_t i, const Tensor& t) const;
+  // Raises the error of status word `status` (an error site's number) of kernel `kernel`.
+  [[noreturn]] void fail(const std::string& kernel, int status) const;
   std::vector<graph::TensorMeta> inputs_;
   loopir::Program program_;
   compiler::Schedule schedule_;
   compiler::GeneratedSource source_;
   std::shared_ptr<compiler::Library> library_;
   compiler::MemoryPlan plan_;
-  std::vector<KernelFn> kernels_;  // per kernel of the schedule, in order
+  Device device_;
+  std::vector<KernelFn> kernels_;  // CPU: per kernel of the schedule, in order
+  std::shared_ptr<cuda::Module> module_;
+  std::vector<cuda::CUfunction> functions_;  // CUDA: per kernel of the schedule, in order
 };
 
 // Runs the compiler's pipeline (compiler/pipeline.h) on a prims-level graph and loads the result.

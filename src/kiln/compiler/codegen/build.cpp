@@ -508,6 +508,30 @@ void build_parts(const std::vector<Part>& parts, const std::string& command, con
 
 }  // namespace
 
+std::string cached_bytes(const std::string& key, const std::string& suffix, const std::function<std::string()>& make,
+                         bool& from_cache) {
+  std::string dir = cache_dir();
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  KILN_CHECK(!ec, "compile: cannot create the cache directory {}: {}", dir, ec.message());
+  std::string path = fmt::format("{}/{}{}", dir, key, suffix);
+  from_cache = true;
+  if (fs::exists(path, ec)) return read_file(path);
+  FileLock lock(fmt::format("{}/{}.lock", dir, key));
+  if (fs::exists(path, ec)) return read_file(path);  // built by another process while we waited
+  from_cache = false;
+  std::string bytes = make();
+  std::string tmp = fmt::format("{}/{}.{}{}.tmp", dir, key, getpid(), suffix);
+  {
+    std::ofstream f(tmp, std::ios::binary);
+    f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    KILN_CHECK(f.good(), "compile: cannot write {}", tmp);
+  }
+  fs::rename(tmp, path, ec);
+  KILN_CHECK(!ec, "compile: cannot move {} into the cache: {}", tmp, ec.message());
+  return bytes;
+}
+
 std::shared_ptr<Library> compile_cpp(const std::string& source, const BuildPlan& plan) {
   // Loading AddressSanitizer-instrumented code into a process without its runtime kills the process.
   if (std::string sanitizers = codegen_sanitizers(); sanitizers.find("address") != std::string::npos) {

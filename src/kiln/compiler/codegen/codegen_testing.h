@@ -23,12 +23,15 @@ struct Compiled {
   }
 };
 
-inline Compiled compiled(const trace::TracedFn& fn, const std::vector<Tensor>& inputs) {
+// For `target` when given (the CUDA target for an architecture, with no GPU), else the inputs'.
+inline Compiled compiled(const trace::TracedFn& fn, const std::vector<Tensor>& inputs, const Target* target = nullptr) {
   trace::TraceOptions options;
   options.level = trace::Level::Prims;
   options.keep_ops_without_prims = true;
   graph::Graph g = trace::trace(fn, inputs, options);
-  CompiledGraph c = run_pipeline(g, /*build=*/false);
+  PipelineOptions po;
+  po.target = target;
+  CompiledGraph c = run_pipeline(g, /*build=*/false, po);
   return {std::move(c.program), std::move(c.schedule)};
 }
 

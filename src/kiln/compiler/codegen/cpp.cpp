@@ -68,23 +68,7 @@ std::string reduce_combine(ReduceKind k, const std::string& acc, const std::stri
 
 // A reduction's divisor (n for means) in its accumulator's precision.
 std::string divisor_literal(double divisor, const std::string& acc_type, DType d) {
-  return float_literal(divisor, acc_type == "double" ? DType::Float64 : d);
-}
-
-std::string reduce_init(ReduceKind k, DType d) {
-  std::string t = compute_type(d);
-  switch (k) {
-    case ReduceKind::Sum: return t + "(0)";
-    case ReduceKind::Prod: return t + "(1)";
-    case ReduceKind::Max:
-      return is_floating(d) ? fmt::format("-std::numeric_limits<{}>::infinity()", t)
-                            : fmt::format("std::numeric_limits<{}>::lowest()", t);
-    case ReduceKind::Min:
-      return is_floating(d) ? fmt::format("std::numeric_limits<{}>::infinity()", t)
-                            : fmt::format("std::numeric_limits<{}>::max()", t);
-    case ReduceKind::None: break;
-  }
-  return "";
+  return float_literal(divisor, acc_type == "double" ? DType::Float64 : d, cpp_dialect());
 }
 
 // A node's value with its loop variables in terms of row and col, indices simplified.
@@ -217,13 +201,14 @@ void write_pass(const loopir::Program& p, const Kernel& k, const std::vector<int
   const std::set<int>& row_buffers = rows.row_buffers;
   std::string body, clauses, finish, prelude;
   std::string chunk_open, chunk_close;  // float partial sums per chunk of columns (see below)
-  BodyWriter w({p, ranges, sites, ""}, locals, body, "        ");
+  BodyWriter w({p, ranges, sites, "", cpp_dialect()}, locals, body, "        ");
   std::vector<std::string> comments;
   // One row only (a full reduction, a 1-D pointwise kernel): the threads split the row itself.
   bool split = k.rows == 1 && k.cols >= kSplitRowAbove;
   // Row-level values get names of their own, per pass (r<first buffer>_0, ...).
   int first_out = std::get<LoopNode>(p.steps[static_cast<size_t>(pass.at(0))]).out;
-  BodyWriter row_writer({p, ranges, sites, ""}, locals, prelude, "      ", fmt::format("r{}_", first_out));
+  BodyWriter row_writer({p, ranges, sites, "", cpp_dialect()}, locals, prelude, "      ",
+                        fmt::format("r{}_", first_out));
   RowInvariants invariants(locals, row_writer);
   for (int i : pass) {
     const auto& n = std::get<LoopNode>(p.steps[static_cast<size_t>(i)]);
@@ -257,7 +242,7 @@ void write_pass(const loopir::Program& p, const Kernel& k, const std::vector<int
     std::string acc = fmt::format("acc{}", n.out);
     bool track_nan = is_floating(buf.dtype) && (n.reduce == ReduceKind::Max || n.reduce == ReduceKind::Min);
     std::string acc_type = accumulator_type(n.reduce, buf.dtype);
-    out += fmt::format("      {} {} = {};\n", acc_type, acc, reduce_init(n.reduce, buf.dtype));
+    out += fmt::format("      {} {} = {};\n", acc_type, acc, reduce_init(n.reduce, buf.dtype, cpp_dialect()));
     const char* op = n.reduce == ReduceKind::Sum    ? "+"
                      : n.reduce == ReduceKind::Prod ? "*"
                      : n.reduce == ReduceKind::Max  ? "max"
@@ -341,7 +326,7 @@ void write_column_reduction(const loopir::Program& p, const Kernel& k, const loo
   bool track_nan = is_floating(buf.dtype) && (n.reduce == ReduceKind::Max || n.reduce == ReduceKind::Min);
   std::map<int, std::string> no_locals;
   std::string body;
-  BodyWriter w({p, ranges, sites, site_of(n, k)}, no_locals, body, "          ");
+  BodyWriter w({p, ranges, sites, site_of(n, k), cpp_dialect()}, no_locals, body, "          ");
   std::string v = w.emit(row_col_value(n, k.cols, ranges));
   std::string acc_type = accumulator_type(n.reduce, buf.dtype);
   out += fmt::format("  // buf{}: {} (reduced dim outside, {} outputs per block in SIMD lanes)\n", n.out, n.origin,
@@ -352,7 +337,7 @@ void write_column_reduction(const loopir::Program& p, const Kernel& k, const loo
                      k.rows);
   out += fmt::format("    {} acc[{}];\n    int nan[{}];\n", acc_type, kBlock, kBlock);
   out += fmt::format("    for (int64_t j = 0; j < {}; ++j) {{\n      acc[j] = {};\n      nan[j] = 0;\n    }}\n", kBlock,
-                     reduce_init(n.reduce, buf.dtype));
+                     reduce_init(n.reduce, buf.dtype, cpp_dialect()));
   out += fmt::format("    for (int64_t col = 0; col < {}; ++col) {{\n{}", k.cols,
                      w.masked_loads() ? "" : "#pragma omp simd\n");  // see masked_loads()
   out += "      for (int64_t row = first; row < last; ++row) {\n" + body;
@@ -434,7 +419,7 @@ ColumnCode write_columns(const loopir::Program& p, const Kernel& k, const loopir
     const auto& buf = p.buffers[static_cast<size_t>(n.out)];
     std::map<int, std::string> no_locals;
     std::string body;
-    BodyWriter w({p, ranges, sites, site_of(n, k)}, no_locals, body, "          ");
+    BodyWriter w({p, ranges, sites, site_of(n, k), cpp_dialect()}, no_locals, body, "          ");
     std::string v = w.emit(column_value(n, ranges));
     masked = masked || w.masked_loads();
     in_pass += fmt::format(
@@ -444,8 +429,8 @@ ColumnCode write_columns(const loopir::Program& p, const Kernel& k, const loopir
     c.finish += fmt::format(
         "      double {0} = 0;\n      for (size_t t = 0; t < team; ++t) {0} += column_parts[t][{1} + col];\n", sum,
         j * k.cols);
-    std::string result = n.divisor == 1.0 ? sum
-                                          : fmt::format("({} / {})", sum, float_literal(n.divisor, DType::Float64));
+    std::string result =
+        n.divisor == 1.0 ? sum : fmt::format("({} / {})", sum, float_literal(n.divisor, DType::Float64, cpp_dialect()));
     c.finish += fmt::format("      buf{}[col] = {};\n", n.out,
                             store_expr(buf.dtype, fmt::format("static_cast<{}>({})", compute_type(buf.dtype), result)));
     ++j;

@@ -13,11 +13,19 @@
 
 namespace kiln::compiler {
 
+// How a GPU kernel is launched (unused on the CPU): blocks of `block` threads, `grid` of them; no
+// launch when grid is 0 (nothing to compute).
+struct LaunchConfig {
+  int64_t grid = 0;
+  int block = 0;
+};
+
 struct GeneratedKernel {
   std::string name;
   // The argument order: args[k] is buffer buffers[k]'s data; after them, an int status word the
   // kernel sets to the (1-based) error site that failed, if any.
   std::vector<int> buffers;
+  LaunchConfig launch;
 };
 
 struct GeneratedSource {

@@ -1,5 +1,6 @@
 #include "kiln/compiler/codegen/cpp_expr.h"
 
+#include "kiln/compiler/codegen/dialect.h"
 #include "kiln/compiler/loopir/operations.h"
 
 #include <cmath>
@@ -20,10 +21,13 @@ using loopir::ScalarKind;
 
 bool wraps(DType d) { return !is_floating(d) && d != DType::Bool; }
 
-// The C++ of operation `op` (a row of loopir/operations.h) on operands `a` of dtype `in`, giving `out`.
-std::string apply(const std::string& op, const std::vector<std::string>& a, DType out, DType in) {
+// The code of operation `op` (a row of loopir/operations.h) on operands `a` of dtype `in`, giving
+// `out`, in dialect `dialect`.
+std::string apply(const Dialect& dialect, const std::string& op, const std::vector<std::string>& a, DType out,
+                  DType in) {
   const loopir::ElementwiseOp* row = loopir::elementwise_op(op);
-  if (row == nullptr) KILN_FAIL(ErrorKind::NotImplemented, "codegen: no C++ for operation {}", op);
+  if (row == nullptr) KILN_FAIL(ErrorKind::NotImplemented, "{} codegen: no operation {}", dialect.name, op);
+  const OpSpelling& spelling = dialect.op(op);
   std::string t = compute_type(out);
   if (op == "convert_element_type") {
     if (out == DType::Bool) return fmt::format("({} != 0)", a[0]);
@@ -37,26 +41,27 @@ std::string apply(const std::string& op, const std::vector<std::string>& a, DTyp
   }
   // Integer arithmetic wraps around (two's complement), as eager's does; C++'s would be undefined.
   if (wraps(out) && !row->wrapping.empty()) return fmt::format("{}({})", row->wrapping, fmt::join(a, ", "));
-  switch (row->spelling) {
-    case loopir::Spelling::Special:
+  switch (spelling.spelling) {
+    case Spelling::Special:
       if (op == "neg") return fmt::format("(-{})", a[0]);
       if (op == "reciprocal") return fmt::format("({}(1) / {})", t, a[0]);
-      if (op == "rsqrt") return fmt::format("({}(1) / std::sqrt({}))", t, a[0]);
+      if (op == "rsqrt") return fmt::format("({}(1) / {}({}))", t, dialect.sqrt, a[0]);
       if (op == "bitwise_not")
         return in == DType::Bool ? fmt::format("(!{})", a[0]) : fmt::format("static_cast<{}>(~{})", t, a[0]);
       break;
-    case loopir::Spelling::Call: {
+    case Spelling::Call: {
       if (row->integer_identity && !is_floating(in)) return a[0];
-      if (row->propagate_nan && is_floating(in)) return fmt::format("({0} != {0} ? {0} : {1}({0}))", a[0], row->cpp);
-      return fmt::format("{}({})", row->cpp, fmt::join(a, ", "));
+      if (spelling.propagate_nan && is_floating(in))
+        return fmt::format("({0} != {0} ? {0} : {1}({0}))", a[0], spelling.text);
+      return fmt::format("{}({})", spelling.text, fmt::join(a, ", "));
     }
-    case loopir::Spelling::Infix: {
-      std::string e = fmt::format("({} {} {})", a[0], row->cpp, a[1]);
+    case Spelling::Infix: {
+      std::string e = fmt::format("({} {} {})", a[0], spelling.text, a[1]);
       // Integer arithmetic on narrow types promotes to int in C++; cast back.
       return is_floating(out) || out == DType::Bool || out == DType::Int64 ? e : fmt::format("static_cast<{}>{}", t, e);
     }
   }
-  KILN_FAIL(ErrorKind::NotImplemented, "codegen: no C++ for operation {}", op);
+  KILN_FAIL(ErrorKind::NotImplemented, "{} codegen: no code for operation {}", dialect.name, op);
 }
 
 // Integer division and remainder: a zero divisor is reported, never a trap.
@@ -138,20 +143,20 @@ std::string store_expr(DType d, const std::string& value) {
   return fmt::format("static_cast<{}>({})", storage_type(d), value);
 }
 
-std::string float_literal(double v, DType d) {
+std::string float_literal(double v, DType d, const Dialect& dialect) {
   std::string t = compute_type(d);
-  if (std::isnan(v)) return fmt::format("std::numeric_limits<{}>::quiet_NaN()", t);
+  if (std::isnan(v)) return dialect.limit("quiet_NaN", t);
   // Parenthesized: a literal can follow a minus sign ("--x" would be a decrement).
-  if (std::isinf(v)) return fmt::format("({}std::numeric_limits<{}>::infinity())", v < 0 ? "-" : "", t);
+  if (std::isinf(v)) return fmt::format("({}{})", v < 0 ? "-" : "", dialect.limit("infinity", t));
   std::string text = fmt::format("{:.17g}", v);
   // "-0" would be the integer zero: a decimal point keeps the sign of -0.0.
   if (text.find_first_of(".e") == std::string::npos) text += ".0";
   return fmt::format("{}({})", t, text);
 }
 
-std::string literal(const ScalarExpr& c) {
+std::string literal(const ScalarExpr& c, const Dialect& dialect) {
   DType d = c.dtype();
-  if (is_floating(d)) return float_literal(c.constant(), d);
+  if (is_floating(d)) return float_literal(c.constant(), d, dialect);
   if (d == DType::Bool) return c.int_constant() != 0 ? "true" : "false";
   int64_t v = c.int_constant();
   // -2^63 has no literal of its own (the minus applies to 2^63, which does not fit).
@@ -173,6 +178,19 @@ std::string cpp_index(const Expr& e) {
     case ExprKind::Mod: return fmt::format("({} % {})", cpp_index(e.operands()[0]), e.value());
   }
   return "0";
+}
+
+std::string reduce_init(loopir::ReduceKind k, DType d, const Dialect& dialect) {
+  std::string t = compute_type(d);
+  switch (k) {
+    case loopir::ReduceKind::Sum: return t + "(0)";
+    case loopir::ReduceKind::Prod: return t + "(1)";
+    case loopir::ReduceKind::Max:
+      return is_floating(d) ? fmt::format("-{}", dialect.limit("infinity", t)) : dialect.limit("lowest", t);
+    case loopir::ReduceKind::Min: return is_floating(d) ? dialect.limit("infinity", t) : dialect.limit("max", t);
+    case loopir::ReduceKind::None: break;
+  }
+  return "";
 }
 
 int ErrorSites::add(std::string what) {
@@ -198,7 +216,7 @@ std::string BodyWriter::emit(const ScalarExpr& e, const std::string& guard) {
   if (auto it = names_.find({e.node(), ""}); it != names_.end()) return it->second;  // computed unconditionally
   switch (e.kind()) {
     case ScalarKind::Load: return emit_load(e, guard);
-    case ScalarKind::Constant: return literal(e);
+    case ScalarKind::Constant: return literal(e, ctx_.dialect);
     case ScalarKind::Index:
       return name(e, guard, false, fmt::format("static_cast<{}>({})", compute_type(e.dtype()), cpp_index(e.index())));
     case ScalarKind::Op: return emit_op(e, guard);
@@ -260,9 +278,10 @@ std::string BodyWriter::emit_op(const ScalarExpr& e, const std::string& guard) {
       ops[1].name() == "mul" && ops[1].operands()[1].kind() == ScalarKind::Constant) {
     const ScalarExpr& product = ops[1];
     std::string b = emit(product.operands()[0], guard);
-    std::string alpha = literal(product.operands()[1]);
+    std::string alpha = literal(product.operands()[1], ctx_.dialect);
     masked = masked || guarded(b);
-    std::string value = fmt::format("std::fma({}({}), {}, {})", e.name() == "sub" ? "-" : "", alpha, b, args[0]);
+    std::string value =
+        fmt::format("{}({}({}), {}, {})", ctx_.dialect.fma, e.name() == "sub" ? "-" : "", alpha, b, args[0]);
     return name(e, guard, masked, value);
   }
   // Small constant powers are products (std::pow does not vectorize): x^2 is exactly x*x.
@@ -272,7 +291,7 @@ std::string BodyWriter::emit_op(const ScalarExpr& e, const std::string& guard) {
     if (exponent == 2) return name(e, guard, masked, fmt::format("({0} * {0})", args[0]));
     if (exponent == 3) return name(e, guard, masked, fmt::format("({0} * {0} * {0})", args[0]));
   }
-  return name(e, guard, masked, apply(e.name(), args, e.dtype(), in));
+  return name(e, guard, masked, apply(ctx_.dialect, e.name(), args, e.dtype(), in));
 }
 
 }  // namespace kiln::compiler

@@ -1,5 +1,6 @@
-// C++ for one element's computation: the spelling of dtypes, constants and operations, and a
-// writer that turns a scalar expression into statements (each shared subexpression once). Loads
+// C++ for one element's computation, in a target's dialect (dialect.h: C++ for CPUs, CUDA C++ for
+// GPUs): the spelling of dtypes, constants and operations, and a writer that turns a scalar
+// expression into statements (each shared subexpression once). Loads
 // inside a branch of `where` that cannot be proven in bounds are masked — read only where the
 // branch is taken (cat's parts, slice_scatter) — as Inductor's masked loads and Halide's predicated
 // loads are. Integer division reports a zero divisor through the kernel's status word.
@@ -10,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "kiln/compiler/codegen/dialect.h"
 #include "kiln/compiler/loopir/program.h"
 
 namespace kiln::compiler {
@@ -21,8 +23,10 @@ std::string compute_type(DType d);
 std::string load_expr(DType d, const std::string& element);
 std::string store_expr(DType d, const std::string& value);
 // A constant of dtype d in its compute type: integers exact, -0.0, NaN and infinities kept.
-std::string literal(const loopir::ScalarExpr& constant);
-std::string float_literal(double v, DType d);
+std::string literal(const loopir::ScalarExpr& constant, const Dialect& dialect);
+std::string float_literal(double v, DType d, const Dialect& dialect);
+// The identity a reduction of kind k over dtype d starts from (-inf for max, the lowest integer, ...).
+std::string reduce_init(loopir::ReduceKind k, DType d, const Dialect& dialect);
 
 // The C++ spelling of an index expression.
 std::string cpp_index(const loopir::Expr& e);
@@ -41,6 +45,7 @@ class BodyWriter {
     const loopir::Ranges& ranges;  // of row and col, for proving loads in bounds
     ErrorSites& sites;
     std::string origin;  // the node being written, for error messages
+    const Dialect& dialect;
   };
   // `prefix` starts every name it declares ("t": t0, t1, ...), so two writers can share a scope.
   BodyWriter(Context ctx, const std::map<int, std::string>& locals, std::string& out, std::string indent,

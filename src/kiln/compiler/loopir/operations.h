@@ -1,5 +1,6 @@
 // The elementwise operations of the loop IR: one row per elementwise prim, with what lowering and
-// code generation need to know of it — the one place the compiler describes such an op. The rows
+// code generation need to know of it, on every target — the one place the compiler describes such
+// an op. How each target's generated code spells it is the target's (codegen/dialect.h). The rows
 // are written here and attached to their prims as the op attribute "loopir.elementwise"
 // (ops/op_attr.h) at start-up; lowering and the C++ generator read them through the prim's handle
 // (or, for the loop IR, which names its operations, through the prim of that name): the object
@@ -16,22 +17,12 @@
 
 namespace kiln::loopir {
 
-enum class Spelling {
-  Call,     // cpp(operands...): a function of kernel_support.h or the C++ library
-  Infix,    // (a cpp b)
-  Special,  // written by the generator's own code (conversions, where, wrapping integer ops, ...)
-};
-
 struct ElementwiseOp {
   std::string_view name;  // the prim's name (without "prims::"), and the operation's in the loop IR
   int arity = 1;
-  Spelling spelling = Spelling::Special;
-  std::string_view cpp;  // the function or the infix operator
-  // A libm function whose vectorized version (glibc's libmvec) may lose a NaN operand: generated
-  // code returns the NaN itself (libmvec's atanf gave pi/2 for NaN).
-  bool propagate_nan = false;
-  // On integers: the kernel_support.h function that wraps around (two's complement) as eager's
-  // arithmetic does, where C++'s would be undefined; empty when the operation cannot overflow.
+  // On integers: the kernel support function (codegen/kernel_support.h and its CUDA twin) that
+  // wraps around (two's complement) as eager's arithmetic does, where C++'s would be undefined;
+  // empty when the operation cannot overflow.
   std::string_view wrapping = {};
   // On integers the operation is the identity (rounding: ceil, floor, round, trunc).
   bool integer_identity = false;

@@ -37,13 +37,12 @@ TEST(Operations, EveryRowIsAttachedToItsPrim) {
     OpHandle op = Registry::global().find(prim_name(row));
     ASSERT_NE(op, nullptr) << row.name;
     EXPECT_EQ(op->pattern(), PatternKind::Elementwise) << row.name;
-    EXPECT_TRUE(row.spelling == Spelling::Special || !row.cpp.empty()) << row.name;
-    EXPECT_TRUE(row.spelling != Spelling::Infix || row.arity == 2) << row.name;
+    EXPECT_TRUE(row.wrapping.empty() || row.wrapping.starts_with("k_")) << row.name;
     // By handle and by loop-IR name: the one value the attribute holds.
     const ElementwiseOp* attached = elementwise_op(op);
     ASSERT_NE(attached, nullptr) << row.name;
     EXPECT_EQ(elementwise_op(row.name), attached);
-    EXPECT_EQ(attached->cpp, row.cpp);
+    EXPECT_EQ(attached->wrapping, row.wrapping);
   }
   EXPECT_EQ(elementwise_attr().ops().size(), seen.size());
   EXPECT_EQ(elementwise_op("no_such_op"), nullptr);

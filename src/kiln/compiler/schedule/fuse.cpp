@@ -201,15 +201,16 @@ std::string fusion_edge(const loopir::Program& p, const Kernel& k, const LoopNod
                      pattern_kind_name(producer->pattern), producer->out);
 }
 
-std::string can_fuse_column(const loopir::Program& p, const Kernel& k, const LoopNode& n) {
+std::string can_fuse_column(const loopir::Program& p, const Kernel& k, const LoopNode& n, const FusionLimits& limits) {
+  if (limits.column_sums_up_to == 0) return "the target computes no column sums in row kernels";
   if (n.reduce != loopir::ReduceKind::Sum) return "only sums are computed as column sums";
   if (!is_floating(p.buffers[static_cast<size_t>(n.out)].dtype)) return "its sum is not of a floating dtype";
   if (k.rows < 2 || product(n.sizes) != k.cols || product(n.reduction_sizes) != k.rows) {
     return fmt::format("it does not sum {} rows into {} cols", k.rows, k.cols);
   }
-  // Each thread keeps a row of partial sums in double: at most 512 KiB of them (in L2).
-  constexpr int64_t kColumnsUpTo = 65536;
-  if (k.cols > kColumnsUpTo) return fmt::format("{} cols of partial sums per thread are too many", k.cols);
+  if (k.cols > limits.column_sums_up_to)
+    return fmt::format("{} cols of partial sums per thread are too many (at most {})", k.cols,
+                       limits.column_sums_up_to);
   auto [rows, cols] = natural_shape(n);
   if (!is_column_reduction(n, rows, cols)) return "it is not a column reduction";
   std::set<int> written;
@@ -235,7 +236,7 @@ std::string can_fuse_column(const loopir::Program& p, const Kernel& k, const Loo
   return "";
 }
 
-Schedule schedule(const loopir::Program& p) {
+Schedule schedule(const loopir::Program& p, const FusionLimits& limits) {
   Schedule sched;
   Kernel* open = nullptr;
   for (size_t i = 0; i < p.steps.size(); ++i) {
@@ -250,7 +251,7 @@ Schedule schedule(const loopir::Program& p) {
     }
     auto [rows, cols] = natural_shape(*n);
     if (open && is_column_reduction(*n, rows, cols)) {
-      std::string why = can_fuse_column(p, *open, *n);
+      std::string why = can_fuse_column(p, *open, *n, limits);
       if (why.empty()) {
         KILN_LOG("fusion", "{}: fuse buf{} ({}) as a column sum of the kernel's rows: it loads what the rows load",
                  open->name, n->out, n->origin);
@@ -271,7 +272,7 @@ Schedule schedule(const loopir::Program& p) {
         flipped.nodes = {static_cast<int>(i)};
         flipped.rows = rows;
         flipped.cols = cols;
-        if (can_fuse_column(p, flipped, col_node).empty()) {
+        if (can_fuse_column(p, flipped, col_node, limits).empty()) {
           KILN_LOG("fusion", "{}: buf{} ({}) runs as a column sum of the row kernel of buf{} ({})", open->name,
                    col_node.out, col_node.origin, n->out, n->origin);
           open->nodes = {c, static_cast<int>(i)};

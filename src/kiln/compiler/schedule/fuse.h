@@ -34,6 +34,13 @@ struct Kernel {
   std::set<int> columns;
 };
 
+// What a target's kernels can hold, as the scheduler reads it (compiler/target.h).
+struct FusionLimits {
+  // The most cols a row kernel computes column sums of (Kernel::columns): each CPU thread keeps a
+  // row of partial sums in double, at most 512 KiB (in L2). 0: the target computes none.
+  int64_t column_sums_up_to = 65536;
+};
+
 struct Schedule {
   // Kernels and extern calls (the index of the ExternCall step) in execution order.
   std::vector<std::variant<Kernel, int>> items;
@@ -52,8 +59,9 @@ std::string fusion_edge(const loopir::Program& p, const Kernel& k, const loopir:
 // Why column reduction `n` cannot be computed as a column sum of row kernel `k` (Kernel::columns):
 // it must be a floating-point sum of k.cols outputs over k.rows reduced elements, read no buffer
 // the kernel writes, and load an outside buffer at a place a node of the kernel loads it.
-std::string can_fuse_column(const loopir::Program& p, const Kernel& k, const loopir::LoopNode& n);
+std::string can_fuse_column(const loopir::Program& p, const Kernel& k, const loopir::LoopNode& n,
+                            const FusionLimits& limits = {});
 
-Schedule schedule(const loopir::Program& p);
+Schedule schedule(const loopir::Program& p, const FusionLimits& limits = {});
 
 }  // namespace kiln::compiler

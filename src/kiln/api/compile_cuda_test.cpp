@@ -1,0 +1,143 @@
+// kiln::compile on CUDA tensors: the CUDA target's generated kernels (codegen/cuda/cuda.h) against
+// eager CPU results of the same function, on the GPU machine (`make test-gpu`; KILN_REQUIRE_GPU=1
+// makes a missing GPU a failure). Without a GPU each test is skipped; the generator's code is
+// compiled with NVRTC there by compiler/codegen/cuda/cuda_test.cpp.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "kiln/api/compile.h"
+#include "kiln/core/device_hooks.h"
+#include "kiln/ops/api.h"
+
+namespace kiln {
+namespace {
+
+const Device kCuda{DeviceType::CUDA, 0};
+
+bool have_gpu() {
+  bool present = device_available(DeviceType::CUDA);
+  if (!present && std::getenv("KILN_REQUIRE_GPU") != nullptr) {
+    ADD_FAILURE() << "KILN_REQUIRE_GPU is set and " << device_unavailable_reason(DeviceType::CUDA);
+  }
+  return present;
+}
+
+using Fn = std::function<std::vector<Tensor>(const std::vector<Tensor>&)>;
+
+// |got - want| <= atol + rtol |want| everywhere (in float64), with the same dtype and sizes.
+void expect_close(const Tensor& got, const Tensor& want, double rtol, double atol, const std::string& what) {
+  ASSERT_EQ(got.dtype(), want.dtype()) << what;
+  ASSERT_EQ(got.sizes().vec(), want.sizes().vec()) << what;
+  if (want.numel() == 0) return;
+  Tensor g = got.to(DType::Float64), w = want.to(DType::Float64);
+  double excess = sub(sub(g, w).abs(), add(mul(w.abs(), rtol), atol)).amax().item<double>();
+  EXPECT_LE(excess, 0.0) << what << ": max |got - want| " << sub(g, w).abs().amax().item<double>();
+}
+
+// Compiles `fn` for the GPU, runs it on `inputs` moved there, and compares with eager on the CPU.
+void expect_matches_eager(const Fn& fn, const std::vector<Tensor>& inputs, double rtol, double atol) {
+  std::vector<Tensor> on_gpu;
+  for (const auto& t : inputs) on_gpu.push_back(t.to(kCuda));
+  std::vector<Tensor> want = fn(inputs);
+  std::vector<Tensor> got = compile(fn)(on_gpu);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    EXPECT_EQ(got[i].device(), kCuda) << "output " << i;
+    expect_close(got[i].cpu(), want[i], rtol, atol, "output " + std::to_string(i));
+  }
+}
+
+TEST(CompiledCuda, PointwiseChainsMatchEager) {
+  if (!have_gpu()) GTEST_SKIP() << device_unavailable_reason(DeviceType::CUDA);
+  manual_seed(3);
+  Fn fn = [](const std::vector<Tensor>& in) {
+    Tensor x = in[0];
+    Tensor g = gelu(x, "tanh") * exp(x) + tanh(x) / (x * x + 1);
+    return std::vector<Tensor>{g, sigmoid(in[1].t()) + 2, cat(std::vector<Tensor>{x, g}, 1),
+                               where(gt(x, 0), x, in[1].t())};
+  };
+  expect_matches_eager(fn, {randn({257, 1000}), randn({1000, 257})}, 1e-5, 1e-6);
+  expect_matches_eager(fn, {randn({0, 3}), randn({3, 0})}, 0, 0);
+  expect_matches_eager(fn, {randn({1, 1}), randn({1, 1})}, 1e-5, 1e-6);
+}
+
+TEST(CompiledCuda, SixteenBitFloatsRoundAsEager) {
+  if (!have_gpu()) GTEST_SKIP() << device_unavailable_reason(DeviceType::CUDA);
+  manual_seed(4);
+  Fn fn = [](const std::vector<Tensor>& in) {
+    Tensor h = in[0].to(DType::BFloat16), f = in[0].to(DType::Float16);
+    return std::vector<Tensor>{mul(h, h) + h, sub(f, 1.5) * f, softmax(h, -1)};
+  };
+  expect_matches_eager(fn, {randn({64, 333})}, 1e-2, 1e-2);
+}
+
+TEST(CompiledCuda, RowReductionsMatchEager) {
+  if (!have_gpu()) GTEST_SKIP() << device_unavailable_reason(DeviceType::CUDA);
+  manual_seed(5);
+  Fn fn = [](const std::vector<Tensor>& in) {
+    Tensor x = in[0];
+    Tensor rms = x * rsqrt(mean(x * x, {1}, true) + 1e-6);
+    return std::vector<Tensor>{
+        softmax(x, -1), layer_norm(x, {x.size(1)}, in[1], in[2], 1e-5), rms, amax(x, {1}), sum(x, {1}), mean(x)};
+  };
+  for (int64_t cols : {1, 31, 1000, 4096, 5000}) {
+    SCOPED_TRACE(cols);
+    expect_matches_eager(fn, {randn({37, cols}), randn({cols}), randn({cols})}, 1e-4, 1e-5);
+  }
+}
+
+TEST(CompiledCuda, ColumnReductionsMatchEager) {
+  if (!have_gpu()) GTEST_SKIP() << device_unavailable_reason(DeviceType::CUDA);
+  manual_seed(6);
+  Fn fn = [](const std::vector<Tensor>& in) {
+    auto [var, mean] = var_mean(in[0], {1});
+    return std::vector<Tensor>{sum(in[0], {0}), var, mean, amax(in[0], {0})};
+  };
+  expect_matches_eager(fn, {randn({513, 300})}, 1e-4, 1e-5);
+}
+
+TEST(CompiledCuda, IntegerArithmeticIsExactAndADivisionByZeroRaises) {
+  if (!have_gpu()) GTEST_SKIP() << device_unavailable_reason(DeviceType::CUDA);
+  Fn fn = [](const std::vector<Tensor>& in) {
+    Tensor a = in[0], b = in[1];
+    return std::vector<Tensor>{div(a, b, "floor"), remainder(a, b), a * b - b, abs(a)};
+  };
+  Tensor a = arange(-40, 40, 1, TensorOptions(DType::Int64)).reshape({8, 10});
+  Tensor b = add(remainder(arange(0, 80, 1, TensorOptions(DType::Int64)).reshape({8, 10}), 7), 1);
+  expect_matches_eager(fn, {a, b}, 0, 0);
+  // One zero divisor, at element 17.
+  Tensor zero = mul(b, ne(arange(0, 80, 1, TensorOptions(DType::Int64)).reshape({8, 10}), 17).to(DType::Int64));
+  try {
+    (void)compile(fn)({a.to(kCuda), zero.to(kCuda)});
+    FAIL() << "expected ZeroDivisionError";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("ZeroDivisionError"), std::string::npos) << e.what();
+  }
+}
+
+TEST(CompiledCuda, InputsOnTwoDevicesAreAnError) {
+  if (!have_gpu()) GTEST_SKIP() << device_unavailable_reason(DeviceType::CUDA);
+  Fn fn = [](const std::vector<Tensor>& in) { return std::vector<Tensor>{add(in[0], in[1])}; };
+  try {
+    (void)compile(fn)({ones({4}).to(kCuda), ones({4})});
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    std::printf("mixed devices: %s\n", e.what());
+  }
+}
+
+TEST(CompiledCuda, AnExternOpWithoutACudaKernelIsNamed) {
+  if (!have_gpu()) GTEST_SKIP() << device_unavailable_reason(DeviceType::CUDA);
+  Fn fn = [](const std::vector<Tensor>& in) { return std::vector<Tensor>{matmul(in[0], in[1])}; };
+  try {
+    (void)compile(fn)({ones({4, 4}).to(kCuda), ones({4, 4}).to(kCuda)});
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("has no CUDA kernel yet"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace kiln

@@ -1,0 +1,25 @@
+// CUDA code generation: one `extern "C" __global__` function per kernel of the schedule, taking its
+// buffers' data pointers and the run's status word, with the launch configuration beside it
+// (GeneratedKernel::launch). Element computations are written by cpp_expr.h in the CUDA dialect
+// (dialect.h); what they call is codegen/cuda/kernel_support.cuh. Kernel kinds:
+//   - pointwise (every node elementwise): a grid-stride loop over the kernel's elements, one
+//     element per thread per step;
+//   - row kernels (reductions, with their prologues and epilogues: softmax, layer_norm, RMSNorm,
+//     sums over the last dims): a block per row; each pass over the row strides its threads over
+//     the cols, reduces in a fixed order (warp shuffles, then one value per warp in shared memory:
+//     deterministic), and a pointwise value a later pass reads is computed again there;
+//   - column reductions (the reduced dim outside): a thread per output, coalesced across threads.
+// Float32 and 16-bit float sums accumulate in float32 (as PyTorch's CUDA kernels), float64 in
+// double; 16-bit floats compute in float32.
+#pragma once
+
+#include "kiln/compiler/target.h"
+
+namespace kiln::compiler {
+
+GeneratedSource generate_cuda(const loopir::Program& p, const Schedule& s, const Target& target);
+
+// The text every generated CUDA source begins with.
+const std::string& cuda_prelude();
+
+}  // namespace kiln::compiler

@@ -1,0 +1,134 @@
+// The CUDA generator without a GPU: every kernel kind it writes — pointwise (with masked loads,
+// integer division and 16-bit floats), row kernels (softmax, layer_norm, sums and means over the
+// last dim), column reductions, empty kernels — compiles with NVRTC to a cubin for sm_90, and the
+// scheduler reads the target's fusion limits. Running the kernels is the GPU tests' part
+// (kernels/cuda_device_test.cpp, make test-gpu).
+#include "kiln/compiler/codegen/cuda/cuda.h"
+
+#include <gtest/gtest.h>
+
+#include "kiln/compiler/codegen/codegen_testing.h"
+#include "kiln/compiler/codegen/cuda/build_cuda.h"
+#include "kiln/cuda/nvrtc.h"
+#include "kiln/ops/api.h"
+
+namespace kiln::compiler {
+namespace {
+
+const Target& sm90() {
+  static const Target t = cuda_target_for_arch("sm_90");
+  return t;
+}
+
+// The CUDA source of `fn` on `inputs`, checked to compile with NVRTC.
+GeneratedSource cuda_source(const trace::TracedFn& fn, const std::vector<Tensor>& inputs) {
+  testing::Compiled c = testing::compiled(fn, inputs, &sm90());
+  GeneratedSource g = generate_cuda(c.program, c.schedule, sm90());
+  EXPECT_TRUE(cuda::nvrtc_available()) << "NVRTC is installed by the project's set-up (scripts/requirements.txt)";
+  CudaBuild b = compile_cuda(g.code, sm90().arch);
+  EXPECT_GT(b.cubin.size(), 0u);
+  EXPECT_EQ(b.cubin.substr(0, 4), std::string("\x7f"
+                                              "ELF",
+                                              4))
+      << "a cubin is an ELF image";
+  return g;
+}
+
+std::vector<Tensor> pointwise_fn(const std::vector<Tensor>& in) {
+  Tensor x = in[0];
+  Tensor g = gelu(x, "tanh") * exp(x) + tanh(x) / (x * x + 1);
+  Tensor half = add(x.to(DType::BFloat16), x.to(DType::Float16).to(DType::BFloat16));
+  return {g, half, cat(std::vector<Tensor>{x, g}, 1)};
+}
+
+TEST(CudaCodegen, PointwiseKernelsCompile) {
+  GeneratedSource g = cuda_source(&pointwise_fn, {randn({33, 70})});
+  ASSERT_GE(g.kernels.size(), 1u);
+  for (const auto& k : g.kernels) {
+    EXPECT_EQ(k.launch.block, 256) << k.name;
+    EXPECT_GT(k.launch.grid, 0) << k.name;
+  }
+  EXPECT_NE(g.code.find("extern \"C\" __global__ void __launch_bounds__(256)"), std::string::npos) << g.code;
+  EXPECT_NE(g.code.find("k_to_bf16("), std::string::npos) << g.code;
+  EXPECT_NE(g.code.find("k_from_f16("), std::string::npos) << g.code;
+  EXPECT_EQ(g.code.find("std::"), std::string::npos) << "no standard library on the device:\n" << g.code;
+}
+
+std::vector<Tensor> integer_fn(const std::vector<Tensor>& in) {
+  Tensor a = in[0], b = in[1];
+  return {div(a, b, "floor"), remainder(a, b), a * b - b, abs(a)};
+}
+
+TEST(CudaCodegen, IntegerDivisionReportsThroughTheStatusWord) {
+  Tensor a = full({5, 9}, 7, TensorOptions(DType::Int64)), b = full({5, 9}, 3, TensorOptions(DType::Int32));
+  GeneratedSource g = cuda_source(&integer_fn, {a, b});
+  EXPECT_FALSE(g.error_sites.empty());
+  EXPECT_NE(g.code.find("kiln_status, 1)"), std::string::npos) << g.code;
+  EXPECT_NE(g.code.find("k_mul("), std::string::npos) << "int64 products wrap around:\n" << g.code;
+}
+
+std::vector<Tensor> rows_fn(const std::vector<Tensor>& in) {
+  Tensor x = in[0];
+  return {softmax(x, -1), layer_norm(x, {x.size(1)}, in[1], in[2], 1e-5), mean(x, {1}), amax(x, {1})};
+}
+
+TEST(CudaCodegen, RowKernelsCompile) {
+  Tensor x = randn({6, 1500});
+  GeneratedSource g = cuda_source(&rows_fn, {x, randn({1500}), randn({1500})});
+  bool softmax_seen = false;
+  for (const auto& k : g.kernels) {
+    if (k.name.find("exp") == std::string::npos) continue;
+    softmax_seen = true;
+    EXPECT_EQ(k.launch.block, 1024) << k.name;  // the smallest power of two over 1500 cols, at most 1024
+    EXPECT_EQ(k.launch.grid, 6) << k.name;      // a block per row
+  }
+  EXPECT_TRUE(softmax_seen) << g.code;
+  EXPECT_NE(g.code.find("k_block_reduce("), std::string::npos) << g.code;
+  EXPECT_NE(g.code.find("__syncthreads();"), std::string::npos) << g.code;
+}
+
+std::vector<Tensor> columns_fn(const std::vector<Tensor>& in) {
+  auto [var, mean] = var_mean(in[0], {1});
+  return {sum(in[0], {0}), var, mean, amax(in[0], {0})};
+}
+
+TEST(CudaCodegen, ColumnReductionsRunAloneOnTheGpu) {
+  // On the CPU, sum(x, 0) is a column sum of var_mean's row kernel; the CUDA target's fusion limits
+  // keep column reductions in kernels of their own.
+  testing::Compiled cpu = testing::compiled(&columns_fn, {randn({64, 48})});
+  EXPECT_EQ(cpu.kernel(0).columns.size(), 1u);
+  testing::Compiled gpu = testing::compiled(&columns_fn, {randn({64, 48})}, &sm90());
+  for (const auto& item : gpu.schedule.items) {
+    if (const auto* k = std::get_if<Kernel>(&item)) {
+      EXPECT_TRUE(k->columns.empty()) << k->name;
+    }
+  }
+  GeneratedSource g = cuda_source(&columns_fn, {randn({64, 48})});
+  EXPECT_NE(g.code.find("for (int64_t col = 0; col < 64; ++col)"), std::string::npos) << g.code;
+}
+
+std::vector<Tensor> empty_fn(const std::vector<Tensor>& in) { return {exp(in[0]), sum(in[0], {1})}; }
+
+TEST(CudaCodegen, EmptyKernelsAreNotLaunched) {
+  GeneratedSource g = cuda_source(&empty_fn, {randn({0, 5})});
+  for (const auto& k : g.kernels) EXPECT_EQ(k.launch.grid, 0) << k.name;
+  // A row of no elements still has a sum: 4 rows of 0 cols.
+  GeneratedSource rows = cuda_source(&empty_fn, {randn({4, 0})});
+  bool launched = false;
+  for (const auto& k : rows.kernels) launched = launched || k.launch.grid > 0;
+  EXPECT_TRUE(launched) << rows.code;
+}
+
+TEST(CudaCodegen, NvrtcErrorsNameTheSourceAndCarryTheLog) {
+  try {
+    cuda::compile_cubin("extern \"C\" __global__ void k() { undeclared(); }", "bad.cu", "sm_90", {}, {});
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    std::string what = e.what();
+    EXPECT_NE(what.find("bad.cu does not compile for sm_90"), std::string::npos) << what;
+    EXPECT_NE(what.find("undeclared"), std::string::npos) << what;
+  }
+}
+
+}  // namespace
+}  // namespace kiln::compiler

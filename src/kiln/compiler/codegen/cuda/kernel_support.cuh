@@ -1,0 +1,189 @@
+// What generated CUDA kernels call (codegen/cuda/cuda.h): the device-side twin of
+// codegen/kernel_support.h, with the same names and the same semantics as eager's CPU kernels —
+// integer arithmetic that wraps around, integer division that reports a zero divisor through the
+// run's status word, NaN-propagating max/min, float-to-integer conversions as x86's, 16-bit floats
+// rounded to nearest even. NVRTC compiles it with no system header: the fixed-width integer types
+// and limits it needs are its own. Requires sm_80 or later (bfloat16 conversions).
+#pragma once
+
+typedef signed char int8_t;
+typedef short int16_t;
+typedef int int32_t;
+typedef long long int64_t;
+typedef unsigned char uint8_t;
+typedef unsigned short uint16_t;
+typedef unsigned int uint32_t;
+typedef unsigned long long uint64_t;
+#define INT64_MIN (-9223372036854775807LL - 1)
+#define INT32_MIN (-2147483647 - 1)
+
+namespace kiln {
+
+template <class T> struct k_limits;
+template <> struct k_limits<float> {
+  __device__ static float infinity() { return __int_as_float(0x7f800000); }
+  __device__ static float quiet_NaN() { return __int_as_float(0x7fc00000); }
+};
+template <> struct k_limits<double> {
+  __device__ static double infinity() { return __longlong_as_double(0x7ff0000000000000LL); }
+  __device__ static double quiet_NaN() { return __longlong_as_double(0x7ff8000000000000LL); }
+};
+#define KILN_INT_LIMITS(T, LO, HI)                   \
+  template <> struct k_limits<T> {                   \
+    __device__ static constexpr T lowest() { return LO; } \
+    __device__ static constexpr T max() { return HI; }    \
+  };
+KILN_INT_LIMITS(bool, false, true)
+KILN_INT_LIMITS(int8_t, -128, 127)
+KILN_INT_LIMITS(uint8_t, 0, 255)
+KILN_INT_LIMITS(int16_t, -32768, 32767)
+KILN_INT_LIMITS(int32_t, INT32_MIN, 2147483647)
+KILN_INT_LIMITS(int64_t, INT64_MIN, 9223372036854775807LL)
+#undef KILN_INT_LIMITS
+
+template <class T> struct k_unsigned { typedef T type; };
+template <> struct k_unsigned<int8_t> { typedef uint8_t type; };
+template <> struct k_unsigned<int16_t> { typedef uint16_t type; };
+template <> struct k_unsigned<int32_t> { typedef uint32_t type; };
+template <> struct k_unsigned<int64_t> { typedef uint64_t type; };
+template <class T> __device__ constexpr bool k_is_signed() { return T(-1) < T(0); }
+template <class T> __device__ constexpr bool k_is_float() { return T(0.5) != T(0) && T(1.5) != T(1); }
+
+// Float to integer as x86's conversions (core/float_to_int.h): out of range or NaN gives the
+// integer's minimum (int32 and int64; narrower types keep the low bits of the int32 or int64).
+template <class I, class F>
+__device__ inline I float_to_int(F x) {
+  if constexpr (sizeof(I) == 1 && I(-1) > I(0)) {  // uint8 (and bool, handled by the generator): from int64
+    return static_cast<I>(x >= F(-0x1p63) && x < F(0x1p63) ? static_cast<int64_t>(x) : INT64_MIN);
+  } else if constexpr (sizeof(I) == 8) {
+    return static_cast<I>(x >= F(-0x1p63) && x < F(0x1p63) ? static_cast<int64_t>(x) : INT64_MIN);
+  } else if constexpr (sizeof(F) > sizeof(float)) {
+    return static_cast<I>(x > F(-2147483649.0) && x < F(0x1p31) ? static_cast<int32_t>(x) : INT32_MIN);
+  } else {
+    return static_cast<I>(x >= F(-0x1p31) && x < F(0x1p31) ? static_cast<int32_t>(x) : INT32_MIN);
+  }
+}
+
+namespace kernel_support {
+
+template <class T> __device__ inline T k_max(T a, T b) { return a != a ? a : (b != b ? b : (a > b ? a : b)); }
+template <class T> __device__ inline T k_min(T a, T b) { return a != a ? a : (b != b ? b : (a < b ? a : b)); }
+template <class T> __device__ inline T k_sign(T x) { return T((T(0) < x) - (x < T(0))); }
+
+// Two's complement arithmetic, computed on the unsigned type (C++'s signed overflow is undefined).
+template <class T> __device__ inline T k_add(T a, T b) {
+  typedef typename k_unsigned<T>::type U;
+  return static_cast<T>(static_cast<U>(static_cast<U>(a) + static_cast<U>(b)));
+}
+template <class T> __device__ inline T k_sub(T a, T b) {
+  typedef typename k_unsigned<T>::type U;
+  return static_cast<T>(static_cast<U>(static_cast<U>(a) - static_cast<U>(b)));
+}
+template <class T> __device__ inline T k_mul(T a, T b) {
+  typedef typename k_unsigned<T>::type U;
+  return static_cast<T>(static_cast<U>(static_cast<U>(a) * static_cast<U>(b)));
+}
+template <class T> __device__ inline T k_neg(T a) { return k_sub(T(0), a); }
+template <class T> __device__ inline T k_abs(T a) { return k_is_signed<T>() && a < T(0) ? k_neg(a) : a; }
+
+// The first site that failed is kept (a later kernel of the run cannot overwrite it).
+__device__ inline void k_report(int* status, int site) { atomicCAS(status, 0, site); }
+template <class T> __device__ inline T k_div(T a, T b, int* status, int site) {
+  if (b == T(0)) return k_report(status, site), T(0);
+  if (k_is_signed<T>() && b == T(-1)) return k_neg(a);
+  return T(a / b);
+}
+template <class T> __device__ inline T k_fmod(T a, T b, int* status, int site) {
+  if (b == T(0)) return k_report(status, site), T(0);
+  if (k_is_signed<T>() && b == T(-1)) return T(0);
+  return T(a % b);
+}
+template <class T> __device__ inline T k_remainder(T a, T b, int* status, int site) {
+  T r = k_fmod(a, b, status, site);
+  return (r != T(0) && ((r < T(0)) != (b < T(0)))) ? T(r + b) : r;
+}
+template <class T> __device__ inline T k_remainder(T a, T b) {  // floating point: the divisor's sign
+  T r = fmod(a, b);
+  return (r != T(0) && ((r < T(0)) != (b < T(0)))) ? r + b : r;
+}
+
+template <class T> __device__ inline T k_pow(T a, T b) {
+  if constexpr (k_is_float<T>()) {
+    return pow(a, b);
+  } else {
+    if (b < T(0)) return a == T(1) ? T(1) : (a == T(-1) ? T(b % 2 == 0 ? 1 : -1) : T(0));
+    T result = 1, base = a;
+    for (T e = b; e > T(0); e >>= 1, base = k_mul(base, base)) {
+      if (e & 1) result = k_mul(result, base);
+    }
+    return result;
+  }
+}
+
+__device__ inline int64_t k_opaque(int64_t i) { return i; }
+
+__device__ inline float k_from_bf16(uint16_t b) { return __uint_as_float(static_cast<uint32_t>(b) << 16); }
+__device__ inline uint16_t k_to_bf16(float f) {
+  uint16_t r;
+  asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(r) : "f"(f));
+  return r;
+}
+__device__ inline float k_round_bf16(float f) { return k_from_bf16(k_to_bf16(f)); }
+__device__ inline float k_from_f16(uint16_t h) {
+  float f;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+  return f;
+}
+__device__ inline uint16_t k_to_f16(float f) {
+  uint16_t r;
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(r) : "f"(f));
+  return r;
+}
+__device__ inline float k_exp(float x) { return expf(x); }
+__device__ inline double k_exp(double x) { return exp(x); }
+__device__ inline float k_erf(float x) { return erff(x); }
+__device__ inline double k_erf(double x) { return erf(x); }
+__device__ inline float k_tanh(float x) { return tanhf(x); }
+__device__ inline double k_tanh(double x) { return tanh(x); }
+
+// Warp and block reductions of one value per thread, in a fixed order (deterministic for a block
+// size). `Combine` is a functor; `shared` holds one value per warp; every thread gets the result.
+template <class T> __device__ inline T k_shfl_xor(T v, int mask) {
+  if constexpr (sizeof(T) < sizeof(int)) {
+    return static_cast<T>(__shfl_xor_sync(0xffffffffu, static_cast<int>(v), mask));
+  } else {
+    return __shfl_xor_sync(0xffffffffu, v, mask);
+  }
+}
+template <class T, class Combine> __device__ inline T k_warp_reduce(T v, Combine combine) {
+  for (int mask = 16; mask > 0; mask >>= 1) v = combine(v, k_shfl_xor(v, mask));
+  return v;
+}
+template <class T, class Combine> __device__ inline T k_block_reduce(T v, Combine combine, T* shared) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = (blockDim.x + 31) >> 5;
+  v = k_warp_reduce(v, combine);
+  if (warps == 1) return v;
+  __syncthreads();  // `shared` may still be read by the previous reduction
+  if (lane == 0) shared[warp] = v;
+  __syncthreads();
+  v = shared[0];
+  for (int w = 1; w < warps; ++w) v = combine(v, shared[w]);
+  return v;
+}
+struct k_sum {
+  template <class T> __device__ T operator()(T a, T b) const {
+    if constexpr (k_is_float<T>()) return a + b;
+    else return k_add(a, b);
+  }
+};
+struct k_prod {
+  template <class T> __device__ T operator()(T a, T b) const {
+    if constexpr (k_is_float<T>()) return a * b;
+    else return k_mul(a, b);
+  }
+};
+struct k_maxop { template <class T> __device__ T operator()(T a, T b) const { return k_max(a, b); } };
+struct k_minop { template <class T> __device__ T operator()(T a, T b) const { return k_min(a, b); } };
+
+}  // namespace kernel_support
+}  // namespace kiln

@@ -1,0 +1,88 @@
+#include "kiln/compiler/target.h"
+
+#include <map>
+#include <mutex>
+
+#include <fmt/format.h>
+
+#include "kiln/compiler/codegen/cuda/build_cuda.h"
+#include "kiln/compiler/codegen/cuda/cuda.h"
+#include "kiln/core/device_hooks.h"
+#include "kiln/cuda/hooks.h"
+#include "kiln/support/error.h"
+
+namespace kiln::compiler {
+namespace {
+
+BuiltCode build_cpp(const GeneratedSource& source, const Target&, const BuildPlan& plan) {
+  BuiltCode b;
+  b.library = compile_cpp(source.code, plan);
+  b.from_cache = b.library->from_cache();
+  return b;
+}
+
+BuiltCode build_cuda(const GeneratedSource& source, const Target& target, const BuildPlan&) {
+  CudaBuild c = compile_cuda(source.code, target.arch);
+  BuiltCode b;
+  b.cubin = std::move(c.cubin);
+  b.from_cache = c.from_cache;
+  return b;
+}
+
+Target make_cuda_target(Device device, const std::string& arch, int multiprocessors, int max_threads) {
+  Target t;
+  t.device = device;
+  t.arch = arch;
+  t.multiprocessors = multiprocessors;
+  t.max_threads_per_block = max_threads;
+  // A row kernel's column sums keep partial sums per CPU thread; the CUDA generator has no such
+  // form yet, so column reductions run as kernels of their own.
+  t.fusion.column_sums_up_to = 0;
+  t.dialect = &cuda_dialect();
+  t.generate = generate_cuda;
+  t.build = build_cuda;
+  return t;
+}
+
+}  // namespace
+
+const Target& cpu_target() {
+  static const Target t = [] {
+    Target c;
+    c.device = Device(DeviceType::CPU);
+    c.description = "cpu";
+    c.dialect = &cpp_dialect();
+    c.generate = [](const loopir::Program& p, const Schedule& s, const Target&) { return generate_cpp(p, s); };
+    c.build = build_cpp;
+    return c;
+  }();
+  return t;
+}
+
+Target cuda_target_for_arch(const std::string& arch, int multiprocessors) {
+  Target t = make_cuda_target(Device(DeviceType::CUDA, 0), arch, multiprocessors, 1024);
+  t.description = fmt::format("cuda {} (no device)", arch);
+  return t;
+}
+
+const Target& target_for(Device d) {
+  if (d.type == DeviceType::CPU) return cpu_target();
+  KILN_CHECK_KIND(d.type == DeviceType::CUDA, ErrorKind::NotImplemented, "compile: no compiler target for device {}",
+                  d);
+  Device device = resolve_device(d, "compile");
+  static std::mutex mutex;
+  static std::map<int, Target> targets;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = targets.find(device.index);
+  if (it != targets.end()) return it->second;
+  const cuda::DeviceProperties& props = cuda::device_properties(device.index);
+  KILN_CHECK_KIND(props.major >= 8, ErrorKind::NotImplemented,
+                  "compile: {} ({}) has compute capability {}.{}; kiln's CUDA target needs 8.0 or later", device,
+                  props.name, props.major, props.minor);
+  Target t = make_cuda_target(device, fmt::format("sm_{}{}", props.major, props.minor), props.multiprocessors,
+                              props.max_threads_per_block);
+  t.description = fmt::format("{} {} ({}, {} SMs)", device, t.arch, props.name, props.multiprocessors);
+  return targets.emplace(device.index, std::move(t)).first->second;
+}
+
+}  // namespace kiln::compiler

@@ -1,0 +1,49 @@
+// What a device offers the compiler, and how code for it is made (DESIGN decision 12): one pipeline
+// (graph passes, lowering, fusion, memory plan) and, per target, a description the passes read, a
+// dialect its code is spelled in, a code generator and a builder. The pipeline picks the target
+// from the graph's inputs' device (target_for); nothing in a pass asks which device it is.
+//   CPU: C++ with OpenMP (codegen/cpp.h), compiled by the system compiler into a shared object.
+//   CUDA: CUDA C++ (codegen/cuda/cuda.h), compiled by NVRTC into a cubin for the GPU's architecture.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "kiln/compiler/codegen/build.h"
+#include "kiln/compiler/codegen/cpp.h"
+#include "kiln/compiler/codegen/dialect.h"
+#include "kiln/compiler/schedule/fuse.h"
+#include "kiln/core/device.h"
+
+namespace kiln::compiler {
+
+// What a build made: a loaded shared object (CPU) or a cubin image (CUDA), for the runtime's launcher.
+struct BuiltCode {
+  std::shared_ptr<Library> library;
+  std::string cubin;
+  bool from_cache = false;
+};
+
+struct Target {
+  Device device;
+  std::string description;  // "cpu", "cuda:0 sm_90 (NVIDIA H100 80GB HBM3, 132 SMs)"
+  // CUDA: the architecture code is compiled for, and what the launch configurations read.
+  std::string arch;  // "sm_90"
+  int multiprocessors = 0;
+  int max_threads_per_block = 0;
+  FusionLimits fusion;
+  const Dialect* dialect = nullptr;
+  std::function<GeneratedSource(const loopir::Program&, const Schedule&, const Target&)> generate;
+  std::function<BuiltCode(const GeneratedSource&, const Target&, const BuildPlan&)> build;
+};
+
+// The target of device `d`: the host CPU, or the GPU of a CUDA device (its properties read through
+// the driver; a kiln::Error "no CUDA device" without one). Targets live for the process.
+const Target& target_for(Device d);
+const Target& cpu_target();
+// A CUDA target for architecture `arch` ("sm_90") without a device: what the tests generate and
+// compile CUDA code for on machines without a GPU.
+Target cuda_target_for_arch(const std::string& arch, int multiprocessors = 132);
+
+}  // namespace kiln::compiler

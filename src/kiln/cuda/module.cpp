@@ -1,0 +1,35 @@
+#include "kiln/cuda/module.h"
+
+#include "kiln/cuda/hooks.h"
+#include "kiln/support/error.h"
+
+namespace kiln::cuda {
+
+Module::Module(int device, const std::string& image) : device_(device) {
+  const Driver& d = driver();
+  make_current(device);
+  d.check(d.cuModuleLoadData(&module_, image.data()), fmt::format("loading a CUDA module on cuda:{}", device));
+}
+
+Module::~Module() {
+  if (!module_) return;
+  make_current(device_);
+  driver().cuModuleUnload(module_);  // nothing to report from a destructor
+}
+
+CUfunction Module::function(const std::string& name) const {
+  CUfunction f = nullptr;
+  driver().check(driver().cuModuleGetFunction(&f, module_, name.c_str()), fmt::format("CUDA kernel {}", name));
+  return f;
+}
+
+void Module::launch(CUfunction f, int64_t grid, int block, void** params) const {
+  KILN_CHECK_KIND(grid > 0 && grid < (int64_t{1} << 31) && block > 0, ErrorKind::Internal,
+                  "CUDA launch: {} blocks of {} threads", grid, block);
+  make_current(device_);
+  driver().check(driver().cuLaunchKernel(f, static_cast<unsigned>(grid), 1, 1, static_cast<unsigned>(block), 1, 1, 0,
+                                         nullptr, params, nullptr),
+                 "cuLaunchKernel");
+}
+
+}  // namespace kiln::cuda
