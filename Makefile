@@ -4,7 +4,7 @@ ASAN_BUILD ?= build-asan
 JOBS       ?= $(shell nproc)
 CMAKE_ARGS ?=
 
-.PHONY: all setup setup-python build run test test-asan test-gpu fuzz-compiled bench format format-check fresh-machine clean
+.PHONY: all setup setup-python build run test test-asan test-gpu bench-gpu fuzz-compiled bench format format-check fresh-machine clean
 
 all: build
 
@@ -41,6 +41,12 @@ test-asan: setup-python
 # archive and run scripts/test_gpu.sh on it instead.
 test-gpu: build
 	@scripts/test_gpu.sh .
+
+# On a machine with an NVIDIA GPU and PyTorch: the GPU suite (bench/run_gpu.py), kiln compiled vs
+# PyTorch eager and torch.compile in one run, with the device's copy bandwidth.
+GPU_PYTHON ?= python3
+bench-gpu: build
+	@$(GPU_PYTHON) bench/run_gpu.py --kiln-bench $(BUILD)/bench/kiln_gpu_bench --out bench/results/gpu.md
 
 # Random programs compiled vs eager/float64/PyTorch for MINUTES; new failures go to tests/differential/corpus.
 SEED    ?= 1

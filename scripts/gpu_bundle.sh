@@ -16,8 +16,10 @@ mkdir -p "$work/build/tests" "$work/lib"
 cp "$build/tests/kiln_cuda_test" "$build/tests/kiln_kernels_test" "$build/tests/kiln_compiler_test" \
   "$build/tests/kiln_api_test" "$work/build/tests/"
 cp "$build/kiln" "$work/build/"
+mkdir -p "$work/build/bench"
+cp "$build/bench/kiln_gpu_bench" "$work/build/bench/"  # make bench-gpu's kiln side
 cp -L "$build/src/kiln/libkiln.so" "$work/lib/"
-for lib in $(ldd "$work/lib/libkiln.so" "$work"/build/tests/* "$work/build/kiln" | awk '/=> \//{print $3}' | sort -u); do
+for lib in $(ldd "$work/lib/libkiln.so" "$work"/build/tests/* "$work/build/kiln" "$work/build/bench/kiln_gpu_bench" | awk '/=> \//{print $3}' | sort -u); do
   case $(basename "$lib") in
     libc.so*|libm.so*|libstdc++.so*|libgcc_s.so*|libgomp.so*|libz.so*|libdl.so*|libpthread.so*|libkiln.so) ;;
     *) cp -L "$lib" "$work/lib/" ;;
