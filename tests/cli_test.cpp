@@ -166,6 +166,19 @@ TEST(Cli, ExplainMatchesSnapshots) {
   EXPECT_EQ(run("explain resnet").status, 2);
 }
 
+// With --cuda, the CUDA target's kernels (no GPU needed): each with its launch configuration.
+TEST(Cli, ExplainShowsTheCudaKernels) {
+  CliRun r = run("explain ln_gelu_mlp --cuda");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("== generated CUDA (sm_90"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("extern \"C\" __global__ void __launch_bounds__("), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("// launch kernel0_"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("#pragma omp"), std::string::npos) << r.out;
+  CliRun arch = run("explain mlp --cuda sm_80");
+  ASSERT_EQ(arch.status, 0) << arch.out;
+  EXPECT_NE(arch.out.find("== generated CUDA (sm_80"), std::string::npos) << arch.out;
+}
+
 }  // namespace
 
 // `kiln run` on a model exported by PyTorch (tests/models/fixtures): by name and by position,

@@ -45,7 +45,7 @@ std::string decompositions_text(const char* title, const std::vector<trace::Deco
 }  // namespace
 
 std::string explain(const trace::TracedFn& fn, const std::vector<Tensor>& example_inputs,
-                    const std::vector<std::string>& names) {
+                    const std::vector<std::string>& names, const std::string& cuda_arch) {
   graph::Graph aten =
       trace::trace(fn, example_inputs, trace::TraceOptions{.level = trace::Level::ATen, .names = names});
   graph::verify_level(aten, graph::IrLevel::ATen);
@@ -77,12 +77,27 @@ std::string explain(const trace::TracedFn& fn, const std::vector<Tensor>& exampl
                 [](const trace::Decomposition& d) { return Registry::global().get(d.op)->kind() == OpKind::Compound; });
   out += decompositions_text("core -> prims", to_prims);
 
-  // What kiln::compile makes of the prims graph: kernels, memory, and the C++ it generates.
-  compiler::CompiledGraph c = compiler::run_pipeline(prims, /*build=*/false);
+  // What kiln::compile makes of the prims graph: kernels, memory, and the code it generates.
+  compiler::PipelineOptions options;
+  compiler::Target cuda;
+  if (!cuda_arch.empty()) {
+    cuda = compiler::cuda_target_for_arch(cuda_arch);
+    options.target = &cuda;
+  }
+  compiler::CompiledGraph c = compiler::run_pipeline(prims, /*build=*/false, options);
   const auto& schedule = c.schedule;
   const auto& source = c.source;
   out += fmt::format("\n== compiled: {} fused kernels, {} extern calls\n{}{}\n", schedule.kernel_count(),
                      schedule.items.size() - schedule.kernel_count(), schedule.str(c.program), c.plan.str());
+  if (!cuda_arch.empty()) {
+    out += fmt::format("\n== generated CUDA ({}; compiled by NVRTC to a cubin)\n", cuda_arch);
+    for (const auto& k : source.kernels) {
+      out += fmt::format("// launch {}: {} blocks of {} threads\n", k.name, k.launch.grid, k.launch.block);
+    }
+    size_t first = source.code.find("\nextern \"C\"");
+    if (first != std::string::npos) out += source.code.substr(first + 1);
+    return out;
+  }
   // The generated kernels (the shared prelude of helpers and the loader's binding at the end are left out).
   const std::string& end = compiler::cpp_module_end();
   std::string_view code = source.code;

@@ -14,7 +14,9 @@ namespace kiln::tools {
 namespace {
 
 int usage(const std::vector<Model>& models) {
-  std::fprintf(stderr, "usage: kiln explain MODEL\nmodels:\n");
+  std::fprintf(stderr,
+               "usage: kiln explain MODEL [--cuda [sm_XY]]\n  --cuda: the CUDA target's kernels for that GPU "
+               "architecture (default sm_90), no GPU needed\nmodels:\n");
   for (const auto& m : models) std::fprintf(stderr, "  %-12s %s\n", m.name.c_str(), m.description.c_str());
   return 2;
 }
@@ -44,23 +46,32 @@ Model exported_model(const std::string& path) {
 
 int explain_command(const std::vector<std::string>& args) {
   auto models = builtin_models();
-  if (args.size() != 1) return usage(models);
+  std::string cuda_arch;
+  std::vector<std::string> rest;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--cuda") {
+      cuda_arch = i + 1 < args.size() && args[i + 1].starts_with("sm_") ? args[++i] : "sm_90";
+    } else {
+      rest.push_back(args[i]);
+    }
+  }
+  if (rest.size() != 1) return usage(models);
   const Model* model = nullptr;
   Model exported;
-  if (args[0].ends_with(".pt2")) {
-    exported = exported_model(args[0]);
+  if (rest[0].ends_with(".pt2")) {
+    exported = exported_model(rest[0]);
     model = &exported;
   }
   for (const auto& m : models) {
-    if (m.name == args[0]) model = &m;
+    if (m.name == rest[0]) model = &m;
   }
   if (!model) {
-    std::fprintf(stderr, "kiln explain: unknown model '%s'\n", args[0].c_str());
+    std::fprintf(stderr, "kiln explain: unknown model '%s'\n", rest[0].c_str());
     return usage(models);
   }
   std::printf("model %s: %s\n\n", model->name.c_str(), model->description.c_str());
 
-  std::fputs(explain(model->forward, model->example_inputs, model->input_names).c_str(), stdout);
+  std::fputs(explain(model->forward, model->example_inputs, model->input_names, cuda_arch).c_str(), stdout);
   return 0;
 }
 

@@ -24,11 +24,12 @@ commands:
                                   (DIR: a recording kiln_opinfo_test replayed, e.g. build/opinfo)
   demo    a guided tour of kiln's tensor API: tensors, broadcasting, type promotion,
           views, a small MLP, meta tensors, and what errors look like
-  explain MODEL | MODEL.pt2
+  explain MODEL | MODEL.pt2 [--cuda [sm_XY]]
           a built-in model (mlp, ln_gelu_mlp, attention, convnet) or a torch.export archive,
           traced at the aten, core and prims levels: its graph, op counts per level, what each
           op decomposed into, then the fused kernels kiln::compile makes, its memory plan and
-          the generated C++
+          the generated C++; with --cuda, the CUDA target's kernels for that GPU architecture
+          (default sm_90) and their launch configurations (no GPU needed)
   run MODEL.pt2|MODEL.kiln [--input NAME=FILE.npy | --input FILE.npy]... [--random] [--seed N]
                 [--compile] [--repeat N] [--warmup N] [--output-dir DIR]
           load a model exported with torch.export.save (or a package from kiln compile) and run
