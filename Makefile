@@ -51,8 +51,11 @@ bench-gpu: build
 # Random programs compiled vs eager/float64/PyTorch for MINUTES; new failures go to tests/differential/corpus.
 SEED    ?= 1
 MINUTES ?= 10
+# DEVICE=cuda compiles for the GPU (on a machine with one; eager and float64 stay on the CPU).
+DEVICE  ?= cpu
 fuzz-compiled: build
-	@KILN_CACHE_DIR=$(abspath $(BUILD))/kiln-cache $(BUILD)/tests/kiln_differential_test --fuzz --seed $(SEED) --minutes $(MINUTES)
+	@KILN_CACHE_DIR=$(abspath $(BUILD))/kiln-cache $(BUILD)/tests/kiln_differential_test --fuzz --seed $(SEED) \
+	  --minutes $(MINUTES) --device $(DEVICE)
 
 # The compiled suite runs against the pinned PyTorch of .venv (bench/README.md); it takes long on a
 # small host. BENCH_ARGS adds flags to bench/run_compiled.py, e.g. BENCH_ARGS="--scales 8 --processes 1".

@@ -15,6 +15,6 @@ fi
 export KILN_REQUIRE_GPU=1
 "$root/build/kiln" --version
 "$root/build/tests/kiln_cuda_test"
-"$root/build/tests/kiln_kernels_test" --gtest_filter='CudaDevice.*:FakeDevice.*:NoDevice.*'
+"$root/build/tests/kiln_kernels_test" --gtest_filter='CudaDevice.*:CudaGemm.*:FakeDevice.*:NoDevice.*'
 "$root/build/tests/kiln_compiler_test" --gtest_filter='CudaCodegen.*:Dialect.*'
 "$root/build/tests/kiln_api_test" --gtest_filter='CompiledCuda.*'

@@ -31,6 +31,7 @@ int fuzz_main(int argc, char** argv) {
     if (flag == "--seed") seed = std::stoull(value);
     else if (flag == "--minutes") minutes = std::stod(value);
     else if (flag == "--corpus") corpus = value;
+    else if (flag == "--device") setenv("KILN_DIFFTEST_DEVICE", value.c_str(), 1);  // the checks inherit it
     else {
       std::fprintf(stderr, "unknown flag %s\n", flag.c_str());
       return 2;

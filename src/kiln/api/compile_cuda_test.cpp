@@ -128,11 +128,33 @@ TEST(CompiledCuda, InputsOnTwoDevicesAreAnError) {
   }
 }
 
+// GEMMs are cuBLASLt calls between generated kernels (the epilogues: bias added by cuBLASLt, gelu
+// in a generated kernel); float32 without TF32, so within float32's tolerance of eager.
+TEST(CompiledCuda, LinearLayersMatchEager) {
+  if (!have_gpu()) GTEST_SKIP() << device_unavailable_reason(DeviceType::CUDA);
+  manual_seed(7);
+  Fn mlp = [](const std::vector<Tensor>& in) {
+    Tensor h = gelu(linear(in[0], in[1], in[2]));
+    return std::vector<Tensor>{linear(h, in[3], in[4]), matmul(in[0], in[0].t())};
+  };
+  std::vector<Tensor> inputs = {randn({96, 64}), mul(randn({256, 64}), 0.1), randn({256}), mul(randn({64, 256}), 0.1),
+                                randn({64})};
+  expect_matches_eager(mlp, inputs, 1e-4, 1e-5);
+  std::vector<Tensor> half;
+  for (const auto& t : inputs) half.push_back(t.to(DType::BFloat16));
+  expect_matches_eager(mlp, half, 2e-2, 2e-2);
+  Fn batched = [](const std::vector<Tensor>& in) {
+    return std::vector<Tensor>{bmm(in[0], in[1].transpose(1, 2)), addmm(in[2], in[0][0], in[1][1].t(), 0.5, 2)};
+  };
+  expect_matches_eager(batched, {randn({3, 17, 40}), randn({3, 33, 40}), randn({17, 33})}, 1e-4, 1e-5);
+  expect_matches_eager(batched, {randn({3, 17, 0}), randn({3, 33, 0}), randn({17, 33})}, 0, 0);
+}
+
 TEST(CompiledCuda, AnExternOpWithoutACudaKernelIsNamed) {
   if (!have_gpu()) GTEST_SKIP() << device_unavailable_reason(DeviceType::CUDA);
-  Fn fn = [](const std::vector<Tensor>& in) { return std::vector<Tensor>{matmul(in[0], in[1])}; };
+  Fn fn = [](const std::vector<Tensor>& in) { return std::vector<Tensor>{conv2d(in[0], in[1])}; };
   try {
-    (void)compile(fn)({ones({4, 4}).to(kCuda), ones({4, 4}).to(kCuda)});
+    (void)compile(fn)({ones({1, 2, 8, 8}).to(kCuda), ones({3, 2, 3, 3}).to(kCuda)});
     FAIL() << "expected an error";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("has no CUDA kernel yet"), std::string::npos) << e.what();

@@ -137,10 +137,13 @@ CompiledGraph run_pipeline(graph::Graph& g, bool build, PipelineOptions options)
       "eliminate_common_subexpressions", [&] { return said(graph::eliminate_common_subexpressions(g)); }, show_graph,
       check_graph);
   auto fused = [](int n) { return n > 0 ? fmt::format(", {} fused", n) : std::string(", unchanged"); };
+  const std::string not_here = ", none: the target has no such call";
   pass(
-      "fuse_attention", [&] { return fused(fuse_attention(g)); }, show_graph, check_graph);
+      "fuse_attention", [&] { return target.attention_calls ? fused(fuse_attention(g)) : not_here; }, show_graph,
+      check_graph);
   pass(
-      "fuse_gemm_epilogues", [&] { return fused(fuse_gemm_epilogues(g)); }, show_graph, check_graph);
+      "fuse_gemm_epilogues", [&] { return target.gemm_epilogue_calls ? fused(fuse_gemm_epilogues(g)) : not_here; },
+      show_graph, check_graph);
   pass(
       "eliminate_dead_code", [&] { return said(graph::eliminate_dead_code(g)); }, show_graph, check_graph);
   pass(

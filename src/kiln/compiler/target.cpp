@@ -38,6 +38,10 @@ Target make_cuda_target(Device device, const std::string& arch, int multiprocess
   // A row kernel's column sums keep partial sums per CPU thread; the CUDA generator has no such
   // form yet, so column reductions run as kernels of their own.
   t.fusion.column_sums_up_to = 0;
+  // cuBLASLt's epilogues and a CUDA attention kernel are not wired in yet: epilogues run as
+  // generated kernels after the GEMM, attention as its GEMMs and a softmax kernel.
+  t.gemm_epilogue_calls = false;
+  t.attention_calls = false;
   t.dialect = &cuda_dialect();
   t.generate = generate_cuda;
   t.build = build_cuda;

@@ -33,6 +33,10 @@ struct Target {
   int multiprocessors = 0;
   int max_threads_per_block = 0;
   FusionLimits fusion;
+  // What its libraries compute in one call, so the pattern passes may fuse a graph into it: a GEMM
+  // with its bias, activation and residual (kiln::gemm_epilogue), attention (kiln::attention).
+  bool gemm_epilogue_calls = true;
+  bool attention_calls = true;
   const Dialect* dialect = nullptr;
   std::function<GeneratedSource(const loopir::Program&, const Schedule&, const Target&)> generate;
   std::function<BuiltCode(const GeneratedSource&, const Target&, const BuildPlan&)> build;
