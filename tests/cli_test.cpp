@@ -13,6 +13,7 @@
 #include <string>
 
 #include "core_aten_table.h"
+#include "kiln/core/device_hooks.h"
 #include "kiln/import/npy.h"
 
 namespace {
@@ -229,6 +230,24 @@ TEST(CliRun, BadInputsAndUsageAreReported) {
   EXPECT_EQ(run("run").status, 2);
   EXPECT_EQ(run("run " + kFixtures + "/mlp.pt2 --repeat 0").status, 2);
   EXPECT_EQ(run("run " + kFixtures + "/mlp.pt2 --bogus").status, 2);
+}
+
+// --device cuda runs compiled code on the GPU: without --compile it is a usage error; without a GPU
+// the error says there is no CUDA device.
+TEST(CliRun, DeviceCudaNeedsCompileAndAGpu) {
+  const std::string mlp = "run " + kFixtures + "/mlp.pt2 --input x=" + kFixtures + "/mlp/input_0.npy";
+  CliRun r = run(mlp + " --device cuda");
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_NE(r.out.find("--device cuda:0 runs compiled code: add --compile"), std::string::npos) << r.out;
+  EXPECT_EQ(run(mlp + " --compile --device tpu").status, 2);
+  r = run(mlp + " --compile --device cuda");
+  if (kiln::device_available(kiln::DeviceType::CUDA)) {
+    EXPECT_EQ(r.status, 0) << r.out;
+    EXPECT_NE(r.out.find("output_0 (addmm_1): float32[4, 8] sum="), std::string::npos) << r.out;
+  } else {
+    EXPECT_EQ(r.status, 1) << r.out;
+    EXPECT_NE(r.out.find("no CUDA device"), std::string::npos) << r.out;
+  }
 }
 
 TEST(CliRun, CompilesAPackageAndRunsIt) {

@@ -50,13 +50,22 @@ graph::Graph Model::core_graph() const {
   return core;
 }
 
-CompiledModel Model::compile(CompileOptions options) const {
-  return CompiledModel(*this, kiln::compile(forward(), std::move(options)));
+CompiledModel Model::compile(CompileOptions options, Device device) const {
+  return CompiledModel(*this, kiln::compile(forward(), std::move(options)), device);
 }
 
 std::vector<Tensor> CompiledModel::run(const std::vector<Tensor>& inputs) {
   const ModelSignature& s = model_.signature();
-  return s.user_outputs(inputs, fn_(s.graph_inputs(inputs)));
+  std::vector<Tensor> all = s.graph_inputs(inputs);
+  if (device_.is_cpu()) return s.user_outputs(inputs, fn_(all));
+  if (bound_on_device_.empty()) {
+    for (const Tensor& b : s.bound()) bound_on_device_.push_back(b.defined() ? b.to(device_) : Tensor());
+  }
+  for (size_t i = 0; i < all.size(); ++i)
+    all[i] = bound_on_device_[i].defined() ? bound_on_device_[i] : all[i].to(device_);
+  std::vector<Tensor> outputs = fn_(all);
+  for (Tensor& o : outputs) o = o.cpu();
+  return s.user_outputs(inputs, outputs);
 }
 
 Model load(const std::string& path) {

@@ -39,8 +39,10 @@ class Model {
   // the export.
   std::vector<Tensor> run(const std::vector<Tensor>& inputs) const;
   // Compiles with kiln::compile (the inductor backend unless `options` says otherwise); the first
-  // run traces and compiles.
-  CompiledModel compile(CompileOptions options = {}) const;
+  // run traces and compiles. On `device` (a GPU: the compiler's CUDA target), the weights are copied
+  // there once, each run's inputs copied there and its outputs back: run() takes and returns CPU
+  // tensors either way.
+  CompiledModel compile(CompileOptions options = {}, Device device = Device(DeviceType::CPU)) const;
 
   // The graph as exported (Core ATen after run_decompositions, or the training dialect's ATen
   // ops), its placeholders being every input: parameters, buffers, constants, user inputs.
@@ -69,9 +71,12 @@ class CompiledModel {
 
  private:
   friend class Model;
-  CompiledModel(Model model, CompiledFunction fn) : model_(std::move(model)), fn_(std::move(fn)) {}
+  CompiledModel(Model model, CompiledFunction fn, Device device)
+      : model_(std::move(model)), fn_(std::move(fn)), device_(device) {}
   Model model_;
   CompiledFunction fn_;
+  Device device_;
+  std::vector<Tensor> bound_on_device_;  // the bound inputs copied to device_ (at the first run)
 };
 
 // Loads a `.pt2` archive (import/pt2.h).

@@ -31,10 +31,11 @@ commands:
           the generated C++; with --cuda, the CUDA target's kernels for that GPU architecture
           (default sm_90) and their launch configurations (no GPU needed)
   run MODEL.pt2|MODEL.kiln [--input NAME=FILE.npy | --input FILE.npy]... [--random] [--seed N]
-                [--compile] [--repeat N] [--warmup N] [--output-dir DIR]
+                [--compile [--device cpu|cuda]] [--repeat N] [--warmup N] [--output-dir DIR]
           load a model exported with torch.export.save (or a package from kiln compile) and run
           it on inputs from .npy files (by the exported input names, or in order) or random ones;
-          --compile runs a .pt2 through kiln::compile. Prints each output's dtype, shape and
+          --compile runs a .pt2 through kiln::compile (--device cuda: for the GPU, weights and
+          inputs copied there, outputs back). Prints each output's dtype, shape and
           checksum and the median time of N runs (after --warmup runs); --output-dir writes
           output_0.npy, output_1.npy, ...
   compile MODEL.pt2 -o MODEL.kiln [--emulate-precision-casts]

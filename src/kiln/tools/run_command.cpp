@@ -20,7 +20,7 @@ namespace {
 
 constexpr const char* kRunUsage =
     "usage: kiln run MODEL.pt2|MODEL.kiln [--input NAME=FILE.npy | --input FILE.npy]... [--random] [--seed N]\n"
-    "                [--compile] [--repeat N] [--warmup N] [--output-dir DIR]\n";
+    "                [--compile [--device cpu|cuda]] [--repeat N] [--warmup N] [--output-dir DIR]\n";
 
 struct RunOptions {
   std::string model;
@@ -28,6 +28,7 @@ struct RunOptions {
   bool random = false;
   uint64_t seed = 0;
   bool compile = false;
+  Device device{DeviceType::CPU};
   int repeat = 1;
   int warmup = 0;
   std::string output_dir;
@@ -55,6 +56,16 @@ std::optional<RunOptions> parse(const std::vector<std::string>& args) {
       o.random = true;
     } else if (a == "--compile") {
       o.compile = true;
+    } else if (a == "--device") {
+      auto v = value();
+      if (!v) return std::nullopt;
+      if (*v != "cpu" && *v != "cuda" && !v->starts_with("cuda:")) {
+        std::fprintf(stderr, "kiln run: --device takes cpu, cuda or cuda:N, got '%s'\n", v->c_str());
+        return std::nullopt;
+      }
+      o.device = *v == "cpu"    ? Device(DeviceType::CPU)
+                 : *v == "cuda" ? Device(DeviceType::CUDA, 0)
+                                : Device(DeviceType::CUDA, static_cast<int8_t>(std::atoi(v->c_str() + 5)));
     } else if (a == "--seed" || a == "--repeat" || a == "--warmup") {
       auto v = value();
       if (!v) return std::nullopt;
@@ -153,6 +164,12 @@ int run_command(const std::vector<std::string>& args) {
     std::fprintf(stderr, "kiln run: %s is a compiled package; --compile is for .pt2 archives\n", o->model.c_str());
     return 2;
   }
+  // kiln's eager kernels run on the CPU; a GPU runs what the compiler's CUDA target generates.
+  if (!o->device.is_cpu() && !o->compile) {
+    std::fprintf(stderr, "kiln run: --device %s runs compiled code: add --compile\n",
+                 fmt::format("{}", o->device).c_str());
+    return 2;
+  }
   std::optional<Model> model;
   std::optional<Package> loaded_package;
   if (package) {
@@ -168,7 +185,7 @@ int run_command(const std::vector<std::string>& args) {
 
   std::optional<CompiledModel> compiled;
   if (o->compile) {
-    compiled = model->compile();
+    compiled = model->compile({}, o->device);
     start = std::chrono::steady_clock::now();
     compiled->run(inputs);
     std::printf("compiled (first run, tracing and compiling) in %.1f ms\n", milliseconds_since(start));
