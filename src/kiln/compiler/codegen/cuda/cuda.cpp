@@ -169,32 +169,48 @@ struct KernelWriter {
     out += "  }\n";
   }
 
-  // Reduced dim outside: a thread per output (a row of the kernel), adding its col values in order.
+  // Reduced dim outside (the kernel's rows are the outputs, its cols the reduced elements): a block
+  // takes tiles of 32 outputs, a lane per output (adjacent outputs are adjacent in memory: the
+  // warp's loads coalesce), and kColumnSlices warps split each output's cols; the slices' partials
+  // are combined in slice order through shared memory (deterministic).
   void column_reduction(GeneratedKernel& gk, std::string& out) {
+    constexpr int kSlices = 16;
     const LoopNode& nd = node(p, k.nodes[0]);
     const DType dtype = p.buffers[static_cast<size_t>(nd.out)].dtype;
-    gk.launch.block = kPointwiseBlock;
-    gk.launch.grid = std::min<int64_t>((k.rows + kPointwiseBlock - 1) / kPointwiseBlock,
-                                       std::max(1, target.multiprocessors) * kBlocksPerMultiprocessor);
+    const int64_t tiles = (k.rows + 31) / 32;
+    gk.launch.block = 32 * kSlices;
+    gk.launch.grid = std::min<int64_t>(tiles, std::max(1, target.multiprocessors) * kBlocksPerMultiprocessor);
     std::string body, t = accumulator_type(dtype);
     std::map<int, std::string> no_locals;
-    BodyWriter w = writer(no_locals, body, "      ", "t");
+    BodyWriter w = writer(no_locals, body, "        ", "t");
     w.set_origin(site_of(nd, k));
     std::string v = w.emit(row_col_value(nd, k.cols, ranges));
+    std::string combine = combine_functor(nd.reduce);
     std::string result = nd.divisor == 1.0
-                             ? std::string("acc")
-                             : fmt::format("(acc / {})", float_literal(nd.divisor, dtype, *target.dialect));
+                             ? std::string("total")
+                             : fmt::format("(total / {})", float_literal(nd.divisor, dtype, *target.dialect));
     out += fmt::format(
-        "  for (int64_t row = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; row < {0}; row += "
-        "static_cast<int64_t>(gridDim.x) * blockDim.x) {{\n"
+        "  __shared__ {1} partial[{8}][32];\n"
+        "  const int lane = threadIdx.x & 31, slice = threadIdx.x >> 5;\n"
+        "  for (int64_t tile = blockIdx.x; tile < {9}; tile += gridDim.x) {{\n"
+        "    const int64_t row = tile * 32 + lane;\n"
         "    {1} acc = {2};\n"
-        "    for (int64_t col = 0; col < {3}; ++col) {{\n{4}"
-        "      acc = {5}(acc, static_cast<{1}>({6}));\n"
+        "    if (row < {0}) {{\n"
+        "      for (int64_t col = slice; col < {3}; col += {8}) {{\n{4}"
+        "        acc = {5}(acc, static_cast<{1}>({6}));\n"
+        "      }}\n"
         "    }}\n"
-        "    {7}"
+        "    partial[slice][lane] = acc;\n"
+        "    __syncthreads();\n"
+        "    if (slice == 0 && row < {0}) {{\n"
+        "      {1} total = partial[0][lane];\n"
+        "      for (int s = 1; s < {8}; ++s) total = {5}(total, partial[s][lane]);\n"
+        "      {7}"
+        "    }}\n"
+        "    __syncthreads();\n"
         "  }}\n",
-        k.rows, t, reduce_init(nd.reduce, dtype, *target.dialect), k.cols, body, combine_functor(nd.reduce), v,
-        store(p, nd.out, "row", fmt::format("static_cast<{}>({})", compute_type(dtype), result)));
+        k.rows, t, reduce_init(nd.reduce, dtype, *target.dialect), k.cols, body, combine, v,
+        store(p, nd.out, "row", fmt::format("static_cast<{}>({})", compute_type(dtype), result)), kSlices, tiles);
   }
 };
 

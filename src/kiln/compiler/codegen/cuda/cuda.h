@@ -8,7 +8,8 @@
 //     sums over the last dims): a block per row; each pass over the row strides its threads over
 //     the cols, reduces in a fixed order (warp shuffles, then one value per warp in shared memory:
 //     deterministic), and a pointwise value a later pass reads is computed again there;
-//   - column reductions (the reduced dim outside): a thread per output, coalesced across threads.
+//   - column reductions (the reduced dim outside): a lane per output, coalesced across the warp,
+//     and the reduced dim split over the block's warps, combined in a fixed order.
 // Float32 and 16-bit float sums accumulate in float32 (as PyTorch's CUDA kernels), float64 in
 // double; 16-bit floats compute in float32.
 #pragma once
