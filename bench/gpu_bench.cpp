@@ -4,7 +4,7 @@
 //   1. cold compile: the wall time of the first call (trace, lower, fuse, generate CUDA, NVRTC,
 //      module load, one run) with a new, empty KILN_CACHE_DIR;
 //   2. its result, checked against the manifest's expected outputs before anything is timed (a
-//      mismatch: why on stderr, exit 3);
+//      mismatch: why on stderr, the workload not timed, and exit status 3 at the end);
 //   3. WARMUP calls, then REPS timed calls: each call's wall time from its start until the device
 //      is done (run() reads the run's status word at its end, which waits for the kernels).
 // One JSON object per workload on stdout.
@@ -41,6 +41,7 @@ double median(std::vector<double> v) {
 
 int run(const std::vector<std::string>& dirs, int reps, int warmup) {
   const kiln::Device cuda(kiln::DeviceType::CUDA, 0);
+  int status = 0;
   for (const auto& dir : dirs) {
     bench::Manifest m = bench::read_manifest(dir);
     auto found = bench::workloads().find(m.workload);
@@ -61,20 +62,23 @@ int run(const std::vector<std::string>& dirs, int reps, int warmup) {
     std::vector<Tensor> got = fn(inputs);
     double compile_s = ms_since(start) / 1e3;
     std::string checks;
+    bool failed = false;
     for (size_t i = 0; i < got.size() && i < expected.size(); ++i) {
       bench::Comparison c = bench::compare(got[i].cpu(), m.outputs[i], expected[i]);
       checks += fmt::format("{}{{\"output\": {}, \"ok\": {}, \"max_abs\": {:.3g}, \"rmse\": {:.3g}}}", i ? ", " : "", i,
                             c.ok, c.max_abs, c.rmse);
-      if (!c.ok) {
-        std::fprintf(stderr, "%s: kiln compiled output %zu: %s\n", m.workload.c_str(), i, c.problem.c_str());
-        std::printf("{\"workload\": \"%s\", \"check_failed\": true, \"checks\": [%s]}\n", m.workload.c_str(),
-                    checks.c_str());
-        return 3;
-      }
+      if (!c.ok) std::fprintf(stderr, "%s: kiln compiled output %zu: %s\n", m.workload.c_str(), i, c.problem.c_str());
+      failed = failed || !c.ok;
     }
     if (got.size() != expected.size()) {
       std::fprintf(stderr, "%s: %zu outputs, %zu expected\n", m.workload.c_str(), got.size(), expected.size());
-      return 3;
+      failed = true;
+    }
+    if (failed) {  // not timed; the next workload is measured all the same
+      std::printf("{\"workload\": \"%s\", \"check_failed\": true, \"checks\": [%s]}\n", m.workload.c_str(),
+                  checks.c_str());
+      status = 3;
+      continue;
     }
     for (int i = 0; i < warmup; ++i) fn(inputs);
     std::vector<double> times;
@@ -90,7 +94,7 @@ int run(const std::vector<std::string>& dirs, int reps, int warmup) {
         m.workload.c_str(), compile_s, median(times), *std::min_element(times.begin(), times.end()), checks.c_str());
     std::fflush(stdout);
   }
-  return 0;
+  return status;
 }
 
 }  // namespace

@@ -230,7 +230,14 @@ std::string BodyWriter::emit_load(const ScalarExpr& e, const std::string& guard)
   const auto& buf = ctx_.program.buffers[static_cast<size_t>(e.buffer())];
   std::string index = cpp_index(e.index());
   if (guard.empty() || provably_inside(e.index(), ctx_.ranges, buf.extent())) {
-    return name(e, guard, false, load_expr(e.dtype(), fmt::format("buf{}[{}]", e.buffer(), index)));
+    std::string text = load_expr(e.dtype(), fmt::format("buf{}[{}]", e.buffer(), index));
+    if (!load_cache_) return name(e, guard, false, text);
+    if (auto it = load_cache_->held.find(text); it != load_cache_->held.end()) return it->second;
+    std::string n = name(e, guard, false, text);
+    std::string kept = load_cache_->keep(compute_type(e.dtype()));
+    out_ += fmt::format("{}{} = {};\n", indent_, kept, n);
+    load_cache_->held[text] = kept;
+    return n;
   }
   // Read only where the branch is taken: elsewhere the index may be outside the buffer. The index
   // itself is selected (element 0 where the branch is not taken) and hidden from the optimizer

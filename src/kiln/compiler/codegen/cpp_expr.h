@@ -6,6 +6,7 @@
 // loads are. Integer division reports a zero divisor through the kernel's status word.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -55,6 +56,14 @@ class BodyWriter {
   // e's value is already held by `name` (computed before, another writer's).
   void bind(const loopir::ScalarExpr& e, const std::string& name) { names_[{e.node(), ""}] = name; }
   void set_origin(std::string origin) { ctx_.origin = std::move(origin); }
+  // Loads kept across writers (a CUDA row kernel's passes over the same elements): `held` maps a
+  // load's text to where it is kept; a load not there is named as usual, stored into `keep(type)`
+  // (a new place, e.g. an array element of a register array) and added.
+  struct LoadCache {
+    std::map<std::string, std::string> held;
+    std::function<std::string(const std::string& type)> keep;
+  };
+  void set_load_cache(LoadCache* cache) { load_cache_ = cache; }
   // Whether a load was masked. Such a loop must not be an `omp simd` loop: under that pragma g++
   // treats conditional loads as safe to execute in every lane and widens them past the buffer.
   bool masked_loads() const { return masked_loads_; }
@@ -76,6 +85,7 @@ class BodyWriter {
   std::set<std::string> masked_;
   bool masked_loads_ = false;
   int next_ = 0;
+  LoadCache* load_cache_ = nullptr;
 };
 
 }  // namespace kiln::compiler

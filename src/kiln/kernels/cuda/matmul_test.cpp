@@ -41,7 +41,7 @@ TEST(CudaGemm, MatchesTheCpuOnEveryLayout) {
     Tensor a = randn({m, k}), b = randn({k, n}), at = randn({k, m}).t(), bt = randn({n, k}).t();
     expect_close(mm(a.to(kCuda), b.to(kCuda)), mm(a, b), 1e-5, 1e-5);
     expect_close(mm(at.to(kCuda).t().t(), bt.to(kCuda)), mm(at, bt), 1e-5, 1e-5);
-    Tensor ga = at.contiguous().to(kCuda).t();  // a transposed view on the device
+    Tensor ga = at.t().contiguous().to(kCuda).t();  // at's layout on the device: a transposed view
     expect_close(mm(ga, b.to(kCuda)), mm(at, b), 1e-5, 1e-5);
   }
   Tensor x = randn({4, 30, 20}), y = randn({4, 20, 10});

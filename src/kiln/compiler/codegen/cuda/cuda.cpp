@@ -27,13 +27,21 @@ using namespace kiln::kernel_support;
 // Threads of a pointwise kernel's blocks, and blocks per multiprocessor a grid-stride loop keeps.
 constexpr int kPointwiseBlock = 256;
 constexpr int64_t kBlocksPerMultiprocessor = 16;
+// The most elements of a row each thread of a row kernel keeps in registers (the persistent form).
+constexpr int64_t kRowInRegisters = 8;
 
 const LoopNode& node(const loopir::Program& p, int i) { return std::get<LoopNode>(p.steps[static_cast<size_t>(i)]); }
 
 std::string site_of(const LoopNode& n, const Kernel& k) { return fmt::format("node {} (kernel {})", n.origin, k.name); }
 
-// Sums and products of float32 and 16-bit floats accumulate in float32, float64 in double.
-std::string accumulator_type(DType d) { return compute_type(d); }
+// Sums and products of floats accumulate in double, as the CPU's do (eager's cascade sums keep the
+// digits a float32 accumulator loses; a column sum of 8192 rows in float32 was 2x PyTorch's error
+// against float64): memory-bound reductions have FP64 throughput to spare on the GPUs kiln
+// targets. Max and min keep the dtype's compute type.
+std::string accumulator_type(ReduceKind k, DType d) {
+  bool wide = k == ReduceKind::Sum || k == ReduceKind::Prod;
+  return wide && (d == DType::Float32 || is_reduced_float(d)) ? "double" : compute_type(d);
+}
 
 std::string combine_functor(ReduceKind k) {
   switch (k) {
@@ -84,6 +92,11 @@ struct KernelWriter {
   ErrorSites& sites;
   loopir::Ranges ranges = kernel_ranges(k.rows, k.cols);
 
+  // A mean's divisor in its accumulator's precision.
+  std::string divisor(double n, const std::string& acc_type, DType d) const {
+    return float_literal(n, acc_type == "double" ? DType::Float64 : d, *target.dialect);
+  }
+
   BodyWriter writer(const std::map<int, std::string>& locals, std::string& out, const std::string& indent,
                     const std::string& prefix) {
     return BodyWriter({p, ranges, sites, "", *target.dialect}, locals, out, indent, prefix);
@@ -114,27 +127,41 @@ struct KernelWriter {
   }
 
   // A block per row (grid-stride over the rows), its threads strided over the cols in each pass.
+  // A row of at most kRowInRegisters elements per thread stays in registers (the persistent form):
+  // each pass is an unrolled loop over the thread's elements, the loads of the row are kept in
+  // register arrays for the later passes, and so are the kernel-local values they read. A longer
+  // row is read again by each pass (from L2), and the local values a later pass reads are computed
+  // again there.
   void rows(GeneratedKernel& gk, std::string& out) {
     int block = 32;
     while (block < k.cols && block < target.max_threads_per_block) block *= 2;
     gk.launch.block = block;
     gk.launch.grid = std::min<int64_t>(k.rows, (int64_t{1} << 31) - 1);
+    const int64_t per_thread = std::max<int64_t>((k.cols + block - 1) / block, 1);
+    const bool persistent = per_thread <= kRowInRegisters;
     auto passes = passes_of(p, k);
     for (int i : k.nodes) {
       const LoopNode& nd = node(p, i);
       if (nd.reduce == ReduceKind::None) continue;
       out += fmt::format("  __shared__ {} shared{}[32];  // one value per warp\n",
-                         accumulator_type(p.buffers[static_cast<size_t>(nd.out)].dtype), nd.out);
+                         accumulator_type(nd.reduce, p.buffers[static_cast<size_t>(nd.out)].dtype), nd.out);
     }
-    out += fmt::format("  for (int64_t row = blockIdx.x; row < {}; row += gridDim.x) {{\n", k.rows);
-    std::map<int, std::string> locals;  // reductions of earlier passes, per row
-    std::vector<int> recomputed;        // kernel-local pointwise nodes of earlier passes
+    std::string arrays, text;  // the row's register arrays (persistent form), and the passes
+    int kept = 0;
+    BodyWriter::LoadCache loads{{}, [&](const std::string& type) {
+                                  arrays += fmt::format("    {} kept{}[{}];\n", type, kept, per_thread);
+                                  return fmt::format("kept{}[j]", kept++);
+                                }};
+    std::map<int, std::string> locals;  // reductions of earlier passes, per row (and kept values)
+    std::vector<int> recomputed;        // kernel-local pointwise nodes of earlier passes (not persistent)
+    const std::string indent = persistent ? "        " : "      ";
     for (size_t a = 0; a < passes.size(); ++a) {
       // Global stores of an earlier pass are read by other threads of the block.
-      if (a > 0) out += "    __syncthreads();\n";
+      if (a > 0) text += "    __syncthreads();\n";
       std::string body, after;
       std::map<int, std::string> pass_locals = locals;
-      BodyWriter w = writer(pass_locals, body, "      ", fmt::format("p{}_", a));
+      BodyWriter w = writer(pass_locals, body, indent, fmt::format("p{}_", a));
+      if (persistent) w.set_load_cache(&loads);
       for (int i : recomputed) {
         const LoopNode& nd = node(p, i);
         w.set_origin(site_of(nd, k));
@@ -146,27 +173,45 @@ struct KernelWriter {
         w.set_origin(site_of(nd, k));
         std::string v = w.emit(row_col_value(nd, k.cols, ranges));
         if (nd.reduce == ReduceKind::None) {
-          if (!k.local.contains(nd.out)) body += "      " + store(p, nd.out, fmt::format("row * {} + col", k.cols), v);
+          bool local = k.local.contains(nd.out);
+          if (!local) body += indent + store(p, nd.out, fmt::format("row * {} + col", k.cols), v);
           pass_locals[nd.out] = v;
-          if (k.local.contains(nd.out)) recomputed.push_back(i);
+          if (local && persistent) {
+            std::string keep = loads.keep(compute_type(dtype));
+            body += fmt::format("{}{} = {};\n", indent, keep, v);
+            locals[nd.out] = keep;
+          } else if (local) {
+            recomputed.push_back(i);
+          }
           continue;
         }
-        std::string acc = fmt::format("acc{}", nd.out), t = accumulator_type(dtype);
-        out += fmt::format("    {} {} = {};\n", t, acc, reduce_init(nd.reduce, dtype, *target.dialect));
-        body += fmt::format("      {0} = {1}({0}, static_cast<{2}>({3}));\n", acc, combine_functor(nd.reduce), t, v);
+        std::string acc = fmt::format("acc{}", nd.out), t = accumulator_type(nd.reduce, dtype);
+        text += fmt::format("    {} {} = {};\n", t, acc, reduce_init(nd.reduce, dtype, *target.dialect));
+        body +=
+            fmt::format("{0}{1} = {2}({1}, static_cast<{3}>({4}));\n", indent, acc, combine_functor(nd.reduce), t, v);
         std::string result = fmt::format("k_block_reduce({}, {}, shared{})", acc, combine_functor(nd.reduce), nd.out);
-        if (nd.divisor != 1.0)
-          result = fmt::format("({} / {})", result, float_literal(nd.divisor, dtype, *target.dialect));
+        if (nd.divisor != 1.0) result = fmt::format("({} / {})", result, divisor(nd.divisor, t, dtype));
         after += fmt::format("    const {} v{} = static_cast<{}>({});\n", compute_type(dtype), nd.out,
                              compute_type(dtype), result);
         if (!k.local.contains(nd.out))
           after += fmt::format("    if (threadIdx.x == 0) {}", store(p, nd.out, "row", fmt::format("v{}", nd.out)));
         locals[nd.out] = fmt::format("v{}", nd.out);
       }
-      out += fmt::format("    for (int64_t col = threadIdx.x; col < {}; col += blockDim.x) {{\n{}    }}\n{}", k.cols,
-                         body, after);
+      if (persistent) {
+        text += fmt::format(
+            "#pragma unroll\n"
+            "    for (int j = 0; j < {0}; ++j) {{\n"
+            "      const int64_t col = threadIdx.x + j * {1};\n"
+            "      if (col < {2}) {{\n{3}      }}\n"
+            "    }}\n{4}",
+            per_thread, block, k.cols, body, after);
+      } else {
+        text += fmt::format("    for (int64_t col = threadIdx.x; col < {}; col += blockDim.x) {{\n{}    }}\n{}", k.cols,
+                            body, after);
+      }
     }
-    out += "  }\n";
+    out += fmt::format("  for (int64_t row = blockIdx.x; row < {}; row += gridDim.x) {{\n{}{}  }}\n", k.rows, arrays,
+                       text);
   }
 
   // Reduced dim outside (the kernel's rows are the outputs, its cols the reduced elements): a block
@@ -180,15 +225,14 @@ struct KernelWriter {
     const int64_t tiles = (k.rows + 31) / 32;
     gk.launch.block = 32 * kSlices;
     gk.launch.grid = std::min<int64_t>(tiles, std::max(1, target.multiprocessors) * kBlocksPerMultiprocessor);
-    std::string body, t = accumulator_type(dtype);
+    std::string body, t = accumulator_type(nd.reduce, dtype);
     std::map<int, std::string> no_locals;
     BodyWriter w = writer(no_locals, body, "        ", "t");
     w.set_origin(site_of(nd, k));
     std::string v = w.emit(row_col_value(nd, k.cols, ranges));
     std::string combine = combine_functor(nd.reduce);
-    std::string result = nd.divisor == 1.0
-                             ? std::string("total")
-                             : fmt::format("(total / {})", float_literal(nd.divisor, dtype, *target.dialect));
+    std::string result = nd.divisor == 1.0 ? std::string("total")
+                                           : fmt::format("(total / {})", divisor(nd.divisor, t, dtype));
     out += fmt::format(
         "  __shared__ {1} partial[{8}][32];\n"
         "  const int lane = threadIdx.x & 31, slice = threadIdx.x >> 5;\n"

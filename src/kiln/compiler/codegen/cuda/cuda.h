@@ -10,8 +10,7 @@
 //     deterministic), and a pointwise value a later pass reads is computed again there;
 //   - column reductions (the reduced dim outside): a lane per output, coalesced across the warp,
 //     and the reduced dim split over the block's warps, combined in a fixed order.
-// Float32 and 16-bit float sums accumulate in float32 (as PyTorch's CUDA kernels), float64 in
-// double; 16-bit floats compute in float32.
+// Float sums and products accumulate in double, as the CPU's do; 16-bit floats compute in float32.
 #pragma once
 
 #include "kiln/compiler/target.h"
