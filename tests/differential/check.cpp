@@ -479,7 +479,7 @@ Verdict check_program(const Program& p, const std::string& torch_dir, const std:
       !log1p_of_the_smallest_subnormal(p, inputs, wide) && !scatter_into_a_non_dense_self(p, inputs) &&
       !attention_row_of_nan_scores(p, inputs, wide) && !pow_exponent_rounded_differs_from_torch(p, inputs) &&
       !bfloat16_gemm_flushes_a_subnormal(p, inputs, wide) && !causal_attention_with_a_negative_scale(p) &&
-      !ill_conditioned) {
+      !hyperbolic_past_exp_range(p, wide) && !ill_conditioned) {
     torch = read_torch(torch_dir, "native");
     torch64 = read_torch(torch_dir, "f64");
   }

@@ -176,6 +176,22 @@ bool periodic_of_a_huge_argument(const Program& p, const std::vector<Tensor>& wi
   return false;
 }
 
+// Whether a sinh or cosh of the float64 run takes an argument past exp's range whose result is still
+// finite: log(DBL_MAX) < |x| <= log(2 DBL_MAX) (709.78 to 710.48). PyTorch's float64 kernels compute
+// exp(|x|) / 2 and give inf there; kiln (and libm) the finite value (docs/conformance.md).
+bool hyperbolic_past_exp_range(const Program& p, const std::vector<Tensor>& wide) {
+  const double lo = std::log(std::numeric_limits<double>::max()), hi = lo + std::log(2.0);
+  for (const auto& c : p.calls) {
+    if ((c.op != "sinh" && c.op != "cosh") || c.args.empty()) continue;
+    auto x = probe_value(p, c.args[0], wide, Precision::Float64);
+    if (!x || !is_floating(x->dtype())) continue;
+    for (double e : read_values(*x).f) {
+      if (std::fabs(e) > lo && std::fabs(e) <= hi) return true;
+    }
+  }
+  return false;
+}
+
 // Whether a log1p of the program takes, in either run, the smallest subnormal of its dtype (+-5e-324
 // in float64, +-1.4e-45 in float32): PyTorch's log1p returns 0 there, kiln (and libm) the input, the
 // correctly rounded value. Any other tiny input agrees; a sign of it makes the difference discrete,

@@ -41,6 +41,8 @@ bool ill_conditioned_sum(const Program& p, const std::vector<Tensor>& inputs, co
 bool ill_conditioned_contraction(const Program& p, const std::vector<Tensor>& inputs, const std::vector<Tensor>& wide);
 // A float32 pow by a scalar exponent whose float32 rounding changes a result past the tolerance.
 bool pow_exponent_rounded_differs_from_torch(const Program& p, const std::vector<Tensor>& inputs);
+// A float64 sinh or cosh whose argument is past exp's range with a finite result (PyTorch: inf).
+bool hyperbolic_past_exp_range(const Program& p, const std::vector<Tensor>& wide);
 // A bfloat16 matmul or linear with a result near float's subnormal range, or a subnormal operand
 // that meets a huge or non-finite one (flushed by the GEMM).
 bool bfloat16_gemm_flushes_a_subnormal(const Program& p, const std::vector<Tensor>& inputs,

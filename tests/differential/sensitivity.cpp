@@ -27,6 +27,13 @@ bool depends_on_reduction(const Program& p, const std::string& name) {
   return computed_from(p, name, [](const OpCall& c) { return kReductions.contains(op_family(c.op)); });
 }
 
+bool depends_on_contraction(const Program& p, const std::string& name) {
+  return computed_from(p, name, [](const OpCall& c) {
+    const std::string f = op_family(c.op);
+    return f == "matmul" || f == "linear" || f == "sdpa";
+  });
+}
+
 // `x` (float64) with each element moved by `ulps` of its magnitude, up or down by a pattern of
 // seed `seed`; infinities and NaN stay.
 Tensor perturbed(const Tensor& x, double ulps, uint64_t seed) {
@@ -41,7 +48,9 @@ Tensor perturbed(const Tensor& x, double ulps, uint64_t seed) {
 
 std::vector<Tensor> exp_rounding_slack(const Program& p, const std::vector<Tensor>& inputs,
                                        const std::vector<Tensor>& wide) {
-  static const std::set<std::string> kExponentials = {"exp", "expm1", "sinh", "cosh", "softmax", "log_softmax"};
+  // Logarithms magnify a relative error of their argument near 1 (log) or -1 (log1p) the same way.
+  static const std::set<std::string> kExponentials = {"exp",         "expm1", "sinh",  "cosh", "softmax",
+                                                      "log_softmax", "log",   "log1p", "log2", "log10"};
   std::vector<Tensor> slack(p.outputs.size());
   std::optional<std::vector<Tensor>> base;
   for (size_t at = 0; at < p.calls.size(); ++at) {
@@ -60,7 +69,9 @@ std::vector<Tensor> exp_rounding_slack(const Program& p, const std::vector<Tenso
     probe.inputs.push_back(moved);
     probe.calls[at].args[0] = moved.name;
     std::vector<Tensor> probe_inputs = wide;
-    probe_inputs.push_back(perturbed(*x, two_ulps(native->dtype()), at));
+    // A contraction's result (a GEMM, attention) carries the rounding of every term it adds: four ulps.
+    double ulps = two_ulps(native->dtype()) * (depends_on_contraction(p, c.args[0]) ? 2 : 1);
+    probe_inputs.push_back(perturbed(*x, ulps, at));
     try {
       if (!base) base = run_program(p, wide, Precision::Float64);
       std::vector<Tensor> out = run_program(probe, probe_inputs, Precision::Float64);

@@ -179,15 +179,14 @@ void run_gemm(const Gemm& g) {
   uint32_t epilogue = g.bias ? kEpilogueBias : kEpilogueDefault;
   check(a.desc_set(desc.d, kDescEpilogue, &epilogue, sizeof epilogue), "setting the epilogue", g);
   if (g.bias) {
-    int32_t bias_type = static_cast<int32_t>(g.type);
+    int32_t bias_type = static_cast<int32_t>(g.out_type);
     check(a.desc_set(desc.d, kDescBiasPointer, &g.bias, sizeof g.bias), "setting the bias", g);
     check(a.desc_set(desc.d, kDescBiasType, &bias_type, sizeof bias_type), "setting the bias type", g);
   }
-  auto layout = [&](int64_t rows, int64_t cols, int64_t ld, int64_t batch_stride, Owned& out) {
+  auto layout = [&](GemmType type, int64_t rows, int64_t cols, int64_t ld, int64_t batch_stride, Owned& out) {
     out.destroy = a.layout_destroy;
-    check(
-        a.layout_create(&out.d, static_cast<int>(g.type), static_cast<uint64_t>(rows), static_cast<uint64_t>(cols), ld),
-        "cublasLtMatrixLayoutCreate", g);
+    check(a.layout_create(&out.d, static_cast<int>(type), static_cast<uint64_t>(rows), static_cast<uint64_t>(cols), ld),
+          "cublasLtMatrixLayoutCreate", g);
     if (g.batch > 1) {
       int32_t count = static_cast<int32_t>(g.batch);
       check(a.layout_set(out.d, kLayoutBatchCount, &count, sizeof count), "setting the batch count", g);
@@ -195,9 +194,9 @@ void run_gemm(const Gemm& g) {
     }
   };
   Owned la, lb, ld;
-  layout(g.a.rows, g.a.cols, g.a.ld, g.a.batch_stride, la);
-  layout(g.b.rows, g.b.cols, g.b.ld, g.b.batch_stride, lb);
-  layout(g.m, g.n, g.ldd, g.d_batch_stride, ld);
+  layout(g.type, g.a.rows, g.a.cols, g.a.ld, g.a.batch_stride, la);
+  layout(g.type, g.b.rows, g.b.cols, g.b.ld, g.b.batch_stride, lb);
+  layout(g.out_type, g.m, g.n, g.ldd, g.d_batch_stride, ld);
   Owned pref{nullptr, a.pref_destroy};
   check(a.pref_create(&pref.d), "cublasLtMatmulPreferenceCreate", g);
   uint64_t workspace = kWorkspaceBytes;

@@ -22,12 +22,13 @@ struct GemmOperand {
 
 // D (m x n, column-major, leading dimension ldd) = alpha * op(A) op(B) + beta * C, for `batch`
 // items; C is D (accumulating in place) when beta != 0. `bias`: a vector of m elements added to
-// every column (cuBLASLt's bias epilogue), or null. Every matrix has type `type`; float32 computes
+// every column (cuBLASLt's bias epilogue), or null. A and B have type `type`, C and D `out_type`; float32 computes
 // in float32 (TF32 only when allowed), 16-bit types in float32, float64 in float64. Runs on device
 // `device`'s default stream; throws kiln::Error naming the GEMM's sizes when cuBLASLt refuses it.
 struct Gemm {
   int device = 0;
-  GemmType type = GemmType::Float32;
+  GemmType type = GemmType::Float32;      // A and B
+  GemmType out_type = GemmType::Float32;  // C, D and the bias: `type`, or float32 for 16-bit A and B
   int64_t m = 0, n = 0, k = 0, batch = 1;
   GemmOperand a, b;
   void* d = nullptr;

@@ -135,13 +135,13 @@ Tensor any_dims(const Tensor& self, std::optional<IntArrayRef> dim, bool keepdim
 Tensor any_dim(const Tensor& self, int64_t dim, bool keepdim) { return any_dims(self, IntArrayRef(dim), keepdim); }
 Tensor any_all(const Tensor& self) { return any_dims(self, std::nullopt, false); }
 
-// 16-bit floats: the product is computed in float32 (products of 16-bit values are exact there) and
-// rounded once, with the bias, as eager's kernel and PyTorch's compute addmm: a product rounded to
-// 16 bits before a bias that cancels it would carry that rounding into a far smaller sum (float16
-// -0.3809 for -0.3799, 4 ulps).
+// 16-bit floats: the product is computed in float32 (products of 16-bit values are exact there;
+// aten::mm.dtype, whose GPU GEMM reads the 16-bit inputs as they are) and rounded once, with the bias, as eager's
+// kernel and PyTorch's compute addmm: a product rounded to 16 bits before a bias that cancels it would carry that
+// rounding into a far smaller sum (float16 -0.3809 for -0.3799, 4 ulps).
 Tensor addmm(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const Scalar& beta, const Scalar& alpha) {
   bool reduced = is_reduced_float(mat1.dtype());
-  Tensor product = reduced ? mm(convert(mat1, DType::Float32), convert(mat2, DType::Float32)) : mm(mat1, mat2);
+  Tensor product = reduced ? mm(mat1, mat2, DType::Float32) : mm(mat1, mat2);
   Operand operands[] = {self};  // of mat1's dtype (meta::addmm checks)
   Promoted p = promote(operands, Promotion::Default, "aten::addmm", product.sizes());
   Tensor scaled = convert(product, p.compute);

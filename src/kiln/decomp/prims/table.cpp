@@ -60,6 +60,7 @@ const DecompositionMap& prims_decompositions() {
 bool stays_at_prims_level(OpHandle op) {
   static const std::set<std::string_view> kExterns = {
       "aten::mm",
+      "aten::mm.dtype",
       "aten::bmm",
       "aten::convolution",
       "aten::convolution_backward",

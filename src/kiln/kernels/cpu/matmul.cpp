@@ -324,6 +324,12 @@ void matmul_into(const Tensor& a_in, const Tensor& b_in, const Tensor& c, const 
 void mm_impl(const Tensor& self, const Tensor& mat2, const Tensor& out) {
   matmul_into(self, mat2, out, 1, false, 0, nullptr);
 }
+// A float32 product of 16-bit matrices: of the inputs converted (products of 16-bit values are
+// exact in float32), as the decomposition this op replaces computed it.
+void mm_dtype_impl(const Tensor& self, const Tensor& mat2, DType out_dtype, const Tensor& out) {
+  if (out_dtype == self.dtype()) return matmul_into(self, mat2, out, 1, false, 0, nullptr);
+  matmul_into(self.to(out_dtype), mat2.to(out_dtype), out, 1, false, 0, nullptr);
+}
 void bmm_impl(const Tensor& self, const Tensor& mat2, const Tensor& out) {
   matmul_into(self, mat2, out, 1, false, 0, nullptr);
 }
@@ -418,6 +424,7 @@ using namespace kiln::kernels;
 
 const KernelRegistrar kRegister([](Registry& r) {
   def_structured<&meta::mm, &mm_impl>(r, "aten::mm");
+  def_structured<&meta::mm_dtype, &mm_dtype_impl>(r, "aten::mm.dtype");
   def_structured<&meta::bmm, &bmm_impl>(r, "aten::bmm");
   def_structured<&meta::addmm, &addmm_impl>(r, "aten::addmm");
   // What the compiler puts in place of a GEMM followed by a bias, an activation and a residual

@@ -43,6 +43,26 @@ TEST(Matmul, IntegerProductsWrap) {
   EXPECT_EQ(mm(a8, b8)[0][0].item<int8_t>(), -12);
 }
 
+// mm.dtype: float32 results of 16-bit matrices are the product of them converted (exact in float32);
+// out_dtype must be the inputs' dtype or, for 16-bit inputs, float32 (PyTorch's rule).
+TEST(Matmul, MmDtypeGivesFloat32ProductsOf16BitMatrices) {
+  manual_seed(8);
+  Tensor a = randn({9, 40}).to(DType::BFloat16), b = randn({40, 7}).to(DType::BFloat16);
+  Tensor wide = mm(a, b, DType::Float32);
+  EXPECT_EQ(wide.dtype(), DType::Float32);
+  EXPECT_EQ(sub(wide, mm(a.to(DType::Float32), b.to(DType::Float32))).abs().amax().item<float>(), 0.0f);
+  EXPECT_EQ(mm(a, b, DType::BFloat16).dtype(), DType::BFloat16);
+  try {
+    (void)mm(a.to(DType::Float32), b.to(DType::Float32), DType::Float64);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("mm.dtype: out_dtype must be the inputs' dtype (float32), or float32 for "
+                                         "float16 and bfloat16 inputs; got float64"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(Matmul, AddmmFusedBiasMatchesUnfused) {
   manual_seed(6);
   Tensor a = randn({33, 65}), b = randn({65, 17}), bias = randn({17});

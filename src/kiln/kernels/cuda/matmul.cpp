@@ -1,7 +1,7 @@
-// The GEMMs of CUDA tensors: aten::mm, aten::bmm and aten::addmm through cuBLASLt (cuda/cublaslt.h),
+// The GEMMs of CUDA tensors: aten::mm, aten::mm.dtype, aten::bmm and aten::addmm through cuBLASLt (cuda/cublaslt.h),
 // for float32 (no TF32 unless allowed, as PyTorch's default), float64, float16 and bfloat16. The
 // row-major product out = A B is cuBLASLt's column-major out^T = B^T A^T; an operand whose last two
-// dims have no unit stride is copied contiguous first. addmm's bias row goes into cuBLASLt's bias
+// dims have no unit stride is copied dense first. addmm's bias row goes into cuBLASLt's bias
 // epilogue when beta and alpha are 1; otherwise the bias is copied into the output and accumulated
 // with beta.
 #include "kiln/kernels/meta/matmul.h"
@@ -50,6 +50,13 @@ bool transpose_operand(const Tensor& t, cuda::GemmOperand& o) {
   return false;
 }
 
+// A dense copy of `t` on its device (copy_ runs on CUDA tensors; clone has no CUDA kernel yet).
+Tensor dense(const Tensor& t) {
+  Tensor d = empty(t.sizes(), TensorOptions(t.dtype()).device(t.device()));
+  d.copy_(t);
+  return d;
+}
+
 // out (contiguous, [batch,] M x N) = alpha * a b + beta * out, plus `bias` (N elements) per row.
 void gemm_into(const char* op, const Tensor& a_in, const Tensor& b_in, const Tensor& out, double alpha, double beta,
                const void* bias) {
@@ -58,18 +65,19 @@ void gemm_into(const char* op, const Tensor& a_in, const Tensor& b_in, const Ten
   if (out.numel() == 0) return;
   cuda::Gemm g;
   g.device = out.device().index;
-  g.type = gemm_type(out.dtype(), op);
+  g.type = gemm_type(a_in.dtype(), op);
+  g.out_type = gemm_type(out.dtype(), op);
   g.m = n;
   g.n = m;
   g.k = k;
   g.batch = d == 3 ? out.size(0) : 1;
   Tensor a = a_in, b = b_in;
   if (!transpose_operand(b, g.a)) {
-    b = b.contiguous();
+    b = dense(b);
     transpose_operand(b, g.a);
   }
   if (!transpose_operand(a, g.b)) {
-    a = a.contiguous();
+    a = dense(a);
     transpose_operand(a, g.b);
   }
   g.d = out.data_ptr();
@@ -94,6 +102,11 @@ void mm_cuda(const Tensor& self, const Tensor& mat2, const Tensor& out) {
   if (!empty_inner_dim(self, out, std::nullopt, 0)) gemm_into("aten::mm", self, mat2, out, 1, 0, nullptr);
 }
 
+// Float32 results of 16-bit inputs: cuBLASLt reads them as they are (float32 accumulation).
+void mm_dtype_cuda(const Tensor& self, const Tensor& mat2, DType, const Tensor& out) {
+  if (!empty_inner_dim(self, out, std::nullopt, 0)) gemm_into("aten::mm.dtype", self, mat2, out, 1, 0, nullptr);
+}
+
 void bmm_cuda(const Tensor& self, const Tensor& mat2, const Tensor& out) {
   if (!empty_inner_dim(self, out, std::nullopt, 0)) gemm_into("aten::bmm", self, mat2, out, 1, 0, nullptr);
 }
@@ -113,6 +126,7 @@ void addmm_cuda(const Tensor& self, const Tensor& mat1, const Tensor& mat2, cons
 
 const KernelRegistrar kRegister([](Registry& r) {
   def_structured<&meta::mm, &mm_cuda>(r, "aten::mm", DispatchKey::CUDA);
+  def_structured<&meta::mm_dtype, &mm_dtype_cuda>(r, "aten::mm.dtype", DispatchKey::CUDA);
   def_structured<&meta::bmm, &bmm_cuda>(r, "aten::bmm", DispatchKey::CUDA);
   def_structured<&meta::addmm, &addmm_cuda>(r, "aten::addmm", DispatchKey::CUDA);
 });

@@ -46,7 +46,10 @@ TEST(CudaGemm, MatchesTheCpuOnEveryLayout) {
   }
   Tensor x = randn({4, 30, 20}), y = randn({4, 20, 10});
   expect_close(bmm(x.to(kCuda), y.to(kCuda)), bmm(x, y), 1e-5, 1e-5);
-  expect_close(bmm(x.to(kCuda), y.to(kCuda).transpose(1, 2).contiguous().transpose(1, 2)), bmm(x, y), 1e-5, 1e-5);
+  Tensor yt = y.transpose(1, 2).contiguous().to(kCuda).transpose(1, 2);  // y's values, each matrix transposed in memory
+  expect_close(bmm(x.to(kCuda), yt), bmm(x, y), 1e-5, 1e-5);
+  Tensor strided = x.to(kCuda).slice(2, 0, 20, 2);  // no unit stride in the last two dims: copied dense first
+  expect_close(bmm(strided, y.slice(1, 0, 10).to(kCuda)), bmm(x.slice(2, 0, 20, 2), y.slice(1, 0, 10)), 1e-5, 1e-5);
   Tensor y0 = randn({1, 20, 10});
   expect_close(bmm(x.to(kCuda), y0.to(kCuda).expand({4, 20, 10})), bmm(x, y0.expand({4, 20, 10})), 1e-5, 1e-5);
 }
@@ -58,6 +61,10 @@ TEST(CudaGemm, DtypesAndAddmm) {
   for (DType d : {DType::Float64, DType::BFloat16, DType::Float16}) {
     double tol = d == DType::Float64 ? 1e-12 : 2e-2;
     expect_close(mm(a.to(d).to(kCuda), b.to(d).to(kCuda)), mm(a.to(d), b.to(d)), tol, tol);
+    if (d == DType::Float64) continue;
+    // Float32 results of the 16-bit inputs, as the CPU's product of them converted.
+    expect_close(mm(a.to(d).to(kCuda), b.to(d).to(kCuda), DType::Float32),
+                 mm(a.to(d).to(DType::Float32), b.to(d).to(DType::Float32)), 1e-5, 1e-5);
   }
   expect_close(addmm(row.to(kCuda), a.to(kCuda), b.to(kCuda)), addmm(row, a, b), 1e-5, 1e-5);  // bias epilogue
   expect_close(addmm(full_bias.to(kCuda), a.to(kCuda), b.to(kCuda), 0.5, 2), addmm(full_bias, a, b, 0.5, 2), 1e-5,

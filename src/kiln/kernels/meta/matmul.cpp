@@ -22,6 +22,16 @@ TensorSpec mm(const Tensor& self, const Tensor& mat2) {
   return contiguous_spec({self.sizes()[0], mat2.sizes()[1]}, self.dtype());
 }
 
+TensorSpec mm_dtype(const Tensor& self, const Tensor& mat2, DType out_dtype) {
+  TensorSpec s = mm(self, mat2);
+  KILN_CHECK_TYPE(out_dtype == self.dtype() || (is_reduced_float(self.dtype()) && out_dtype == DType::Float32),
+                  "mm.dtype: out_dtype must be the inputs' dtype ({}), or float32 for float16 and bfloat16 inputs; "
+                  "got {}",
+                  dtype_name(self.dtype()), dtype_name(out_dtype));
+  s.dtype = out_dtype;
+  return s;
+}
+
 TensorSpec bmm(const Tensor& self, const Tensor& mat2) {
   KILN_CHECK(self.dim() == 3, "bmm: batch1 must be a 3D tensor, got {}", self.describe());
   KILN_CHECK(mat2.dim() == 3, "bmm: batch2 must be a 3D tensor, got {}", mat2.describe());

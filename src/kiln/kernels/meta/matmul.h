@@ -10,6 +10,8 @@
 namespace kiln::meta {
 
 TensorSpec mm(const Tensor& self, const Tensor& mat2);
+// out_dtype is the inputs' dtype, or float32 for float16 and bfloat16 inputs (PyTorch's rule).
+TensorSpec mm_dtype(const Tensor& self, const Tensor& mat2, DType out_dtype);
 TensorSpec bmm(const Tensor& self, const Tensor& mat2);
 TensorSpec addmm(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const Scalar& beta, const Scalar& alpha);
 
