@@ -188,7 +188,9 @@ std::optional<Epilogue> match(Node* gemm, const std::map<const Node*, Activation
   const auto& out = gemm->meta().at(0);
   if (out.dtype != DType::Float32) return std::nullopt;
   Epilogue e{*ref_arg(gemm, 0), *ref_arg(gemm, 1), std::nullopt, std::nullopt, "none", nullptr, nullptr};
-  if (meta_of(e.a).dtype != DType::Float32 || meta_of(e.b).dtype != DType::Float32) return std::nullopt;
+  // Float32 operands; or bfloat16 ones of aten::mm.dtype, a 16-bit addmm's float32 product.
+  const DType operands = is_call(gemm, op::aten::mm_dtype()) ? DType::BFloat16 : DType::Float32;
+  if (meta_of(e.a).dtype != operands || meta_of(e.b).dtype != operands) return std::nullopt;
   Match m;
   m.take(gemm);
   ValueRef cur = gemm->result();
@@ -293,9 +295,11 @@ bool rewrite(graph::Graph& g, const Epilogue& e) {
   // operands, without converting them.
   auto wa = widened_bfloat16(e.a), wb = widened_bfloat16(e.b);
   bool widened = wa && wb;
+  ValueRef a = widened ? *wa : e.a, b = widened ? *wb : e.b;
+  bool bfloat16 = meta_of(a).dtype == DType::BFloat16;  // widened, or aten::mm.dtype's own operands
   Node* fused = emit(g, KILN_OP("kiln::gemm_epilogue"),
-                     {widened ? *wa : e.a, widened ? *wb : e.b, optional(e.bias), Value(std::string(e.activation)),
-                      optional(residual), widened ? Value(DType::Float32) : Value()});
+                     {a, b, optional(e.bias), Value(std::string(e.activation)), optional(residual),
+                      bfloat16 ? Value(DType::Float32) : Value()});
   if (e.unfold) {
     std::vector<graph::Arg> args{fused->result()};
     for (size_t i = 1; i < e.unfold->args().size(); ++i) args.push_back(e.unfold->args()[i]);
@@ -311,7 +315,8 @@ bool rewrite(graph::Graph& g, const Epilogue& e) {
 int fuse_gemm_epilogues(graph::Graph& g) {
   std::vector<Node*> gemms;
   for (const auto& n : g.nodes()) {
-    if (is_call(n.get(), op::aten::mm()) || is_call(n.get(), op::aten::bmm())) gemms.push_back(n.get());
+    if (is_call(n.get(), op::aten::mm()) || is_call(n.get(), op::aten::mm_dtype()) || is_call(n.get(), op::aten::bmm()))
+      gemms.push_back(n.get());
   }
   if (gemms.empty()) return 0;
   auto acts = activations(g);

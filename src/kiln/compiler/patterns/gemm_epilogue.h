@@ -1,11 +1,10 @@
-// fuse_gemm_epilogues: finds a matrix product (aten::mm, or aten::bmm through an order-keeping
-// view) followed in a prims-level graph by what a linear layer and its neighbours write as ops — a
-// bias row added, an activation (relu, gelu with erf or tanh, silu, as their decompositions spell
-// them), a residual added — and computes them with one kiln::gemm_epilogue call: oneDNN's matmul
-// with the bias and post-ops, so the product is written once, not read back by a pointwise kernel.
-// A match needs float32 throughout (bfloat16 would round once where eager rounds at each op), an
-// intermediate used only by the pattern, and a bias and residual not computed from the product. A
-// bare product is left alone. The replaced nodes are left dead.
+// fuse_gemm_epilogues: finds a matrix product (aten::mm, aten::mm.dtype of bfloat16 matrices, or aten::bmm through an
+// order-keeping view) followed in a prims-level graph by what a linear layer and its neighbours write as ops — a bias
+// row added, an activation (relu, gelu with erf or tanh, silu, as their decompositions spell them), a residual added —
+// and computes them with one kiln::gemm_epilogue call: oneDNN's matmul with the bias and post-ops, so the product is
+// written once, not read back by a pointwise kernel. A match needs float32 throughout (bfloat16 would round once where
+// eager rounds at each op), an intermediate used only by the pattern, and a bias and residual not computed from the
+// product. A bare product is left alone. The replaced nodes are left dead.
 #pragma once
 
 #include "kiln/graph/graph.h"

@@ -161,7 +161,7 @@ TEST(FuseGemmEpilogues, RefusesWhatIsNotThePattern) {
   EXPECT_EQ(fuse_and_check([](const std::vector<Tensor>& v) { return std::vector<Tensor>{mm(v[0], v[1].t())}; }, in),
             0);
   // bfloat16: addmm computes the product and the bias in float32 and rounds once (its
-  // decomposition widens the operands), so the float32 product and bias fuse; the relu comes
+  // decomposition's aten::mm.dtype), so the float32 product and bias fuse; the relu comes
   // after the rounding to bfloat16, as eager's, and is not fused.
   std::vector<Tensor> half;
   for (const auto& t : in) half.push_back(t.to(DType::BFloat16));
