@@ -28,7 +28,7 @@ using namespace kiln::kernel_support;
 constexpr int kPointwiseBlock = 256;
 constexpr int64_t kBlocksPerMultiprocessor = 16;
 // The most elements of a row each thread of a row kernel keeps in registers (the persistent form).
-constexpr int64_t kRowInRegisters = 16;
+constexpr int64_t kRowInRegisters = 8;
 
 const LoopNode& node(const loopir::Program& p, int i) { return std::get<LoopNode>(p.steps[static_cast<size_t>(i)]); }
 
@@ -133,11 +133,8 @@ struct KernelWriter {
   // row is read again by each pass (from L2), and the local values a later pass reads are computed
   // again there.
   void rows(GeneratedKernel& gk, std::string& out) {
-    // The smallest block (a power of two, a warp at least) whose threads hold the row in
-    // kRowInRegisters elements each: small blocks keep several rows in flight on each SM, and their
-    // barriers wait on few warps (softmax of [16384, 4096] on an H100: 0.53 -> see bench/README.md).
     int block = 32;
-    while (block * kRowInRegisters < k.cols && block < target.max_threads_per_block) block *= 2;
+    while (block < k.cols && block < target.max_threads_per_block) block *= 2;
     gk.launch.block = block;
     gk.launch.grid = std::min<int64_t>(k.rows, (int64_t{1} << 31) - 1);
     const int64_t per_thread = std::max<int64_t>((k.cols + block - 1) / block, 1);
