@@ -1,8 +1,14 @@
-// Helpers of the device tests (kernels/device_copy_test.cpp, kernels/cuda_device_test.cpp).
+// Helpers of the device tests (kernels/device_copy_test.cpp, kernels/cuda_device_test.cpp,
+// kernels/cuda/matmul_test.cpp, api/compile_cuda_test.cpp).
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <cstdint>
+#include <cstdlib>
 #include <vector>
+
+#include "kiln/core/device_hooks.h"
 
 #include "kiln/ops/api.h"
 #include "kiln/ops/dispatcher.h"
@@ -14,6 +20,15 @@ inline bool same(const Tensor& a, const Tensor& b) {
   if (a.dtype() != b.dtype() || a.sizes().vec() != b.sizes().vec()) return false;
   if (a.numel() == 0) return true;
   return sub(a.to(DType::Float64), b.to(DType::Float64)).abs().amax().item<double>() == 0;
+}
+
+// Whether a CUDA device is there; with KILN_REQUIRE_GPU set (make test-gpu), its absence is a failure.
+inline bool have_gpu() {
+  bool present = device_available(DeviceType::CUDA);
+  if (!present && std::getenv("KILN_REQUIRE_GPU") != nullptr) {
+    ADD_FAILURE() << "KILN_REQUIRE_GPU is set and " << device_unavailable_reason(DeviceType::CUDA);
+  }
+  return present;
 }
 
 // resize_ through the dispatcher (it has no typed function).

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "device_tensors.h"
 #include "kiln/api/compile.h"
 #include "kiln/core/device_hooks.h"
 #include "kiln/ops/api.h"
@@ -15,14 +16,6 @@ namespace kiln {
 namespace {
 
 const Device kCuda{DeviceType::CUDA, 0};
-
-bool have_gpu() {
-  bool present = device_available(DeviceType::CUDA);
-  if (!present && std::getenv("KILN_REQUIRE_GPU") != nullptr) {
-    ADD_FAILURE() << "KILN_REQUIRE_GPU is set and " << device_unavailable_reason(DeviceType::CUDA);
-  }
-  return present;
-}
 
 using Fn = std::function<std::vector<Tensor>(const std::vector<Tensor>&)>;
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kiln/cuda/hooks.h"
+#include "kiln/cuda/load_once.h"
 #include "kiln/support/error.h"
 
 namespace kiln::cuda {
@@ -101,18 +102,7 @@ Api load() {
 }
 
 const Api& api() {
-  static std::once_flag once;
-  static std::optional<Api> a;
-  static std::string failure;
-  std::call_once(once, [] {
-    try {
-      a = load();
-    } catch (const Error& e) {
-      failure = e.what();
-    }
-  });
-  if (!a) KILN_FAIL(ErrorKind::NotImplemented, "{}", failure);
-  return *a;
+  return load_once<Api>([] { return load(); });
 }
 
 std::atomic<bool> tf32{false};

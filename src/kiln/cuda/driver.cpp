@@ -7,6 +7,7 @@
 #include <optional>
 #include <vector>
 
+#include "kiln/cuda/load_once.h"
 #include "kiln/support/error.h"
 
 namespace kiln::cuda {
@@ -96,18 +97,7 @@ void Driver::check(CUresult r, std::string_view what) const {
 }
 
 const Driver& driver() {
-  static std::once_flag once;
-  static std::optional<Driver> loaded;
-  static std::string failure;
-  std::call_once(once, [] {
-    try {
-      loaded = load();
-    } catch (const Error& e) {
-      failure = e.what();
-    }
-  });
-  if (!loaded) KILN_FAIL(ErrorKind::NotImplemented, "{}", failure);
-  return *loaded;
+  return load_once<Driver>([] { return load(); });
 }
 
 }  // namespace kiln::cuda

@@ -6,6 +6,7 @@
 #include <mutex>
 #include <optional>
 
+#include "kiln/cuda/load_once.h"
 #include "kiln/support/error.h"
 
 namespace kiln::cuda {
@@ -89,18 +90,7 @@ Loaded load() {
 }
 
 const Loaded& loaded() {
-  static std::once_flag once;
-  static std::optional<Loaded> l;
-  static std::string failure;
-  std::call_once(once, [] {
-    try {
-      l = load();
-    } catch (const Error& e) {
-      failure = e.what();
-    }
-  });
-  if (!l) KILN_FAIL(ErrorKind::NotImplemented, "{}", failure);
-  return *l;
+  return load_once<Loaded>([] { return load(); });
 }
 
 }  // namespace

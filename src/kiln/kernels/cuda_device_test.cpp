@@ -16,14 +16,6 @@ namespace {
 
 const Device kCuda{DeviceType::CUDA};
 
-bool have_gpu() {
-  bool present = device_available(DeviceType::CUDA);
-  if (!present && std::getenv("KILN_REQUIRE_GPU") != nullptr) {
-    ADD_FAILURE() << "KILN_REQUIRE_GPU is set and " << device_unavailable_reason(DeviceType::CUDA);
-  }
-  return present;
-}
-
 TEST(CudaDevice, WithoutAGpuACudaTensorIsAnErrorSayingWhy) {
   if (device_available(DeviceType::CUDA)) GTEST_SKIP() << device_hooks(DeviceType::CUDA, "test").describe();
   std::string reason = device_unavailable_reason(DeviceType::CUDA);

@@ -71,34 +71,6 @@ std::string divisor_literal(double divisor, const std::string& acc_type, DType d
   return float_literal(divisor, acc_type == "double" ? DType::Float64 : d, cpp_dialect());
 }
 
-// A node's value with its loop variables in terms of row and col, indices simplified.
-// Does `e` read the result of a reduction in `pending` (computed in the same pass)?
-bool reads_any(const ScalarExpr& e, const std::set<int>& pending) {
-  if (e.kind() == ScalarKind::Load && pending.contains(e.buffer())) return true;
-  for (const auto& o : e.operands()) {
-    if (reads_any(o, pending)) return true;
-  }
-  return false;
-}
-
-// Nodes of a kernel, split into passes over the row: consecutive nodes share one col loop unless
-// a node reads a reduction finished in the same pass (softmax: amax | exp+sum | div).
-std::vector<std::vector<int>> passes_of(const loopir::Program& p, const Kernel& k) {
-  std::vector<std::vector<int>> passes;
-  std::set<int> pending;
-  for (int i : k.nodes) {
-    if (k.columns.contains(i)) continue;  // column sums: write_columns
-    const auto& n = std::get<LoopNode>(p.steps[static_cast<size_t>(i)]);
-    if (passes.empty() || reads_any(n.value, pending)) {
-      passes.emplace_back();
-      pending.clear();
-    }
-    passes.back().push_back(i);
-    if (n.reduce != ReduceKind::None) pending.insert(n.out);
-  }
-  return passes;
-}
-
 // A kernel of a single row longer than this runs its loops over the row on all threads.
 constexpr int64_t kSplitRowAbove = 32768;
 // A kernel over fewer elements runs on the calling thread: waking a team of threads (several
@@ -529,7 +501,7 @@ void write_kernel_body(const loopir::Program& p, const Kernel& k, ErrorSites& si
   // Rows in parallel; a single row keeps one thread here and splits its loops (write_pass).
   out += fmt::format("#pragma omp parallel if({})\n  {{\n", worth_threads(k) ? "true" : "false");
   // Rows a kernel keeps: pointwise values it computes in one pass and reads in a later one.
-  auto passes = passes_of(p, k);
+  auto passes = row_passes(p, k);
   KernelRows rows;
   rows.streamed = streamed_outputs(p, k, passes, worth_threads(k), stream_mode(), last_level_cache_bytes());
   std::set<int>& row_buffers = rows.row_buffers;

@@ -338,4 +338,33 @@ Schedule schedule(const loopir::Program& p, const FusionLimits& limits) {
   return sched;
 }
 
+namespace {
+
+// Does `e` read the result of a reduction in `pending`?
+bool reads_any(const loopir::ScalarExpr& e, const std::set<int>& pending) {
+  if (e.kind() == loopir::ScalarKind::Load && pending.contains(e.buffer())) return true;
+  for (const auto& o : e.operands()) {
+    if (reads_any(o, pending)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::vector<std::vector<int>> row_passes(const loopir::Program& p, const Kernel& k) {
+  std::vector<std::vector<int>> passes;
+  std::set<int> pending;
+  for (int i : k.nodes) {
+    if (k.columns.contains(i)) continue;  // column sums: added along the way
+    const auto& n = std::get<LoopNode>(p.steps[static_cast<size_t>(i)]);
+    if (passes.empty() || reads_any(n.value, pending)) {
+      passes.emplace_back();
+      pending.clear();
+    }
+    passes.back().push_back(i);
+    if (n.reduce != loopir::ReduceKind::None) pending.insert(n.out);
+  }
+  return passes;
+}
+
 }  // namespace kiln::compiler

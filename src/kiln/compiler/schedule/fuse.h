@@ -64,4 +64,9 @@ std::string can_fuse_column(const loopir::Program& p, const Kernel& k, const loo
 
 Schedule schedule(const loopir::Program& p, const FusionLimits& limits = {});
 
+// The nodes of row kernel `k` (its column sums left out) split into passes over a row: consecutive
+// nodes share one pass unless a node reads a reduction finished in the same pass (softmax: amax |
+// exp + sum | div). What every target's code generator loops over.
+std::vector<std::vector<int>> row_passes(const loopir::Program& p, const Kernel& k);
+
 }  // namespace kiln::compiler

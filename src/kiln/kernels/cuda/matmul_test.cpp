@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "device_tensors.h"
 #include "kiln/core/device_hooks.h"
 #include "kiln/ops/api.h"
 
@@ -14,14 +15,6 @@ namespace kiln {
 namespace {
 
 const Device kCuda{DeviceType::CUDA, 0};
-
-bool have_gpu() {
-  bool present = device_available(DeviceType::CUDA);
-  if (!present && std::getenv("KILN_REQUIRE_GPU") != nullptr) {
-    ADD_FAILURE() << "KILN_REQUIRE_GPU is set and " << device_unavailable_reason(DeviceType::CUDA);
-  }
-  return present;
-}
 
 // max |got - want| / (atol + rtol |want|) <= 1, in float64.
 void expect_close(const Tensor& got, const Tensor& want, double rtol, double atol) {

@@ -59,32 +59,6 @@ std::string store(const loopir::Program& p, int b, const std::string& index, con
   return fmt::format("buf{}[{}] = {};\n", b, index, store_expr(p.buffers[static_cast<size_t>(b)].dtype, value));
 }
 
-// Does `e` read a buffer in `pending` (a reduction finished in the same pass)?
-bool reads_any(const ScalarExpr& e, const std::set<int>& pending) {
-  if (e.kind() == loopir::ScalarKind::Load && pending.contains(e.buffer())) return true;
-  for (const auto& o : e.operands()) {
-    if (reads_any(o, pending)) return true;
-  }
-  return false;
-}
-
-// The kernel's nodes split into passes over a row: a node that reads a reduction of the current
-// pass starts the next one (softmax: amax | exp + sum | div).
-std::vector<std::vector<int>> passes_of(const loopir::Program& p, const Kernel& k) {
-  std::vector<std::vector<int>> passes;
-  std::set<int> pending;
-  for (int i : k.nodes) {
-    const LoopNode& n = node(p, i);
-    if (passes.empty() || reads_any(n.value, pending)) {
-      passes.emplace_back();
-      pending.clear();
-    }
-    passes.back().push_back(i);
-    if (n.reduce != ReduceKind::None) pending.insert(n.out);
-  }
-  return passes;
-}
-
 struct KernelWriter {
   const loopir::Program& p;
   const Kernel& k;
@@ -139,7 +113,7 @@ struct KernelWriter {
     gk.launch.grid = std::min<int64_t>(k.rows, (int64_t{1} << 31) - 1);
     const int64_t per_thread = std::max<int64_t>((k.cols + block - 1) / block, 1);
     const bool persistent = per_thread <= kRowInRegisters;
-    auto passes = passes_of(p, k);
+    auto passes = row_passes(p, k);
     for (int i : k.nodes) {
       const LoopNode& nd = node(p, i);
       if (nd.reduce == ReduceKind::None) continue;
