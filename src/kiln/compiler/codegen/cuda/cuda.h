@@ -7,7 +7,8 @@
 //   - row kernels (reductions, with their prologues and epilogues: softmax, layer_norm, RMSNorm,
 //     sums over the last dims): a block per row; each pass over the row strides its threads over
 //     the cols, reduces in a fixed order (warp shuffles, then one value per warp in shared memory:
-//     deterministic), and a pointwise value a later pass reads is computed again there;
+//     deterministic); a row of up to 8 elements a thread stays in registers across the passes, a
+//     longer one is read again by each pass and its values computed again there;
 //   - column reductions (the reduced dim outside): a lane per output, coalesced across the warp,
 //     and the reduced dim split over the block's warps, combined in a fixed order.
 // Float sums and products accumulate in double, as the CPU's do; 16-bit floats compute in float32.
