@@ -35,6 +35,8 @@ GPU_INPUTS = {
     "gelu_mlp": lambda: (ts.randn(8192, 4096, dtype=BF16), ts.randn(16384, 4096, scale=0.02, dtype=BF16),
                          ts.randn(16384, dtype=BF16), ts.randn(4096, 16384, scale=0.02, dtype=BF16),
                          ts.randn(4096, dtype=BF16)),
+    "attention_naive": lambda: tuple(ts.randn(8, 16, 1024, 64, dtype=BF16) for _ in range(3)),
+    "gpt2_block_fwd": lambda: (ts.randn(8, 1024, 1024, dtype=BF16),) + tuple(t.to(BF16) for t in ts.gpt2_inputs()[1:]),
 }
 
 
@@ -109,7 +111,7 @@ def prepare(name, dir):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--kiln-bench", required=True)
-    ap.add_argument("--workloads", default=",".join(MEMORY_BOUND + ["gelu_mlp"]))
+    ap.add_argument("--workloads", default=",".join(MEMORY_BOUND + ["gelu_mlp", "attention_naive", "gpt2_block_fwd"]))
     ap.add_argument("--reps", type=int, default=50)
     ap.add_argument("--out", default="")
     args = ap.parse_args()

@@ -20,7 +20,7 @@ Inputs gpt2_block(const Inputs& in) {
   Tensor k = heads(parts[1]);
   Tensor v = heads(parts[2]);
   Tensor scores = mul(matmul(q, k.transpose(-2, -1)), Scalar(1.0 / std::sqrt(double(D))));
-  Tensor mask = triu(full({T, T}, -INFINITY), 1);
+  Tensor mask = triu(full({T, T}, -INFINITY, TensorOptions(x.dtype()).device(x.device())), 1);
   Tensor attn = matmul(softmax(add(scores, mask), -1), v);
   Tensor merged = attn.transpose(1, 2).reshape({B, T, C});
   Tensor x1 = add(x, linear(merged, in[5], in[6]));

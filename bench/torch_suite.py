@@ -100,7 +100,7 @@ def gpt2_block(x, ln1_w, ln1_b, qkv_w, qkv_b, proj_w, proj_b, ln2_w, ln2_b, fc_w
     B, T, C = x.shape
     q, k, v = F.linear(F.layer_norm(x, (C,), ln1_w, ln1_b), qkv_w, qkv_b).split(C, dim=2)
     q, k, v = (t.view(B, T, heads, C // heads).transpose(1, 2) for t in (q, k, v))
-    mask = torch.triu(torch.full((T, T), float("-inf"), dtype=x.dtype), 1)
+    mask = torch.triu(torch.full((T, T), float("-inf"), dtype=x.dtype, device=x.device), 1)
     a = torch.softmax((q @ k.transpose(-2, -1)) * (C // heads) ** -0.5 + mask, -1) @ v
     x = x + F.linear(a.transpose(1, 2).reshape(B, T, C), proj_w, proj_b)
     return x + F.linear(F.gelu(F.linear(F.layer_norm(x, (C,), ln2_w, ln2_b), fc_w, fc_b)), out_w, out_b)

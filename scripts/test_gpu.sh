@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # The GPU tests (`make test-gpu`): the CUDA layer on a real device (KILN_REQUIRE_GPU=1 makes a missing
-# GPU a failure), the device hooks, `kiln --version` naming the driver and devices, and compiled
-# graphs on CUDA tensors (generated CUDA kernels against eager CPU results).
+# GPU a failure), the device hooks, `kiln --version` naming the driver and devices, compiled graphs
+# on CUDA tensors (generated CUDA kernels against eager CPU results), the differential corpus and
+# the fast slice of random programs compiled for the GPU (against kiln eager, float64 and, where
+# python3 has PyTorch, PyTorch), and compute-sanitizer's memcheck and racecheck over the compiled
+# graphs' kernels (when the toolkit's compute-sanitizer is there).
 #
 #   scripts/test_gpu.sh [ROOT]   ROOT: a build's parent (default .: ./build), or an unpacked
 #                                scripts/gpu_bundle.sh (ROOT/build and ROOT/lib)
@@ -18,3 +21,13 @@ export KILN_REQUIRE_GPU=1
 "$root/build/tests/kiln_kernels_test" --gtest_filter='CudaDevice.*:CudaGemm.*:FakeDevice.*:NoDevice.*'
 "$root/build/tests/kiln_compiler_test" --gtest_filter='CudaCodegen.*:Dialect.*'
 "$root/build/tests/kiln_api_test" --gtest_filter='CompiledCuda.*'
+KILN_DIFFTEST_DEVICE=cuda "$root/build/tests/kiln_differential_test" --gtest_filter='Differential.*'
+sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+if [[ -x "$sanitizer" ]]; then
+  for tool in memcheck racecheck; do
+    "$sanitizer" --tool "$tool" --error-exitcode 1 --target-processes all \
+      "$root/build/tests/kiln_api_test" --gtest_filter='CompiledCuda.*'
+  done
+else
+  echo "test_gpu.sh: no compute-sanitizer (CUDA toolkit); the sanitizer runs were skipped" >&2
+fi

@@ -1,11 +1,13 @@
 // What the differential checker and its rules share: PyTorch's tolerances, closeness as
-// assert_close decides it, the float limits, and the question whether a value is computed from a
-// given kind of call.
+// assert_close decides it, the float limits, the device compiled code runs on, and the question
+// whether a value is computed from a given kind of call.
 #pragma once
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
+#include <set>
 #include <string>
 
 #include "../tolerance.h"
@@ -39,6 +41,42 @@ bool computed_from(const Program& p, const std::string& name, const Pred& pred, 
     }
   }
   return false;
+}
+
+// Where compiled code runs: the CPU, or with KILN_DIFFTEST_DEVICE=cuda (`--device cuda`) the GPU,
+// the inputs copied there and the outputs back; eager and the float64 run stay on the CPU.
+inline Device device_under_test() {
+  static const Device d = [] {
+    const char* v = std::getenv("KILN_DIFFTEST_DEVICE");
+    return v && std::string(v) == "cuda" ? Device(DeviceType::CUDA, 0) : Device(DeviceType::CPU);
+  }();
+  return d;
+}
+
+// The op families whose results a math library computes (exp, log, erf, ...): two correct
+// libraries (the CPU's, CUDA's) differ in their last bits.
+inline bool is_math_library_function(const std::string& family) {
+  static const std::set<std::string> kFunctions = {
+      "exp",     "expm1", "exp2",    "log",     "log1p",  "log2",     "log10",       "sin",       "cos",
+      "tan",     "asin",  "acos",    "atan",    "atan2",  "sinh",     "cosh",        "tanh",      "asinh",
+      "acosh",   "atanh", "erf",     "erfc",    "erfinv", "pow",      "sigmoid",     "gelu",      "silu",
+      "softplus", "mish", "elu",     "selu",    "celu",   "lgamma",   "digamma",     "softmax",   "log_softmax",
+      "logsumexp", "sdpa"};
+  return kFunctions.contains(family);
+}
+
+// Whether `name` is computed, through any chain of calls, from a value whose last bits may differ
+// between eager and compiled code, each correct: a reduction's (an order of addition, a Welford
+// update), and where compiled code runs on the GPU, a math library function's.
+inline bool depends_on_reduction(const Program& p, const std::string& name) {
+  static const std::set<std::string> kReductions = {"sum",        "mean",    "prod",        "var",  "var_mean",
+                                                    "layer_norm", "softmax", "log_softmax", "amax", "amin",
+                                                    "cumsum",     "matmul",  "linear",      "sdpa"};
+  const bool library = device_under_test().is_cuda();
+  return computed_from(p, name, [&](const OpCall& c) {
+    const std::string family = op_family(c.op);
+    return kReductions.contains(family) || (library && is_math_library_function(family));
+  });
 }
 
 }  // namespace kiln::difftest

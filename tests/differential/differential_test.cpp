@@ -14,6 +14,8 @@
 #include "generator.h"
 #include "inputs.h"
 #include "kiln/api/compile.h"
+#include "sensitivity.h"
+#include "values.h"
 #include "kiln/graph/interpreter.h"
 
 namespace kiln::difftest {
@@ -279,6 +281,30 @@ TEST(DifferentialTier, PolesWithinARoundingAreNotCompared) {
   v = check_program(halved, "", "difftest-wrong");
   EXPECT_FALSE(v.ok);
   EXPECT_EQ(v.kind, "values:compiled-vs-float64:atanh") << v.detail;
+}
+
+// Compiled for the GPU, a math function's last bits are CUDA's, not eager's: math_library_slack
+// gives each output what a move of every such result by its error bound moves it by. atanh of an
+// erf within 4e-8 of 1 magnifies four float32 ulps of the erf past 1; an exp read directly does not.
+TEST(DifferentialTier, MathLibrarySlackFollowsIllConditionedReaders) {
+  Program p = parse_program(
+      "input a0 float32 [4,8] [8,1] 0 normal 5\n"
+      "v0 = mul a0 f:0.01\n"
+      "v1 = add v0 f:3.9\n"
+      "v2 = erf v1\n"
+      "v3 = atanh v2\n"
+      "v4 = exp v0\n"
+      "output v3 v4\n");
+  std::vector<Tensor> inputs, wide;
+  for (const auto& spec : p.inputs) inputs.push_back(guarded_input(spec));
+  for (const auto& t : inputs) wide.push_back(widened(t));
+  std::vector<Tensor> slack = math_library_slack(p, inputs, wide);
+  ASSERT_EQ(slack.size(), 2u);
+  ASSERT_TRUE(slack[0].defined() && slack[1].defined());
+  Values poles = read_values(slack[0].contiguous()), exps = read_values(slack[1].contiguous());
+  EXPECT_GT(*std::max_element(poles.f.begin(), poles.f.end()), 0.1);  // atanh's outputs are near 9
+  EXPECT_LT(*std::max_element(exps.f.begin(), exps.f.end()), 1e-5);   // exp's near 1: 4 ulps, 5e-7
+  EXPECT_GT(*std::max_element(exps.f.begin(), exps.f.end()), 0.0);
 }
 
 // An integer division read only by a call with an empty result (a clamp broadcast to [0]) is

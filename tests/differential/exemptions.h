@@ -14,7 +14,8 @@ namespace kiln::difftest {
 
 // A var_mean with an infinite mean in kiln, where PyTorch's running mean may be NaN.
 bool infinite_var_mean(const Program& p, const std::vector<Tensor>& inputs);
-// A float fmod or remainder of a reduction's value one ulp of which is beyond the result's tolerance.
+// A float fmod or remainder of a reduction's value one ulp of which is beyond the result's relative
+// tolerance.
 bool fmod_magnifies_a_rounding(const Program& p, const std::vector<Tensor>& inputs);
 // A float division by a float64 residue within the tolerance of 0 (see the definition).
 bool divides_by_a_rounding_residue(const Program& p, const std::vector<Tensor>& inputs, const std::vector<Tensor>& wide,

@@ -22,4 +22,13 @@ namespace kiln::difftest {
 std::vector<Tensor> exp_rounding_slack(const Program& p, const std::vector<Tensor>& inputs,
                                        const std::vector<Tensor>& wide);
 
+// Per output of `p`, the float64 run's change when the result of every call to a function a math
+// library computes (exp, log, erf, tanh, pow, sigmoid, softmax, ...) moves by its error bound
+// (four ulps of float32, two of float64, one of a 16-bit float), each element up or down: two
+// correct libraries (the CPU's and CUDA's) differ by that much, and an ill-conditioned op after
+// one (atanh near 1, fmod by a tiny divisor) magnifies it. Applied to code compiled for a device
+// whose library is not eager's (docs/conformance.md); undefined tensors where nothing moves.
+std::vector<Tensor> math_library_slack(const Program& p, const std::vector<Tensor>& inputs,
+                                       const std::vector<Tensor>& wide);
+
 }  // namespace kiln::difftest

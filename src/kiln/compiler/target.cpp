@@ -1,5 +1,6 @@
 #include "kiln/compiler/target.h"
 
+#include <cstdlib>
 #include <map>
 #include <mutex>
 
@@ -42,6 +43,9 @@ Target make_cuda_target(Device device, const std::string& arch, int multiprocess
   // generated kernels after the GEMM, attention as its GEMMs and a softmax kernel.
   t.gemm_epilogue_calls = false;
   t.attention_calls = false;
+  if (const char* e = std::getenv("KILN_CUDA_ROW_ELEMENTS"); e && std::atoi(e) > 0) {
+    t.row_elements_per_thread = std::atoi(e);
+  }
   t.dialect = &cuda_dialect();
   t.generate = generate_cuda;
   t.build = build_cuda;

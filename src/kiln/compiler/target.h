@@ -32,6 +32,10 @@ struct Target {
   std::string arch;  // "sm_90"
   int multiprocessors = 0;
   int max_threads_per_block = 0;
+  // How many elements of a row each thread of a CUDA row kernel aims to hold: the block is the
+  // smallest power of two of threads that covers the row so (KILN_CUDA_ROW_ELEMENTS overrides it,
+  // for tuning).
+  int row_elements_per_thread = 16;
   FusionLimits fusion;
   // What its libraries compute in one call, so the pattern passes may fuse a graph into it: a GEMM
   // with its bias, activation and residual (kiln::gemm_epilogue), attention (kiln::attention).

@@ -131,10 +131,14 @@ std::vector<Tensor> Executable::run(std::span<const Tensor> inputs) const {
       tensors[i] = empty(b.sizes, TensorOptions(b.dtype).device(device_));
     }
   }
-  // CUDA: the run's status word, on the device, zeroed before the first kernel.
+  // CUDA: the run's status word, on the device, zeroed before the first kernel, where a kernel
+  // can report an error (an integer division by zero); its read at the end waits for the kernels.
+  // Without one, the run is asynchronous, as PyTorch's CUDA ops are: its outputs are ready when
+  // the stream's work is (a copy to the CPU waits for it).
   Tensor status_word;
   int host_status = 0;
-  if (!device_.is_cpu()) {
+  const bool reports = !device_.is_cpu() && !source_.error_sites.empty();
+  if (reports) {
     status_word = empty({1}, TensorOptions(DType::Int32).device(device_));
     copy_bytes(status_word.data_ptr(), device_, &host_status, Device(DeviceType::CPU), sizeof(int), "status word");
   }
@@ -152,7 +156,7 @@ std::vector<Tensor> Executable::run(std::span<const Tensor> inputs) const {
         if (status != 0) fail(gk.name, status);
         continue;
       }
-      args.push_back(status_word.data_ptr());
+      args.push_back(reports ? status_word.data_ptr() : nullptr);
       params.clear();
       for (void*& a : args) params.push_back(&a);
       if (gk.launch.grid > 0) module_->launch(functions_[kernel], gk.launch.grid, gk.launch.block, params.data());
@@ -185,7 +189,7 @@ std::vector<Tensor> Executable::run(std::span<const Tensor> inputs) const {
       check_extern_result(p, call, i, tensors);
     }
   }
-  if (!device_.is_cpu()) {
+  if (reports) {
     // Waits for the kernels: the copy is ordered after them.
     copy_bytes(&host_status, Device(DeviceType::CPU), status_word.data_ptr(), device_, sizeof(int), "status word");
     if (host_status != 0) fail(fmt::format("of {}", device_), host_status);

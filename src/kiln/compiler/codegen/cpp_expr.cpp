@@ -91,6 +91,8 @@ bool reads_data_only(const ScalarExpr& e) {
   return data && !index;
 }
 
+}  // namespace
+
 bool provably_inside(const Expr& e, const loopir::Ranges& ranges, int64_t extent) {
   loopir::Bounds b = loopir::bounds_of(e, ranges);
   if (!b.known || b.lo < 0 || b.hi >= extent) return false;
@@ -106,8 +108,6 @@ bool provably_inside(const Expr& e, const loopir::Ranges& ranges, int64_t extent
   }
   return true;
 }
-
-}  // namespace
 
 std::string storage_type(DType d) {
   switch (d) {
@@ -233,6 +233,7 @@ std::string BodyWriter::emit_load(const ScalarExpr& e, const std::string& guard)
     std::string text = load_expr(e.dtype(), fmt::format("buf{}[{}]", e.buffer(), index));
     if (!load_cache_) return name(e, guard, false, text);
     if (auto it = load_cache_->held.find(text); it != load_cache_->held.end()) return it->second;
+    if (!load_cache_->keep) return name(e, guard, false, text);
     std::string n = name(e, guard, false, text);
     std::string kept = load_cache_->keep(compute_type(e.dtype()));
     out_ += fmt::format("{}{} = {};\n", indent_, kept, n);

@@ -29,6 +29,10 @@ std::string float_literal(double v, DType d, const Dialect& dialect);
 // The identity a reduction of kind k over dtype d starts from (-inf for max, the lowest integer, ...).
 std::string reduce_init(loopir::ReduceKind k, DType d, const Dialect& dialect);
 
+// Whether index `e` stays inside [0, extent) for every value of its variables in `ranges` (its
+// floor divisions and remainders of non-negative operands only).
+bool provably_inside(const loopir::Expr& e, const loopir::Ranges& ranges, int64_t extent);
+
 // The C++ spelling of an index expression.
 std::string cpp_index(const loopir::Expr& e);
 
@@ -58,7 +62,8 @@ class BodyWriter {
   void set_origin(std::string origin) { ctx_.origin = std::move(origin); }
   // Loads kept across writers (a CUDA row kernel's passes over the same elements): `held` maps a
   // load's text to where it is kept; a load not there is named as usual, stored into `keep(type)`
-  // (a new place, e.g. an array element of a register array) and added.
+  // (a new place, e.g. an array element of a register array) and added; without `keep`, named as
+  // usual and not added.
   struct LoadCache {
     std::map<std::string, std::string> held;
     std::function<std::string(const std::string& type)> keep;

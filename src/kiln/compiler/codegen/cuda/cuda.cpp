@@ -28,7 +28,11 @@ using namespace kiln::kernel_support;
 constexpr int kPointwiseBlock = 256;
 constexpr int64_t kBlocksPerMultiprocessor = 16;
 // The most elements of a row each thread of a row kernel keeps in registers (the persistent form).
-constexpr int64_t kRowInRegisters = 8;
+constexpr int64_t kRowInRegisters = 16;
+// Threads a multiprocessor keeps resident (sm_80 and sm_90): how many warps a column reduction fills.
+constexpr int64_t kResidentThreads = 2048;
+// The bytes of the widest load a thread issues: a vector group of elements is this many bytes.
+constexpr int kVectorBytes = 16;
 
 const LoopNode& node(const loopir::Program& p, int i) { return std::get<LoopNode>(p.steps[static_cast<size_t>(i)]); }
 
@@ -59,6 +63,53 @@ std::string store(const loopir::Program& p, int b, const std::string& index, con
   return fmt::format("buf{}[{}] = {};\n", b, index, store_expr(p.buffers[static_cast<size_t>(b)].dtype, value));
 }
 
+// Elements a thread takes at consecutive columns (a vector group): as many of the widest element
+// the kernel reads or writes element-wise as fill kVectorBytes, halved until they divide the row.
+// Loads and stores of a group are adjacent, so the compiler can issue them as one vector access
+// where the buffers are aligned (the kernel's aligned path, write_kernel).
+int vector_width(const loopir::Program& p, const Kernel& k) {
+  size_t widest = 1;
+  auto see = [&](int b) {
+    if (!k.local.contains(b)) widest = std::max(widest, element_size(p.buffers[static_cast<size_t>(b)].dtype));
+  };
+  for (int i : k.nodes) {
+    const LoopNode& n = node(p, i);
+    for (int b : n.reads()) see(b);
+    if (n.reduce == ReduceKind::None) see(n.out);
+  }
+  int v = std::max<int>(1, kVectorBytes / static_cast<int>(widest));
+  while (v > 1 && k.cols % v != 0) v /= 2;
+  return v;
+}
+
+// Whether index `e` is c + col + (terms without col): col neither divided, nor taken a remainder
+// of, nor multiplied by anything but a constant.
+bool reads_col(const loopir::Expr& e) {
+  auto vars = e.variables();
+  return std::find(vars.begin(), vars.end(), "col") != vars.end();
+}
+bool linear_in_col(const loopir::Expr& e) {
+  if (!reads_col(e)) return true;
+  switch (e.kind()) {
+    case loopir::ExprKind::Var: return true;
+    case loopir::ExprKind::Add:
+      return std::all_of(e.operands().begin(), e.operands().end(), [](const loopir::Expr& o) { return linear_in_col(o); });
+    case loopir::ExprKind::Mul: {
+      int with_col = 0;
+      for (const auto& o : e.operands()) {
+        if (reads_col(o)) {
+          if (!linear_in_col(o)) return false;
+          ++with_col;
+        } else if (!o.is_constant()) {
+          return false;
+        }
+      }
+      return with_col == 1;
+    }
+    default: return false;
+  }
+}
+
 struct KernelWriter {
   const loopir::Program& p;
   const Kernel& k;
@@ -76,43 +127,116 @@ struct KernelWriter {
     return BodyWriter({p, ranges, sites, "", *target.dialect}, locals, out, indent, prefix);
   }
 
-  // Every element of the kernel by a grid-stride loop; each node's value at (row, col).
-  void pointwise(GeneratedKernel& gk, std::string& out) {
-    const int64_t n = k.rows * k.cols;
+  // A load a vector group (`width` elements at col0, a multiple of width) can issue as one vector
+  // access: its `width` elements are consecutive (stride 1 along col) from an element whose index
+  // is a multiple of width, and all inside the buffer (it is read before any branch is taken).
+  bool group_load(const ScalarExpr& load, int width) const {
+    const loopir::Expr& index = load.index();
+    if (!linear_in_col(index)) return false;
+    auto [row_stride, col_stride] = strides_of(index);
+    const int64_t base = index.evaluate({{"row", 0}, {"col", 0}});
+    return col_stride == 1 && row_stride % width == 0 && base % width == 0 &&
+           provably_inside(index, ranges, p.buffers[static_cast<size_t>(load.buffer())].extent());
+  }
+
+  // The vector loads of a group (`width` > 1) for the loads of `nodes` that group_load allows and
+  // `cache` does not hold yet (nor `locals` or the nodes themselves compute), into `out` before the
+  // group's element loop: each into the register
+  // array `array(type)` from element `offset` on, recorded in `cache` as that array's element
+  // `element` (what the element loop reads it as).
+  void group_loads(const std::vector<int>& nodes, int width, const std::map<int, std::string>& locals,
+                   BodyWriter::LoadCache& cache, const std::function<std::string(const std::string&)>& array,
+                   const std::string& offset, const std::string& element, const std::string& indent,
+                   std::string& out) const {
+    std::set<int> written;  // values of the element loop itself, never read from memory there
+    for (int i : nodes) written.insert(node(p, i).out);
+    for (int i : nodes) {
+      std::vector<ScalarExpr> found;
+      collect_loads(row_col_value(node(p, i), k.cols, ranges), found);
+      for (const ScalarExpr& l : found) {
+        const int b = l.buffer();
+        if (k.local.contains(b) || locals.contains(b) || written.contains(b) || !group_load(l, width)) continue;
+        std::string text = load_expr(l.dtype(), fmt::format("buf{}[{}]", b, cpp_index(l.index())));
+        if (cache.held.contains(text)) continue;
+        std::string name = array(compute_type(l.dtype()));
+        std::string base = cpp_index(l.index().substitute({{"col", loopir::Expr::var("col0")}}));
+        out += fmt::format(
+            "{0}{{\n{0}  const auto raw = k_load_vec<{1}, kAlign>(&buf{2}[{3}]);\n"
+            "#pragma unroll\n{0}  for (int u = 0; u < {1}; ++u) {4}[{5} + u] = {6};\n{0}}}\n",
+            indent, width, b, base, name, offset, load_expr(l.dtype(), "raw.v[u]"));
+        cache.held[text] = fmt::format("{}[{}]", name, element);
+      }
+    }
+  }
+
+  // The store of `value` into output `b` at (row, col): with vector groups, into its group's
+  // staging array (`staged`, stored by one vector store after the element loop, into `after`).
+  std::string element_store(int b, int width, const std::string& value, std::set<int>& staged,
+                            const std::string& indent, std::string& before, std::string& after) const {
+    const DType d = p.buffers[static_cast<size_t>(b)].dtype;
+    if (width == 1) return indent + store(p, b, fmt::format("row * {} + col", k.cols), value);
+    if (staged.insert(b).second) {
+      before += fmt::format("{}{} out{}[{}];\n", indent.substr(2), storage_type(d), b, width);
+      after += fmt::format("{}k_store_vec<{}, kAlign>(&buf{}[row * {} + col0], out{});\n", indent.substr(2), width, b,
+                           k.cols, b);
+    }
+    return fmt::format("{}out{}[v] = {};\n", indent, b, store_expr(d, value));
+  }
+
+  // Every element of the kernel by a grid-stride loop over vector groups (`width` elements at
+  // consecutive columns of one row, vector_width); each node's value at (row, col).
+  void pointwise(GeneratedKernel& gk, std::string& out, int width) {
+    const int64_t n = k.rows * k.cols, groups = n / width;
     gk.launch.block = kPointwiseBlock;
-    gk.launch.grid = std::min<int64_t>((n + kPointwiseBlock - 1) / kPointwiseBlock,
+    gk.launch.grid = std::min<int64_t>((groups + kPointwiseBlock - 1) / kPointwiseBlock,
                                        std::max(1, target.multiprocessors) * kBlocksPerMultiprocessor);
-    out += fmt::format(
-        "  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < {0}; i += "
-        "static_cast<int64_t>(gridDim.x) * blockDim.x) {{\n"
-        "    const int64_t row = i / {1}, col = i - row * {1};\n",
-        n, std::max<int64_t>(k.cols, 1));
     std::map<int, std::string> locals;
-    std::string body;
-    BodyWriter w = writer(locals, body, "    ", "t");
+    std::string body, before, after;
+    std::set<int> staged;
+    int arrays = 0;
+    BodyWriter::LoadCache group{{}, nullptr};
+    if (width > 1) {
+      auto array = [&](const std::string& type) {
+        before += fmt::format("    {} vec{}[{}];\n", type, arrays, width);
+        return fmt::format("vec{}", arrays++);
+      };
+      group_loads(k.nodes, width, locals, group, array, "0", "v", "    ", before);
+    }
+    BodyWriter w = writer(locals, body, "      ", "t");
+    w.set_load_cache(&group);
     for (int i : k.nodes) {
       const LoopNode& nd = node(p, i);
       w.set_origin(site_of(nd, k));
       std::string v = w.emit(row_col_value(nd, k.cols, ranges));
-      if (!k.local.contains(nd.out)) body += "    " + store(p, nd.out, fmt::format("row * {} + col", k.cols), v);
+      if (!k.local.contains(nd.out)) body += element_store(nd.out, width, v, staged, "      ", before, after);
       locals[nd.out] = v;
     }
-    out += body + "  }\n";
+    out += fmt::format(
+        "  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < {0}; i += "
+        "static_cast<int64_t>(gridDim.x) * blockDim.x) {{\n"
+        "    const int64_t row = i / {1}, col0 = (i - row * {1}) * {2};\n{3}"
+        "#pragma unroll\n"
+        "    for (int v = 0; v < {2}; ++v) {{\n"
+        "      const int64_t col = col0 + v;\n{4}    }}\n{5}  }}\n",
+        groups, std::max<int64_t>(k.cols / width, 1), width, before, body, after);
   }
 
-  // A block per row (grid-stride over the rows), its threads strided over the cols in each pass.
-  // A row of at most kRowInRegisters elements per thread stays in registers (the persistent form):
-  // each pass is an unrolled loop over the thread's elements, the loads of the row are kept in
-  // register arrays for the later passes, and so are the kernel-local values they read. A longer
-  // row is read again by each pass (from L2), and the local values a later pass reads are computed
-  // again there.
-  void rows(GeneratedKernel& gk, std::string& out) {
+  // A block per row (grid-stride over the rows), its threads strided over the row's vector groups
+  // (`width` consecutive columns each) in each pass. The block is the smallest power of two of
+  // threads (a warp at least) that covers the row with the target's row_elements_per_thread. A row
+  // of at most kRowInRegisters elements per thread stays in registers (the persistent form): each
+  // pass is an unrolled loop over the thread's elements, the loads of the row are kept in register
+  // arrays for the later passes, and so are the kernel-local values they read. A longer row is
+  // read again by each pass (from L2), and the local values a later pass reads are computed again
+  // there.
+  void rows(GeneratedKernel& gk, std::string& out, int width) {
     int block = 32;
-    while (block < k.cols && block < target.max_threads_per_block) block *= 2;
+    const int64_t elements = std::max(1, target.row_elements_per_thread);
+    while (block * elements < k.cols && block < target.max_threads_per_block) block *= 2;
     gk.launch.block = block;
     gk.launch.grid = std::min<int64_t>(k.rows, (int64_t{1} << 31) - 1);
-    const int64_t per_thread = std::max<int64_t>((k.cols + block - 1) / block, 1);
-    const bool persistent = per_thread <= kRowInRegisters;
+    const int64_t groups = std::max<int64_t>((k.cols / width + block - 1) / block, 1);
+    const bool persistent = groups * width <= kRowInRegisters;
     auto passes = row_passes(p, k);
     for (int i : k.nodes) {
       const LoopNode& nd = node(p, i);
@@ -123,19 +247,41 @@ struct KernelWriter {
     std::string arrays, text;  // the row's register arrays (persistent form), and the passes
     int kept = 0;
     BodyWriter::LoadCache loads{{}, [&](const std::string& type) {
-                                  arrays += fmt::format("    {} kept{}[{}];\n", type, kept, per_thread);
+                                  arrays += fmt::format("    {} kept{}[{}];\n", type, kept, groups * width);
                                   return fmt::format("kept{}[j]", kept++);
                                 }};
     std::map<int, std::string> locals;  // reductions of earlier passes, per row (and kept values)
     std::vector<int> recomputed;        // kernel-local pointwise nodes of earlier passes (not persistent)
-    const std::string indent = persistent ? "        " : "      ";
+    const std::string indent = persistent ? "          " : "        ";
+    int vectors = 0;  // the non-persistent form's vector load arrays
     for (size_t a = 0; a < passes.size(); ++a) {
       // Global stores of an earlier pass are read by other threads of the block.
       if (a > 0) text += "    __syncthreads();\n";
-      std::string body, after;
+      std::string body, after, group_before, group_after;
+      std::set<int> staged;
       std::map<int, std::string> pass_locals = locals;
       BodyWriter w = writer(pass_locals, body, indent, fmt::format("p{}_", a));
-      if (persistent) w.set_load_cache(&loads);
+      BodyWriter::LoadCache group_cache{{}, nullptr};
+      if (width > 1) {
+        std::vector<int> pass_nodes = recomputed;
+        pass_nodes.insert(pass_nodes.end(), passes[a].begin(), passes[a].end());
+        const std::string group_indent = indent.substr(2);
+        if (persistent) {
+          auto array = [&](const std::string& type) {
+            std::string kept_element = loads.keep(type);
+            return kept_element.substr(0, kept_element.find('['));
+          };
+          group_loads(pass_nodes, width, locals, loads, array, fmt::format("g * {}", width), "j", group_indent,
+                      group_before);
+        } else {
+          auto array = [&](const std::string& type) {
+            group_before += fmt::format("{}{} vec{}[{}];\n", group_indent, type, vectors, width);
+            return fmt::format("vec{}", vectors++);
+          };
+          group_loads(pass_nodes, width, locals, group_cache, array, "0", "v", group_indent, group_before);
+        }
+      }
+      w.set_load_cache(persistent ? &loads : &group_cache);
       for (int i : recomputed) {
         const LoopNode& nd = node(p, i);
         w.set_origin(site_of(nd, k));
@@ -148,7 +294,7 @@ struct KernelWriter {
         std::string v = w.emit(row_col_value(nd, k.cols, ranges));
         if (nd.reduce == ReduceKind::None) {
           bool local = k.local.contains(nd.out);
-          if (!local) body += indent + store(p, nd.out, fmt::format("row * {} + col", k.cols), v);
+          if (!local) body += element_store(nd.out, width, v, staged, indent, group_before, group_after);
           pass_locals[nd.out] = v;
           if (local && persistent) {
             std::string keep = loads.keep(compute_type(dtype));
@@ -171,17 +317,27 @@ struct KernelWriter {
           after += fmt::format("    if (threadIdx.x == 0) {}", store(p, nd.out, "row", fmt::format("v{}", nd.out)));
         locals[nd.out] = fmt::format("v{}", nd.out);
       }
+      // The group's elements at col0 + v; j numbers the thread's elements of the row (the register
+      // arrays' index, persistent form).
+      const std::string element = persistent ? fmt::format("{}const int j = g * {} + v;\n", indent, width) : "";
+      const std::string group = fmt::format(
+          "{0}"
+          "#pragma unroll\n"
+          "{1}for (int v = 0; v < {2}; ++v) {{\n"
+          "{1}  const int64_t col = col0 + v;\n{3}{4}{1}}}\n{5}",
+          group_before, indent.substr(2), width, element, body, group_after);
       if (persistent) {
         text += fmt::format(
             "#pragma unroll\n"
-            "    for (int j = 0; j < {0}; ++j) {{\n"
-            "      const int64_t col = threadIdx.x + j * {1};\n"
-            "      if (col < {2}) {{\n{3}      }}\n"
-            "    }}\n{4}",
-            per_thread, block, k.cols, body, after);
+            "    for (int g = 0; g < {0}; ++g) {{\n"
+            "      const int64_t col0 = (threadIdx.x + g * {1}) * {2};\n"
+            "      if (col0 < {3}) {{\n{4}      }}\n"
+            "    }}\n{5}",
+            groups, block, width, k.cols, group, after);
       } else {
-        text += fmt::format("    for (int64_t col = threadIdx.x; col < {}; col += blockDim.x) {{\n{}    }}\n{}", k.cols,
-                            body, after);
+        text += fmt::format(
+            "    for (int64_t col0 = threadIdx.x * {0}; col0 < {1}; col0 += blockDim.x * {0}) {{\n{2}    }}\n{3}",
+            width, k.cols, group, after);
       }
     }
     out += fmt::format("  for (int64_t row = blockIdx.x; row < {}; row += gridDim.x) {{\n{}{}  }}\n", k.rows, arrays,
@@ -190,14 +346,17 @@ struct KernelWriter {
 
   // Reduced dim outside (the kernel's rows are the outputs, its cols the reduced elements): a block
   // takes tiles of 32 outputs, a lane per output (adjacent outputs are adjacent in memory: the
-  // warp's loads coalesce), and kColumnSlices warps split each output's cols; the slices' partials
-  // are combined in slice order through shared memory (deterministic).
+  // warp's loads coalesce), and its warps (slices) split each output's cols: as many as fill the
+  // GPU's resident warps with the tiles there are (1 to 32). The slices' partials are combined in
+  // slice order through shared memory (deterministic for a target).
   void column_reduction(GeneratedKernel& gk, std::string& out) {
-    constexpr int kSlices = 16;
     const LoopNode& nd = node(p, k.nodes[0]);
     const DType dtype = p.buffers[static_cast<size_t>(nd.out)].dtype;
     const int64_t tiles = (k.rows + 31) / 32;
-    gk.launch.block = 32 * kSlices;
+    const int64_t resident_warps = std::max(1, target.multiprocessors) * kResidentThreads / 32;
+    int slices = 1;
+    while (slices < 32 && tiles * slices < resident_warps && slices < k.cols) slices *= 2;
+    gk.launch.block = 32 * slices;
     gk.launch.grid = std::min<int64_t>(tiles, std::max(1, target.multiprocessors) * kBlocksPerMultiprocessor);
     std::string body, t = accumulator_type(nd.reduce, dtype);
     std::map<int, std::string> no_locals;
@@ -214,6 +373,7 @@ struct KernelWriter {
         "    const int64_t row = tile * 32 + lane;\n"
         "    {1} acc = {2};\n"
         "    if (row < {0}) {{\n"
+        "#pragma unroll 4\n"
         "      for (int64_t col = slice; col < {3}; col += {8}) {{\n{4}"
         "        acc = {5}(acc, static_cast<{1}>({6}));\n"
         "      }}\n"
@@ -228,7 +388,7 @@ struct KernelWriter {
         "    __syncthreads();\n"
         "  }}\n",
         k.rows, t, reduce_init(nd.reduce, dtype, *target.dialect), k.cols, body, combine, v,
-        store(p, nd.out, "row", fmt::format("static_cast<{}>({})", compute_type(dtype), result)), kSlices, tiles);
+        store(p, nd.out, "row", fmt::format("static_cast<{}>({})", compute_type(dtype), result)), slices, tiles);
   }
 };
 
@@ -243,27 +403,54 @@ void write_kernel(const loopir::Program& p, const Kernel& k, const Target& targe
     for (int b : n.reads()) used.insert(b);
     used.insert(n.out);
   }
-  std::vector<std::string> params;
+  std::vector<std::string> params, in_params, args;  // in_params: the aligned path's (in0, in1, ...)
   for (int b : used) {
     if (k.local.contains(b)) continue;
     gk.buffers.push_back(b);
-    params.push_back(fmt::format("{}* __restrict__ buf{}", storage_type(p.buffers[static_cast<size_t>(b)].dtype), b));
+    const std::string type = storage_type(p.buffers[static_cast<size_t>(b)].dtype);
+    params.push_back(fmt::format("{}* __restrict__ buf{}", type, b));
+    in_params.push_back(fmt::format("{}* __restrict__ in{}", type, b));
+    args.push_back(fmt::format("buf{}", b));
   }
   params.push_back("int* kiln_status");
+  in_params.push_back("int* kiln_status");
   std::string body;
   KernelWriter w{p, k, target, sites};
   bool reduces =
       std::any_of(k.nodes.begin(), k.nodes.end(), [&](int i) { return node(p, i).reduce != ReduceKind::None; });
+  int width = 1;
   if (!reduces) {
-    w.pointwise(gk, body);
+    width = vector_width(p, k);
+    w.pointwise(gk, body, width);
   } else if (k.nodes.size() == 1 && is_column_reduction(node(p, k.nodes[0]), k.rows, k.cols)) {
     w.column_reduction(gk, body);
   } else {
-    w.rows(gk, body);
+    width = vector_width(p, k);
+    w.rows(gk, body, width);
   }
   if (k.rows * k.cols == 0 && !reduces) gk.launch.grid = 0;
-  out += fmt::format("\nextern \"C\" __global__ void __launch_bounds__({}) {}({}) {{\n{}}}\n", gk.launch.block, k.name,
-                     fmt::join(params, ", "), body);
+  const std::string signature = fmt::format("{}", fmt::join(params, ", "));
+  if (width == 1 || args.empty()) {
+    out += fmt::format("\nextern \"C\" __global__ void __launch_bounds__({}) {}({}) {{\n{}}}\n", gk.launch.block,
+                       k.name, signature, body);
+    return;
+  }
+  // Vector groups: the body twice, once where every buffer is 16-byte aligned (told to the
+  // compiler, which then issues a group's adjacent accesses as vector loads and stores), once for
+  // buffers that are not (views at odd offsets).
+  std::string aligned;
+  for (int b : gk.buffers) {
+    const std::string type = storage_type(p.buffers[static_cast<size_t>(b)].dtype);
+    aligned += fmt::format("  {0}* __restrict__ buf{1} = static_cast<{0}*>(__builtin_assume_aligned(in{1}, kAlign));\n",
+                           type, b);
+  }
+  const std::string call_args = fmt::format("{}, kiln_status", fmt::join(args, ", "));
+  out += fmt::format(
+      "\ntemplate <int kAlign>\n__device__ __forceinline__ void {0}_body({1}) {{\n{2}{3}}}\n"
+      "extern \"C\" __global__ void __launch_bounds__({4}) {0}({5}) {{\n"
+      "  if (k_aligned<{8}>({7})) {0}_body<{8}>({6});\n"
+      "  else {0}_body<1>({6});\n}}\n",
+      k.name, fmt::join(in_params, ", "), aligned, body, gk.launch.block, signature, call_args, fmt::join(args, ", "), kVectorBytes);
 }
 
 }  // namespace

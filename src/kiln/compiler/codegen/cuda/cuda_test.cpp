@@ -79,12 +79,40 @@ TEST(CudaCodegen, RowKernelsCompile) {
   for (const auto& k : g.kernels) {
     if (k.name.find("exp") == std::string::npos) continue;
     softmax_seen = true;
-    EXPECT_EQ(k.launch.block, 1024) << k.name;  // the smallest power of two over 1500 cols, at most 1024
-    EXPECT_EQ(k.launch.grid, 6) << k.name;      // a block per row
+    // The smallest power of two of threads that covers 1500 cols with 16 elements each.
+    EXPECT_EQ(k.launch.block, 128) << k.name;
+    EXPECT_EQ(k.launch.grid, 6) << k.name;  // a block per row
   }
   EXPECT_TRUE(softmax_seen) << g.code;
   EXPECT_NE(g.code.find("k_block_reduce("), std::string::npos) << g.code;
   EXPECT_NE(g.code.find("__syncthreads();"), std::string::npos) << g.code;
+  // 1500 = 4 * 375: groups of 4 floats, one vector load of the row each (into the register array
+  // the later passes read), where every buffer is 16-byte aligned.
+  EXPECT_NE(g.code.find("k_load_vec<4, kAlign>(&buf0[(col0 + (1500 * row))])"), std::string::npos) << g.code;
+  EXPECT_NE(g.code.find("if (k_aligned<16>(buf0, "), std::string::npos) << g.code;
+  EXPECT_NE(g.code.find("_body<1>("), std::string::npos) << "a path for unaligned buffers:\n" << g.code;
+}
+
+std::vector<Tensor> gather_rows_fn(const std::vector<Tensor>& in) {
+  Tensor x = in[0];
+  return {softmax(add(x, x.transpose(0, 1)), -1), sum(x, {1}), mul(x, in[1])};
+}
+
+TEST(CudaCodegen, OnlyConsecutiveAlignedElementsAreLoadedAsVectors) {
+  // 1501 cols: not a multiple of any vector width, so elements one by one and no aligned path.
+  GeneratedSource odd = cuda_source(&rows_fn, {randn({6, 1501}), randn({1501}), randn({1501})});
+  EXPECT_EQ(odd.code.find("k_load_vec"), std::string::npos) << odd.code;
+  EXPECT_EQ(odd.code.find("k_aligned"), std::string::npos) << odd.code;
+  // A transposed operand (stride 64 along col) is read element by element in the same group as a
+  // vector load of the other; bfloat16 groups are 8 wide (16 bytes).
+  GeneratedSource square = cuda_source(&gather_rows_fn, {randn({64, 64}), randn({64})});
+  EXPECT_NE(square.code.find("k_load_vec<4, kAlign>(&buf0[(col0 + (64 * row))])"), std::string::npos)
+      << square.code;
+  EXPECT_NE(square.code.find("buf0[((64 * col) + row)]"), std::string::npos) << square.code;
+  GeneratedSource half = cuda_source(&gather_rows_fn, {randn({64, 64}).to(DType::BFloat16),
+                                                       randn({64}).to(DType::BFloat16)});
+  EXPECT_NE(half.code.find("k_load_vec<8, kAlign>"), std::string::npos) << half.code;
+  EXPECT_NE(half.code.find("k_store_vec<8, kAlign>"), std::string::npos) << half.code;
 }
 
 std::vector<Tensor> columns_fn(const std::vector<Tensor>& in) {
@@ -104,7 +132,8 @@ TEST(CudaCodegen, ColumnReductionsRunAloneOnTheGpu) {
     }
   }
   GeneratedSource g = cuda_source(&columns_fn, {randn({64, 48})});
-  EXPECT_NE(g.code.find("for (int64_t col = slice; col < 64; col += 16)"), std::string::npos) << g.code;
+  // 2 tiles of 32 outputs: 32 slices (warps) split each output's 64 elements, to fill the GPU.
+  EXPECT_NE(g.code.find("for (int64_t col = slice; col < 64; col += 32)"), std::string::npos) << g.code;
 }
 
 std::vector<Tensor> empty_fn(const std::vector<Tensor>& in) { return {exp(in[0]), sum(in[0], {1})}; }

@@ -107,8 +107,13 @@ template <class T> __device__ inline T k_remainder(T a, T b) {  // floating poin
   return (r != T(0) && ((r < T(0)) != (b < T(0)))) ? r + b : r;
 }
 
+// Squares and cubes are products, as eager's pow by a scalar computes them (and a square is
+// exactly the correctly rounded pow); CUDA's pow is a long polynomial that a constant exponent
+// does not shorten. Other exponents: CUDA's pow.
 template <class T> __device__ inline T k_pow(T a, T b) {
   if constexpr (k_is_float<T>()) {
+    if (b == T(2)) return a * a;
+    if (b == T(3)) return a * a * a;
     return pow(a, b);
   } else {
     if (b < T(0)) return a == T(1) ? T(1) : (a == T(-1) ? T(b % 2 == 0 ? 1 : -1) : T(0));
@@ -121,6 +126,36 @@ template <class T> __device__ inline T k_pow(T a, T b) {
 }
 
 __device__ inline int64_t k_opaque(int64_t i) { return i; }
+
+// Whether every pointer is a multiple of `Bytes` (a kernel's vector path, codegen/cuda/cuda.cpp).
+template <int Bytes, class... P> __device__ inline bool k_aligned(P*... p) {
+  return ((reinterpret_cast<uint64_t>(p) | ... | uint64_t{0}) % Bytes) == 0;
+}
+
+// N consecutive elements at p, one vector access where p is aligned to the vector (`Align` bytes
+// known), else N scalar ones.
+template <class T, int N> struct alignas(sizeof(T) * N) k_vec { T v[N]; };
+template <int N, int Align, class T> __device__ inline k_vec<T, N> k_load_vec(const T* p) {
+  if constexpr (Align % (sizeof(T) * N) == 0) {
+    return *reinterpret_cast<const k_vec<T, N>*>(p);
+  } else {
+    k_vec<T, N> r;
+#pragma unroll
+    for (int i = 0; i < N; ++i) r.v[i] = p[i];
+    return r;
+  }
+}
+template <int N, int Align, class T> __device__ inline void k_store_vec(T* p, const T (&values)[N]) {
+  if constexpr (Align % (sizeof(T) * N) == 0) {
+    k_vec<T, N> r;
+#pragma unroll
+    for (int i = 0; i < N; ++i) r.v[i] = values[i];
+    *reinterpret_cast<k_vec<T, N>*>(p) = r;
+  } else {
+#pragma unroll
+    for (int i = 0; i < N; ++i) p[i] = values[i];
+  }
+}
 
 __device__ inline float k_from_bf16(uint16_t b) { return __uint_as_float(static_cast<uint32_t>(b) << 16); }
 __device__ inline uint16_t k_to_bf16(float f) {
