@@ -263,7 +263,9 @@ class Checker {
     for (size_t k = 0; k < cv.size(); ++k) {
       std::string kind;
       if (cv.integral) {
-        bool as_float64 = last_bit && rv && rv->integral && rv->i[k] == cv.i[k];
+        // A float64 program has no more precise reference than its own runs: there a value decided
+        // by last bits is not compared (an argmin of two outputs equal in exact arithmetic).
+        bool as_float64 = last_bit && ((rv && rv->integral && rv->i[k] == cv.i[k]) || loosest == DType::Float64);
         if (cv.i[k] != ev.i[k] && !as_float64) kind = "compiled-vs-eager", ++bad_eager;
         else if (tv && tv->i[k] != cv.i[k] && !discrete_outputs_diverge_from_torch())
           kind = "compiled-vs-torch", ++bad_torch;
