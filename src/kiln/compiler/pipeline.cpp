@@ -176,7 +176,8 @@ CompiledGraph run_pipeline(graph::Graph& g, bool build, PipelineOptions options)
         [&] {
           BuiltCode built = target.build(c.source, target, BuildPlan{c.source.kernel_offsets, options.build_progress});
           c.library = std::move(built.library);
-          c.cubin = std::move(built.cubin);
+          c.cubins = std::move(built.cubins);
+          c.cubin_kernels = std::move(built.cubin_kernels);
           return std::string();
         },
         [&] { return std::string(); }, [] {});

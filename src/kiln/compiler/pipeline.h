@@ -25,9 +25,11 @@ struct CompiledGraph {
   MemoryPlan plan;
   GeneratedSource source;
   const Target* target = nullptr;  // what the code was generated for
-  // What the build made: the CPU target's loaded shared object, or the CUDA target's cubin.
+  // What the build made: the CPU target's loaded shared object, or the CUDA target's cubins (image i
+  // holds the next cubin_kernels[i] kernels).
   std::shared_ptr<Library> library;
-  std::string cubin;
+  std::vector<std::string> cubins;
+  std::vector<size_t> cubin_kernels;
 };
 
 struct PipelineOptions {

@@ -9,6 +9,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "kiln/compiler/codegen/build.h"
 #include "kiln/compiler/codegen/cpp.h"
@@ -18,10 +19,13 @@
 
 namespace kiln::compiler {
 
-// What a build made: a loaded shared object (CPU) or a cubin image (CUDA), for the runtime's launcher.
+// What a build made, for the runtime's launcher: a loaded shared object (CPU), or cubin images
+// (CUDA), each of a part of the source compiled on its own: image i holds the next
+// cubin_kernels[i] kernels, in order.
 struct BuiltCode {
   std::shared_ptr<Library> library;
-  std::string cubin;
+  std::vector<std::string> cubins;
+  std::vector<size_t> cubin_kernels;
   bool from_cache = false;
 };
 

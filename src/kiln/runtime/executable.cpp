@@ -32,9 +32,17 @@ Executable::Executable(std::vector<graph::TensorMeta> inputs, compiler::Compiled
     for (const auto& k : source_.kernels) kernels_.push_back(reinterpret_cast<KernelFn>(library_->symbol(k.name)));
     return;
   }
-  KILN_CHECK_KIND(!compiled.cubin.empty(), ErrorKind::Internal, "compiled function: the pipeline built no cubin");
-  module_ = std::make_shared<cuda::Module>(device_.index, compiled.cubin);
-  for (const auto& k : source_.kernels) functions_.push_back(module_->function(k.name));
+  KILN_CHECK_KIND(!compiled.cubins.empty() && compiled.cubins.size() == compiled.cubin_kernels.size(),
+                  ErrorKind::Internal, "compiled function: the pipeline built no cubin");
+  size_t kernel = 0;
+  for (size_t i = 0; i < compiled.cubins.size(); ++i) {
+    modules_.push_back(std::make_shared<cuda::Module>(device_.index, compiled.cubins[i]));
+    for (size_t end = kernel + compiled.cubin_kernels[i]; kernel < end && kernel < source_.kernels.size(); ++kernel) {
+      functions_.push_back(modules_.back()->function(source_.kernels[kernel].name));
+    }
+  }
+  KILN_CHECK_KIND(functions_.size() == source_.kernels.size(), ErrorKind::Internal,
+                  "compiled function: the cubins hold {} of its {} kernels", functions_.size(), source_.kernels.size());
 }
 
 void Executable::fail(const std::string& kernel, int status) const {
@@ -159,7 +167,8 @@ std::vector<Tensor> Executable::run(std::span<const Tensor> inputs) const {
       args.push_back(reports ? status_word.data_ptr() : nullptr);
       params.clear();
       for (void*& a : args) params.push_back(&a);
-      if (gk.launch.grid > 0) module_->launch(functions_[kernel], gk.launch.grid, gk.launch.block, params.data());
+      // Any module launches on its device (the function carries its own module).
+      if (gk.launch.grid > 0) modules_.front()->launch(functions_[kernel], gk.launch.grid, gk.launch.block, params.data());
       ++kernel;
       continue;
     }

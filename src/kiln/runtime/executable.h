@@ -46,7 +46,7 @@ class Executable {
   compiler::MemoryPlan plan_;
   Device device_;
   std::vector<KernelFn> kernels_;  // CPU: per kernel of the schedule, in order
-  std::shared_ptr<cuda::Module> module_;
+  std::vector<std::shared_ptr<cuda::Module>> modules_;  // CUDA: the cubins' modules
   std::vector<cuda::CUfunction> functions_;  // CUDA: per kernel of the schedule, in order
 };
 

@@ -422,39 +422,24 @@ std::string vectorization_report(const std::string& source) {
 namespace {
 
 // One translation unit of a split build and the kernels it holds.
-struct Part {
-  std::string source;
-  size_t kernels = 0;
-};
-
-// The source as parts of about equal text, each the prelude plus consecutive kernels; one part
-// when there is no plan, a single kernel, or a single hardware thread. With `precompiled`, the
-// prelude comes from its precompiled header (-include), and a #line directive takes its place in
-// each part, so that line numbers stay the source's.
-std::vector<Part> split(const std::string& source, const BuildPlan& plan, bool precompiled) {
+// The source as parts for the C++ compiler: one per hardware thread, two kernels a part at least
+// (each part repeats the prelude, which takes g++ a while). With `precompiled`, the prelude comes
+// from its precompiled header (-include), and a #line directive takes its place in each part, so
+// that line numbers stay the source's.
+std::vector<SourcePart> split(const std::string& source, const BuildPlan& plan, bool precompiled) {
   const auto& at = plan.kernel_offsets;
-  if (at.empty()) return {Part{source, 0}};
-  std::string prelude = source.substr(0, at.front());
-  if (precompiled) prelude = fmt::format("#line {}\n", 1 + std::count(prelude.begin(), prelude.end(), '\n'));
-  size_t threads = std::max(1u, std::thread::hardware_concurrency());
-  size_t count = std::min(threads, at.size() / 2);  // two kernels a part at least: each repeats the prelude
-  if (count <= 1) return {Part{prelude + source.substr(at.front()), at.size()}};
-  size_t target = (source.size() - at.front()) / count + 1;
-  std::vector<Part> parts(1, Part{prelude, 0});
-  for (size_t k = 0; k < at.size(); ++k) {
-    size_t end = k + 1 < at.size() ? at[k + 1] : source.size();
-    if (parts.back().kernels > 0 && parts.back().source.size() - prelude.size() >= target) {
-      parts.push_back(Part{prelude, 0});
-    }
-    parts.back().source.append(source, at[k], end - at[k]);
-    ++parts.back().kernels;
+  if (at.empty()) return {SourcePart{source, 0}};
+  std::optional<std::string> prelude;
+  if (precompiled) {
+    prelude = fmt::format("#line {}\n", 1 + std::count(source.begin(), source.begin() + static_cast<long>(at.front()), '\n'));
   }
-  return parts;
+  size_t threads = std::max(1u, std::thread::hardware_concurrency());
+  return split_source(source, at, std::min(threads, at.size() / 2), prelude);
 }
 
 // Compiles `parts` (in parallel when there are several) into the shared object `out`; `base` names
 // the temporary files.
-void build_parts(const std::vector<Part>& parts, const std::string& command, const std::string& base,
+void build_parts(const std::vector<SourcePart>& parts, const std::string& command, const std::string& base,
                  const std::string& out, const std::function<void(size_t, size_t)>& progress) {
   std::error_code ec;
   size_t total = 0;
@@ -530,6 +515,25 @@ std::string cached_bytes(const std::string& key, const std::string& suffix, cons
   fs::rename(tmp, path, ec);
   KILN_CHECK(!ec, "compile: cannot move {} into the cache: {}", tmp, ec.message());
   return bytes;
+}
+
+std::vector<SourcePart> split_source(const std::string& source, const std::vector<size_t>& kernel_offsets,
+                                     size_t count, const std::optional<std::string>& prelude) {
+  const auto& at = kernel_offsets;
+  if (at.empty()) return {SourcePart{source, 0}};
+  const std::string head = prelude ? *prelude : source.substr(0, at.front());
+  if (count <= 1) return {SourcePart{head + source.substr(at.front()), at.size()}};
+  size_t target = (source.size() - at.front()) / count + 1;
+  std::vector<SourcePart> parts(1, SourcePart{head, 0});
+  for (size_t k = 0; k < at.size(); ++k) {
+    size_t end = k + 1 < at.size() ? at[k + 1] : source.size();
+    if (parts.back().kernels > 0 && parts.back().source.size() - head.size() >= target) {
+      parts.push_back(SourcePart{head, 0});
+    }
+    parts.back().source.append(source, at[k], end - at[k]);
+    ++parts.back().kernels;
+  }
+  return parts;
 }
 
 std::shared_ptr<Library> compile_cpp(const std::string& source, const BuildPlan& plan) {

@@ -12,6 +12,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,18 @@ struct BuildPlan {
   std::vector<size_t> kernel_offsets;
   std::function<void(size_t done, size_t total)> progress;
 };
+
+// A part of a generated source for a parallel build: the prelude, then consecutive kernels.
+struct SourcePart {
+  std::string source;
+  size_t kernels = 0;
+};
+
+// `source` (kernels starting at `kernel_offsets`) as at most `count` parts of about equal text, each
+// the prelude (or `prelude`, when given, in its place) plus consecutive kernels; one part when
+// there are no offsets or `count` is 1 or less.
+std::vector<SourcePart> split_source(const std::string& source, const std::vector<size_t>& kernel_offsets,
+                                     size_t count, const std::optional<std::string>& prelude = std::nullopt);
 
 // A loaded shared object; symbols stay valid while it lives.
 class Library {

@@ -7,8 +7,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <thread>
+
 #include "kiln/compiler/codegen/codegen_testing.h"
 #include "kiln/compiler/codegen/cuda/build_cuda.h"
+#include "kiln/compiler/target.h"
 #include "kiln/cuda/nvrtc.h"
 #include "kiln/ops/api.h"
 
@@ -134,6 +138,25 @@ TEST(CudaCodegen, ColumnReductionsRunAloneOnTheGpu) {
   GeneratedSource g = cuda_source(&columns_fn, {randn({64, 48})});
   // 2 tiles of 32 outputs: 32 slices (warps) split each output's 64 elements, to fill the GPU.
   EXPECT_NE(g.code.find("for (int64_t col = slice; col < 64; col += 32)"), std::string::npos) << g.code;
+}
+
+// The target's builder compiles the source in parts at once (one per hardware thread at most),
+// each part's cubin holding the next kernels in order.
+TEST(CudaCodegen, PartsOfASourceCompileAtOnce) {
+  testing::Compiled c = testing::compiled(&columns_fn, {randn({64, 48})}, &sm90());
+  GeneratedSource g = generate_cuda(c.program, c.schedule, sm90());
+  ASSERT_GE(g.kernels.size(), 2u) << g.code;
+  BuiltCode b = sm90().build(g, sm90(), BuildPlan{g.kernel_offsets, {}});
+  ASSERT_EQ(b.cubins.size(), b.cubin_kernels.size());
+  size_t threads = std::max(1u, std::thread::hardware_concurrency());
+  EXPECT_EQ(b.cubins.size(), std::min(threads, g.kernels.size()));
+  size_t kernels = 0;
+  for (size_t i = 0; i < b.cubins.size(); ++i) {
+    EXPECT_EQ(b.cubins[i].substr(0, 4), std::string("\x7f" "ELF", 4)) << i;
+    EXPECT_GE(b.cubin_kernels[i], 1u) << i;
+    kernels += b.cubin_kernels[i];
+  }
+  EXPECT_EQ(kernels, g.kernels.size());
 }
 
 std::vector<Tensor> empty_fn(const std::vector<Tensor>& in) { return {exp(in[0]), sum(in[0], {1})}; }
