@@ -83,6 +83,31 @@ TEST(CompiledCuda, RowReductionsMatchEager) {
   }
 }
 
+// A full reduction, and rows too few to fill the GPU, are split among blocks (two-stage): the last
+// block of a row combines the partials and zeroes the row's arrival count, so a second call of the
+// same compiled function gives the same results.
+TEST(CompiledCuda, FullReductionsSplitAmongBlocks) {
+  if (!have_gpu()) GTEST_SKIP() << device_unavailable_reason(DeviceType::CUDA);
+  manual_seed(9);
+  Fn fn = [](const std::vector<Tensor>& in) {
+    Tensor x = in[0], rows = in[1];
+    return std::vector<Tensor>{sum(x),          mean(x), amax(x), sum(x.to(DType::Int32)), sum(rows, {1}),
+                               amin(rows, {1}), mean(rows.to(DType::BFloat16), {1})};
+  };
+  std::vector<Tensor> inputs = {mul(randn({1 << 22}), 10.0), randn({3, 300001})};
+  std::vector<Tensor> want = fn(inputs);
+  auto compiled = compile(fn);
+  std::vector<Tensor> on_gpu = {inputs[0].to(kCuda), inputs[1].to(kCuda)};
+  for (int call = 0; call < 2; ++call) {
+    std::vector<Tensor> got = compiled(on_gpu);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i) {
+      expect_close(got[i].cpu(), want[i], i == 6 ? 1e-2 : 1e-5, i == 6 ? 1e-2 : 1e-2,
+                   "call " + std::to_string(call) + " output " + std::to_string(i));
+    }
+  }
+}
+
 TEST(CompiledCuda, ColumnReductionsMatchEager) {
   if (!have_gpu()) GTEST_SKIP() << device_unavailable_reason(DeviceType::CUDA);
   manual_seed(6);

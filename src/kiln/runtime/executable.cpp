@@ -43,6 +43,17 @@ Executable::Executable(std::vector<graph::TensorMeta> inputs, compiler::Compiled
   }
   KILN_CHECK_KIND(functions_.size() == source_.kernels.size(), ErrorKind::Internal,
                   "compiled function: the cubins hold {} of its {} kernels", functions_.size(), source_.kernels.size());
+  // Kernels that keep state between their blocks (split rows' partials and counts): zeroed once,
+  // left zeroed by every launch, at one address for the executable's life.
+  for (const auto& k : source_.kernels) {
+    Tensor w;
+    if (k.workspace_bytes > 0) {
+      w = empty({k.workspace_bytes}, TensorOptions(DType::UInt8).device(device_));
+      std::vector<uint8_t> zeros(static_cast<size_t>(k.workspace_bytes), 0);
+      copy_bytes(w.data_ptr(), device_, zeros.data(), Device(DeviceType::CPU), zeros.size(), "kernel workspace");
+    }
+    workspaces_.push_back(std::move(w));
+  }
 }
 
 void Executable::fail(const std::string& kernel, int status) const {
@@ -165,6 +176,7 @@ std::vector<Tensor> Executable::run(std::span<const Tensor> inputs) const {
         continue;
       }
       args.push_back(reports ? status_word.data_ptr() : nullptr);
+      if (gk.workspace_bytes > 0) args.push_back(workspaces_[kernel].data_ptr());
       params.clear();
       for (void*& a : args) params.push_back(&a);
       // Any module launches on its device (the function carries its own module).

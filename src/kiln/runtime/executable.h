@@ -47,6 +47,7 @@ class Executable {
   Device device_;
   std::vector<KernelFn> kernels_;  // CPU: per kernel of the schedule, in order
   std::vector<std::shared_ptr<cuda::Module>> modules_;  // CUDA: the cubins' modules
+  std::vector<Tensor> workspaces_;                       // CUDA: per kernel, its workspace (if any)
   std::vector<cuda::CUfunction> functions_;  // CUDA: per kernel of the schedule, in order
 };
 

@@ -26,6 +26,10 @@ struct GeneratedKernel {
   // kernel sets to the (1-based) error site that failed, if any.
   std::vector<int> buffers;
   LaunchConfig launch;
+  // CUDA: bytes of device memory the kernel keeps between its blocks (a split row's partial
+  // results and arrival counters), passed after the status word; zeroed once, and left zeroed by
+  // every launch. 0: none, and no such argument.
+  int64_t workspace_bytes = 0;
 };
 
 struct GeneratedSource {

@@ -110,6 +110,15 @@ bool linear_in_col(const loopir::Expr& e) {
   }
 }
 
+// A reduction of a row kernel whose rows are split among blocks: its output buffer, accumulator
+// type, combining functor and initial value, result type, mean divisor and output dtype.
+struct SplitReduction {
+  int out;
+  std::string type, combine, init, result_type;
+  double divisor;
+  DType dtype;
+};
+
 struct KernelWriter {
   const loopir::Program& p;
   const Kernel& k;
@@ -221,6 +230,49 @@ struct KernelWriter {
         groups, std::max<int64_t>(k.cols / width, 1), width, before, body, after);
   }
 
+  // The split form's end of a row's chunk (rows()): the block's partial results into the
+  // workspace (after the arrival counts, one per row), then the last block of the row combines
+  // them in split order and stores the results.
+  std::string split_epilogue(GeneratedKernel& gk, const std::vector<SplitReduction>& reductions,
+                             int64_t splits) const {
+    const int64_t counters = (k.rows * 4 + 7) / 8 * 8, slots = k.rows * splits;
+    gk.workspace_bytes = counters + static_cast<int64_t>(reductions.size()) * slots * 8;
+    std::string partials, combine, results;
+    for (size_t r = 0; r < reductions.size(); ++r) {
+      const auto& red = reductions[r];
+      const std::string part = fmt::format("reinterpret_cast<{}*>(kiln_workspace + {})", red.type,
+                                           counters + static_cast<int64_t>(r) * slots * 8);
+      partials += fmt::format(
+          "    {{\n      const {0} partial = k_block_reduce(acc{1}, {2}, shared{1});\n"
+          "      if (threadIdx.x == 0) {3}[row * {4} + split] = partial;\n    }}\n",
+          red.type, red.out, red.combine, part, splits);
+      std::string total = fmt::format("k_block_reduce(total{}, {}, shared{})", red.out, red.combine, red.out);
+      if (red.divisor != 1.0) total = fmt::format("({} / {})", total, divisor(red.divisor, red.type, red.dtype));
+      combine += fmt::format(
+          "      {0} total{1} = {2};\n"
+          "      for (int64_t s = threadIdx.x; s < {3}; s += blockDim.x)\n"
+          "        total{1} = {4}(total{1}, static_cast<const volatile {0}*>({5})[row * {3} + s]);\n"
+          "      const {6} v{1} = static_cast<{6}>({7});\n",
+          red.type, red.out, red.init, splits, red.combine, part, red.result_type, total);
+      if (!k.local.contains(red.out))
+        combine += fmt::format("      if (threadIdx.x == 0) {}", store(p, red.out, "row", fmt::format("v{}", red.out)));
+    }
+    return fmt::format(
+        "{0}"
+        "    unsigned* arrived = reinterpret_cast<unsigned*>(kiln_workspace);\n"
+        "    if (threadIdx.x == 0) {{\n"
+        "      __threadfence();  // the partials are seen before the count\n"
+        "      last = atomicAdd(&arrived[row], 1u) == {1}u;\n"
+        "    }}\n"
+        "    __syncthreads();\n"
+        "    if (last) {{\n"
+        "      __threadfence();\n{2}"
+        "      if (threadIdx.x == 0) arrived[row] = 0;\n"
+        "    }}\n"
+        "    __syncthreads();  // `last` and the shared values are read before the next task writes them\n",
+        partials, splits - 1, combine);
+  }
+
   // A block per row (grid-stride over the rows), its threads strided over the row's vector groups
   // (`width` consecutive columns each) in each pass. The block is the smallest power of two of
   // threads (a warp at least) that covers the row with the target's row_elements_per_thread. A row
@@ -229,15 +281,31 @@ struct KernelWriter {
   // arrays for the later passes, and so are the kernel-local values they read. A longer row is
   // read again by each pass (from L2), and the local values a later pass reads are computed again
   // there.
+  //
+  // Too few rows to fill the GPU (a full reduction is one row), each long, and a single pass of
+  // reductions: each row is split among blocks, `splits` of them (two-stage, deterministic). A
+  // block reduces its chunk of the row and writes its partial results to the kernel's workspace;
+  // the last block of the row to arrive (an atomic count) combines the partials in chunk order and
+  // stores the results, then zeroes the count for the next launch.
   void rows(GeneratedKernel& gk, std::string& out, int width) {
     int block = 32;
     const int64_t elements = std::max(1, target.row_elements_per_thread);
     while (block * elements < k.cols && block < target.max_threads_per_block) block *= 2;
-    gk.launch.block = block;
-    gk.launch.grid = std::min<int64_t>(k.rows, (int64_t{1} << 31) - 1);
-    const int64_t groups = std::max<int64_t>((k.cols / width + block - 1) / block, 1);
-    const bool persistent = groups * width <= kRowInRegisters;
     auto passes = row_passes(p, k);
+    int64_t splits = 1;
+    const int64_t resident_blocks = std::max(1, target.multiprocessors) * kResidentThreads / block;
+    if (passes.size() == 1 && k.rows > 0 && k.rows < resident_blocks) {
+      splits = std::min(k.cols / (block * elements), (resident_blocks + k.rows - 1) / k.rows);
+      splits = std::max<int64_t>(splits, 1);
+    }
+    const int64_t tasks = k.rows * splits;
+    // A split's chunk of the row: a whole number of vector groups.
+    const int64_t chunk = ((k.cols + splits - 1) / splits + width - 1) / width * width;
+    gk.launch.block = block;
+    gk.launch.grid = std::min<int64_t>(tasks, (int64_t{1} << 31) - 1);
+    const int64_t groups = std::max<int64_t>((k.cols / width + block - 1) / block, 1);
+    const bool persistent = splits == 1 && groups * width <= kRowInRegisters;
+    std::vector<SplitReduction> reductions;  // of the split form's single pass
     for (int i : k.nodes) {
       const LoopNode& nd = node(p, i);
       if (nd.reduce == ReduceKind::None) continue;
@@ -307,6 +375,8 @@ struct KernelWriter {
         }
         std::string acc = fmt::format("acc{}", nd.out), t = accumulator_type(nd.reduce, dtype);
         text += fmt::format("    {} {} = {};\n", t, acc, reduce_init(nd.reduce, dtype, *target.dialect));
+        reductions.push_back({nd.out, t, combine_functor(nd.reduce), reduce_init(nd.reduce, dtype, *target.dialect),
+                              compute_type(dtype), nd.divisor, dtype});
         body +=
             fmt::format("{0}{1} = {2}({1}, static_cast<{3}>({4}));\n", indent, acc, combine_functor(nd.reduce), t, v);
         std::string result = fmt::format("k_block_reduce({}, {}, shared{})", acc, combine_functor(nd.reduce), nd.out);
@@ -334,11 +404,25 @@ struct KernelWriter {
             "      if (col0 < {3}) {{\n{4}      }}\n"
             "    }}\n{5}",
             groups, block, width, k.cols, group, after);
-      } else {
+      } else if (splits == 1) {
         text += fmt::format(
             "    for (int64_t col0 = threadIdx.x * {0}; col0 < {1}; col0 += blockDim.x * {0}) {{\n{2}    }}\n{3}",
             width, k.cols, group, after);
+      } else {
+        text += fmt::format(
+            "    const int64_t end = split * {1} + {1} < {2} ? split * {1} + {1} : {2};\n"
+            "    for (int64_t col0 = split * {1} + threadIdx.x * {0}; col0 < end; col0 += blockDim.x * {0}) {{\n{3}    }}\n"
+            "{4}",
+            width, chunk, k.cols, group, split_epilogue(gk, reductions, splits));
       }
+    }
+    if (splits > 1) {
+      out += fmt::format(
+          "  __shared__ bool last;  // this block is the last of its row's splits to arrive\n"
+          "  for (int64_t task = blockIdx.x; task < {}; task += gridDim.x) {{\n"
+          "    const int64_t row = task / {}, split = task % {};\n{}  }}\n",
+          tasks, splits, splits, text);
+      return;
     }
     out += fmt::format("  for (int64_t row = blockIdx.x; row < {}; row += gridDim.x) {{\n{}{}  }}\n", k.rows, arrays,
                        text);
@@ -414,6 +498,7 @@ void write_kernel(const loopir::Program& p, const Kernel& k, const Target& targe
   }
   params.push_back("int* kiln_status");
   in_params.push_back("int* kiln_status");
+  const std::string workspace = "unsigned char* __restrict__ kiln_workspace";
   std::string body;
   KernelWriter w{p, k, target, sites};
   bool reduces =
@@ -429,6 +514,10 @@ void write_kernel(const loopir::Program& p, const Kernel& k, const Target& targe
     w.rows(gk, body, width);
   }
   if (k.rows * k.cols == 0 && !reduces) gk.launch.grid = 0;
+  if (gk.workspace_bytes > 0) {
+    params.push_back(workspace);
+    in_params.push_back(workspace);
+  }
   const std::string signature = fmt::format("{}", fmt::join(params, ", "));
   if (width == 1 || args.empty()) {
     out += fmt::format("\nextern \"C\" __global__ void __launch_bounds__({}) {}({}) {{\n{}}}\n", gk.launch.block,
@@ -444,7 +533,8 @@ void write_kernel(const loopir::Program& p, const Kernel& k, const Target& targe
     aligned += fmt::format("  {0}* __restrict__ buf{1} = static_cast<{0}*>(__builtin_assume_aligned(in{1}, kAlign));\n",
                            type, b);
   }
-  const std::string call_args = fmt::format("{}, kiln_status", fmt::join(args, ", "));
+  const std::string call_args =
+      fmt::format("{}, kiln_status{}", fmt::join(args, ", "), gk.workspace_bytes > 0 ? ", kiln_workspace" : "");
   out += fmt::format(
       "\ntemplate <int kAlign>\n__device__ __forceinline__ void {0}_body({1}) {{\n{2}{3}}}\n"
       "extern \"C\" __global__ void __launch_bounds__({4}) {0}({5}) {{\n"

@@ -159,6 +159,24 @@ TEST(CudaCodegen, PartsOfASourceCompileAtOnce) {
   EXPECT_EQ(kernels, g.kernels.size());
 }
 
+std::vector<Tensor> full_fn(const std::vector<Tensor>& in) { return {sum(in[0]), mean(in[1], {1})}; }
+
+TEST(CudaCodegen, FullReductionsAreSplitAmongBlocks) {
+  // 4M elements in one row: blocks of 1024 threads, each chunk at least 16 elements a thread, as
+  // many as the GPU keeps resident (132 SMs x 2) at most: 256 chunks; 3 rows of 300000: 18 each.
+  GeneratedSource g = cuda_source(&full_fn, {randn({1 << 22}), randn({3, 300000})});
+  ASSERT_EQ(g.kernels.size(), 2u) << g.code;
+  EXPECT_EQ(g.kernels[0].launch.grid, 256) << g.code;
+  EXPECT_EQ(g.kernels[1].launch.grid, 3 * 18) << g.code;
+  for (const auto& k : g.kernels) EXPECT_GT(k.workspace_bytes, 0) << k.name;
+  EXPECT_NE(g.code.find("last = atomicAdd(&arrived[row], 1u) == 255u;"), std::string::npos) << g.code;
+  EXPECT_NE(g.code.find("if (threadIdx.x == 0) arrived[row] = 0;"), std::string::npos) << g.code;
+  EXPECT_NE(g.code.find("unsigned char* __restrict__ kiln_workspace"), std::string::npos) << g.code;
+  // Enough rows to fill the GPU: a block per row, no workspace.
+  GeneratedSource rows = cuda_source(&full_fn, {randn({4}), randn({4096, 4096})});
+  EXPECT_EQ(rows.kernels.back().workspace_bytes, 0) << rows.code;
+}
+
 std::vector<Tensor> empty_fn(const std::vector<Tensor>& in) { return {exp(in[0]), sum(in[0], {1})}; }
 
 TEST(CudaCodegen, EmptyKernelsAreNotLaunched) {
