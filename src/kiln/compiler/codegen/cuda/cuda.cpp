@@ -29,6 +29,8 @@ constexpr int kPointwiseBlock = 256;
 constexpr int64_t kBlocksPerMultiprocessor = 16;
 // The most elements of a row each thread of a row kernel keeps in registers (the persistent form).
 constexpr int64_t kRowInRegisters = 16;
+// Rows a block of a row kernel takes where each row is a warp's (rows of at most 32 x 16 elements).
+constexpr int64_t kWarpRows = 8;
 // Threads a multiprocessor keeps resident (sm_80 and sm_90): how many warps a column reduction fills.
 constexpr int64_t kResidentThreads = 2048;
 // The bytes of the widest load a thread issues: a vector group of elements is this many bytes.
@@ -280,7 +282,8 @@ struct KernelWriter {
   // pass is an unrolled loop over the thread's elements, the loads of the row are kept in register
   // arrays for the later passes, and so are the kernel-local values they read. A longer row is
   // read again by each pass (from L2), and the local values a later pass reads are computed again
-  // there.
+  // there. Rows a warp covers (32 threads) take a warp each, kWarpRows to a block, reduced by
+  // shuffles within the warp.
   //
   // Too few rows to fill the GPU (a full reduction is one row), each long, and a single pass of
   // reductions: each row is split among blocks, `splits` of them (two-stage, deterministic). A
@@ -305,10 +308,18 @@ struct KernelWriter {
     gk.launch.grid = std::min<int64_t>(tasks, (int64_t{1} << 31) - 1);
     const int64_t groups = std::max<int64_t>((k.cols / width + block - 1) / block, 1);
     const bool persistent = splits == 1 && groups * width <= kRowInRegisters;
+    // A warp per row (short rows): kWarpRows rows a block, each reduced within its warp, no block
+    // barrier.
+    const bool warp_rows = block == 32 && splits == 1 && k.rows > 1;
+    const std::string thread = warp_rows ? "lane" : "threadIdx.x";
+    if (warp_rows) {
+      gk.launch.block = 32 * kWarpRows;
+      gk.launch.grid = std::min<int64_t>((k.rows + kWarpRows - 1) / kWarpRows, (int64_t{1} << 31) - 1);
+    }
     std::vector<SplitReduction> reductions;  // of the split form's single pass
     for (int i : k.nodes) {
       const LoopNode& nd = node(p, i);
-      if (nd.reduce == ReduceKind::None) continue;
+      if (nd.reduce == ReduceKind::None || warp_rows) continue;
       out += fmt::format("  __shared__ {} shared{}[32];  // one value per warp\n",
                          accumulator_type(nd.reduce, p.buffers[static_cast<size_t>(nd.out)].dtype), nd.out);
     }
@@ -324,7 +335,7 @@ struct KernelWriter {
     int vectors = 0;  // the non-persistent form's vector load arrays
     for (size_t a = 0; a < passes.size(); ++a) {
       // Global stores of an earlier pass are read by other threads of the block.
-      if (a > 0) text += "    __syncthreads();\n";
+      if (a > 0) text += warp_rows ? "    __syncwarp();\n" : "    __syncthreads();\n";
       std::string body, after, group_before, group_after;
       std::set<int> staged;
       std::map<int, std::string> pass_locals = locals;
@@ -379,12 +390,14 @@ struct KernelWriter {
                               compute_type(dtype), nd.divisor, dtype});
         body +=
             fmt::format("{0}{1} = {2}({1}, static_cast<{3}>({4}));\n", indent, acc, combine_functor(nd.reduce), t, v);
-        std::string result = fmt::format("k_block_reduce({}, {}, shared{})", acc, combine_functor(nd.reduce), nd.out);
+        std::string result = warp_rows
+                                 ? fmt::format("k_warp_reduce({}, {})", acc, combine_functor(nd.reduce))
+                                 : fmt::format("k_block_reduce({}, {}, shared{})", acc, combine_functor(nd.reduce), nd.out);
         if (nd.divisor != 1.0) result = fmt::format("({} / {})", result, divisor(nd.divisor, t, dtype));
         after += fmt::format("    const {} v{} = static_cast<{}>({});\n", compute_type(dtype), nd.out,
                              compute_type(dtype), result);
         if (!k.local.contains(nd.out))
-          after += fmt::format("    if (threadIdx.x == 0) {}", store(p, nd.out, "row", fmt::format("v{}", nd.out)));
+          after += fmt::format("    if ({} == 0) {}", thread, store(p, nd.out, "row", fmt::format("v{}", nd.out)));
         locals[nd.out] = fmt::format("v{}", nd.out);
       }
       // The group's elements at col0 + v; j numbers the thread's elements of the row (the register
@@ -400,14 +413,14 @@ struct KernelWriter {
         text += fmt::format(
             "#pragma unroll\n"
             "    for (int g = 0; g < {0}; ++g) {{\n"
-            "      const int64_t col0 = (threadIdx.x + g * {1}) * {2};\n"
+            "      const int64_t col0 = ({6} + g * {1}) * {2};\n"
             "      if (col0 < {3}) {{\n{4}      }}\n"
             "    }}\n{5}",
-            groups, block, width, k.cols, group, after);
+            groups, block, width, k.cols, group, after, thread);
       } else if (splits == 1) {
         text += fmt::format(
-            "    for (int64_t col0 = threadIdx.x * {0}; col0 < {1}; col0 += blockDim.x * {0}) {{\n{2}    }}\n{3}",
-            width, k.cols, group, after);
+            "    for (int64_t col0 = {4} * {0}; col0 < {1}; col0 += {5} * {0}) {{\n{2}    }}\n{3}",
+            width, k.cols, group, after, thread, block);
       } else {
         text += fmt::format(
             "    const int64_t end = split * {1} + {1} < {2} ? split * {1} + {1} : {2};\n"
@@ -422,6 +435,13 @@ struct KernelWriter {
           "  for (int64_t task = blockIdx.x; task < {}; task += gridDim.x) {{\n"
           "    const int64_t row = task / {}, split = task % {};\n{}  }}\n",
           tasks, splits, splits, text);
+      return;
+    }
+    if (warp_rows) {
+      out += fmt::format(
+          "  const int lane = threadIdx.x & 31;\n"
+          "  for (int64_t row = blockIdx.x * {0} + (threadIdx.x >> 5); row < {1}; row += gridDim.x * {0}) {{\n{2}{3}  }}\n",
+          kWarpRows, k.rows, arrays, text);
       return;
     }
     out += fmt::format("  for (int64_t row = blockIdx.x; row < {}; row += gridDim.x) {{\n{}{}  }}\n", k.rows, arrays,

@@ -97,6 +97,18 @@ TEST(CudaCodegen, RowKernelsCompile) {
   EXPECT_NE(g.code.find("_body<1>("), std::string::npos) << "a path for unaligned buffers:\n" << g.code;
 }
 
+TEST(CudaCodegen, ShortRowsTakeAWarpEach) {
+  // 64 cols: a warp covers a row with 2 elements a lane; 8 rows a block, reduced within warps.
+  GeneratedSource g = cuda_source(&rows_fn, {randn({100, 64}), randn({64}), randn({64})});
+  for (const auto& k : g.kernels) {
+    EXPECT_EQ(k.launch.block, 256) << k.name;
+    EXPECT_EQ(k.launch.grid, 13) << k.name;
+  }
+  EXPECT_NE(g.code.find("k_warp_reduce("), std::string::npos) << g.code;
+  EXPECT_EQ(g.code.find("k_block_reduce("), std::string::npos) << g.code;
+  EXPECT_EQ(g.code.find("__syncthreads"), std::string::npos) << g.code;
+}
+
 std::vector<Tensor> gather_rows_fn(const std::vector<Tensor>& in) {
   Tensor x = in[0];
   return {softmax(add(x, x.transpose(0, 1)), -1), sum(x, {1}), mul(x, in[1])};
