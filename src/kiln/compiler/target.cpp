@@ -64,9 +64,10 @@ Target make_cuda_target(Device device, const std::string& arch, int multiprocess
   // A row kernel's column sums keep partial sums per CPU thread; the CUDA generator has no such
   // form yet, so column reductions run as kernels of their own.
   t.fusion.column_sums_up_to = 0;
-  // cuBLASLt's epilogues and a CUDA attention kernel are not wired in yet: epilogues run as
-  // generated kernels after the GEMM, attention as its GEMMs and a softmax kernel.
-  t.gemm_epilogue_calls = false;
+  // cuBLASLt's bias epilogue, with a bfloat16 product rounded once after it; activations and
+  // residuals run in a generated kernel after the GEMM (cuBLASLt's GELU is tanh's approximation).
+  // No CUDA attention kernel yet: attention runs as its GEMMs and a softmax kernel.
+  t.gemm_epilogue = GemmEpilogueSupport{.activations = false, .residual = false, .rounded_output = true};
   t.attention_calls = false;
   if (const char* e = std::getenv("KILN_CUDA_ROW_ELEMENTS"); e && std::atoi(e) > 0) {
     t.row_elements_per_thread = std::atoi(e);

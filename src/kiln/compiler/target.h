@@ -14,6 +14,7 @@
 #include "kiln/compiler/codegen/build.h"
 #include "kiln/compiler/codegen/cpp.h"
 #include "kiln/compiler/codegen/dialect.h"
+#include "kiln/compiler/patterns/gemm_epilogue.h"
 #include "kiln/compiler/schedule/fuse.h"
 #include "kiln/core/device.h"
 
@@ -44,6 +45,7 @@ struct Target {
   // What its libraries compute in one call, so the pattern passes may fuse a graph into it: a GEMM
   // with its bias, activation and residual (kiln::gemm_epilogue), attention (kiln::attention).
   bool gemm_epilogue_calls = true;
+  GemmEpilogueSupport gemm_epilogue;  // what such a call computes besides the bias
   bool attention_calls = true;
   const Dialect* dialect = nullptr;
   std::function<GeneratedSource(const loopir::Program&, const Schedule&, const Target&)> generate;

@@ -6,6 +6,7 @@ namespace kiln {
 
 std::span<const OpDecl> native_op_table();
 std::span<const OpDecl> prims_op_table();
+std::span<const OpDecl> fused_op_table();
 
 namespace {
 
@@ -38,6 +39,7 @@ Registry& Registry::global() {
     auto* r = new Registry();
     for (const OpDecl& decl : native_op_table()) r->declare(decl);
     for (const OpDecl& decl : prims_op_table()) r->declare(decl, Provenance::Native, "prims");
+    for (const OpDecl& decl : fused_op_table()) r->declare(decl, Provenance::Native, "kiln");
     auto& p = pending();
     std::vector<void (*)(Registry&)> fns;
     {

@@ -177,6 +177,9 @@ struct Epilogue {
   std::optional<ValueRef> bias, residual;
   std::string activation = "none";
   Node* last = nullptr;
+  // A 16-bit product rounded back to its operands' dtype by the GEMM (GemmEpilogueSupport::
+  // rounded_output): the dtype, and the bias then is the 16-bit vector it was widened from.
+  std::optional<DType> rounded;
   // The product's rows given back their leading dims (linear's contiguous N-D input folded into a
   // matrix and back) before the activation and the residual: split_dim(product, 0, outer), or
   // broadcast_in_dim(product, [1, m, n], [1, 2]) where the leading dims are one 1. The fused op
@@ -184,10 +187,13 @@ struct Epilogue {
   Node* unfold = nullptr;
 };
 
-std::optional<Epilogue> match(Node* gemm, const std::map<const Node*, Activation>& acts) {
+std::optional<ValueRef> widened_bfloat16(const ValueRef& v);
+
+std::optional<Epilogue> match(Node* gemm, const std::map<const Node*, Activation>& acts,
+                              const GemmEpilogueSupport& support) {
   const auto& out = gemm->meta().at(0);
   if (out.dtype != DType::Float32) return std::nullopt;
-  Epilogue e{*ref_arg(gemm, 0), *ref_arg(gemm, 1), std::nullopt, std::nullopt, "none", nullptr, nullptr};
+  Epilogue e{*ref_arg(gemm, 0), *ref_arg(gemm, 1), std::nullopt, std::nullopt, "none", nullptr, std::nullopt, nullptr};
   // Float32 operands; or bfloat16 ones of aten::mm.dtype, a 16-bit addmm's float32 product.
   const DType operands = is_call(gemm, op::aten::mm_dtype()) ? DType::BFloat16 : DType::Float32;
   if (meta_of(e.a).dtype != operands || meta_of(e.b).dtype != operands) return std::nullopt;
@@ -228,8 +234,20 @@ std::optional<Epilogue> match(Node* gemm, const std::map<const Node*, Activation
       break;
     }
   }
+  // convert_element_type(value, bfloat16) of bfloat16 operands' product, where the target's GEMM
+  // writes the rounded result (one rounding after the bias, as eager's addmm): a bias then must be
+  // a widened bfloat16 vector, which the GEMM reads as it was.
+  const bool bfloat16_operands = operands == DType::BFloat16 || (widened_bfloat16(e.a) && widened_bfloat16(e.b));
+  if (Node* u = only_user(cur); support.rounded_output && bfloat16_operands &&
+                                is_call(u, op::prims::convert_element_type()) && u->meta()[0].dtype == DType::BFloat16 &&
+                                u->meta()[0].sizes == out.sizes && (!e.bias || widened_bfloat16(*e.bias))) {
+    m.take(u);
+    cur = u->result();
+    e.rounded = DType::BFloat16;
+    keep();
+  }
   // The matrix unfolded (Epilogue::unfold): what follows is matched in the unfolded shape.
-  graph::TensorMeta shape = out;
+  graph::TensorMeta shape = cur.node->meta()[static_cast<size_t>(cur.index)];
   if (Node* u = only_user(cur); rank == 2 && unfolds_rows(u)) {
     m.take(u);
     cur = u->result();
@@ -239,7 +257,7 @@ std::optional<Epilogue> match(Node* gemm, const std::map<const Node*, Activation
   auto same_unfolded_shape = [&](const graph::TensorMeta& t) {
     return t.sizes == shape.sizes && t.dtype == shape.dtype;
   };
-  if (auto it = acts.find(cur.node); cur.index == 0 && it != acts.end()) {
+  if (auto it = acts.find(cur.node); support.activations && !e.rounded && cur.index == 0 && it != acts.end()) {
     m.take(cur.node);
     m.take_all(it->second.nodes);
     e.activation = it->second.name;
@@ -248,7 +266,8 @@ std::optional<Epilogue> match(Node* gemm, const std::map<const Node*, Activation
   }
   // add(value, residual) of the product's shape, not computed from the product; a broadcast
   // residual (a zero stride) is left to a pointwise kernel.
-  if (Node* u = only_user(cur); is_call(u, op::prims::add()) && same_unfolded_shape(u->meta()[0])) {
+  if (Node* u = only_user(cur);
+      support.residual && !e.rounded && is_call(u, op::prims::add()) && same_unfolded_shape(u->meta()[0])) {
     for (size_t side : {0u, 1u}) {
       auto v = ref_arg(u, side), r = ref_arg(u, 1 - side);
       if (!v || !r || *v != cur || *r == cur || !same_unfolded_shape(meta_of(*r)) || depends_on(r->node, gemm))
@@ -297,9 +316,11 @@ bool rewrite(graph::Graph& g, const Epilogue& e) {
   bool widened = wa && wb;
   ValueRef a = widened ? *wa : e.a, b = widened ? *wb : e.b;
   bool bfloat16 = meta_of(a).dtype == DType::BFloat16;  // widened, or aten::mm.dtype's own operands
+  std::optional<ValueRef> bias = e.bias;
+  if (e.rounded && bias) bias = widened_bfloat16(*bias);
   Node* fused = emit(g, KILN_OP("kiln::gemm_epilogue"),
-                     {a, b, optional(e.bias), Value(std::string(e.activation)), optional(residual),
-                      bfloat16 ? Value(DType::Float32) : Value()});
+                     {a, b, optional(bias), Value(std::string(e.activation)), optional(residual),
+                      e.rounded ? Value(*e.rounded) : bfloat16 ? Value(DType::Float32) : Value()});
   if (e.unfold) {
     std::vector<graph::Arg> args{fused->result()};
     for (size_t i = 1; i < e.unfold->args().size(); ++i) args.push_back(e.unfold->args()[i]);
@@ -312,7 +333,7 @@ bool rewrite(graph::Graph& g, const Epilogue& e) {
 
 }  // namespace
 
-int fuse_gemm_epilogues(graph::Graph& g) {
+int fuse_gemm_epilogues(graph::Graph& g, const GemmEpilogueSupport& support) {
   std::vector<Node*> gemms;
   for (const auto& n : g.nodes()) {
     if (is_call(n.get(), op::aten::mm()) || is_call(n.get(), op::aten::mm_dtype()) || is_call(n.get(), op::aten::bmm()))
@@ -322,7 +343,7 @@ int fuse_gemm_epilogues(graph::Graph& g) {
   auto acts = activations(g);
   int fused = 0;
   for (Node* gemm : gemms) {
-    if (auto e = match(gemm, acts)) fused += rewrite(g, *e) ? 1 : 0;
+    if (auto e = match(gemm, acts, support)) fused += rewrite(g, *e) ? 1 : 0;
   }
   return fused;
 }

@@ -11,7 +11,18 @@
 
 namespace kiln::compiler {
 
-// Rewrites every match in `g`; returns how many.
-int fuse_gemm_epilogues(graph::Graph& g);
+// What a target's kiln::gemm_epilogue computes within its GEMM: the bias always; activations and a
+// residual (oneDNN's post-ops on the CPU; cuBLASLt's GELU is tanh's approximation only, so the
+// CUDA target leaves them to a generated kernel); and a bfloat16 product's rounding to bfloat16
+// (cuBLASLt writes it rounded once after the bias, as eager's addmm; then the matched chain ends
+// there).
+struct GemmEpilogueSupport {
+  bool activations = true;
+  bool residual = true;
+  bool rounded_output = false;
+};
+
+// Rewrites every match in `g` that `support` computes; returns how many.
+int fuse_gemm_epilogues(graph::Graph& g, const GemmEpilogueSupport& support = {});
 
 }  // namespace kiln::compiler

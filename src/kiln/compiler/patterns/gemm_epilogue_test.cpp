@@ -30,9 +30,10 @@ using testing::Fn;
 
 // Traces fn at the prims level, fuses, and checks the fused graph against eager (interpreted and
 // compiled); returns how many epilogues were fused and the activation names left in `ops`.
-int fuse_and_check(const Fn& fn, const std::vector<Tensor>& inputs, std::string* printed = nullptr) {
+int fuse_and_check(const Fn& fn, const std::vector<Tensor>& inputs, std::string* printed = nullptr,
+                   const GemmEpilogueSupport& support = {}, double tolerance = 2e-5) {
   graph::Graph g = trace::trace(fn, inputs, trace::Level::Prims);
-  int fused = fuse_gemm_epilogues(g);
+  int fused = fuse_gemm_epilogues(g, support);
   graph::eliminate_dead_code(g);
   graph::verify_level(g, graph::IrLevel::Prims);
   EXPECT_EQ(count_calls(g, "kiln::gemm_epilogue"), fused) << graph::print(g);
@@ -41,8 +42,8 @@ int fuse_and_check(const Fn& fn, const std::vector<Tensor>& inputs, std::string*
   auto interpreted = graph::interpret(g, inputs);
   auto compiled = compile(fn)(inputs);
   for (size_t i = 0; i < want.size(); ++i) {
-    expect_close(interpreted[i], want[i], 2e-5);
-    expect_close(compiled[i], want[i], 2e-5);
+    expect_close(interpreted[i], want[i], tolerance);
+    expect_close(compiled[i], want[i], tolerance);
     EXPECT_EQ(compiled[i].strides().vec(), want[i].strides().vec());
   }
   return fused;
@@ -198,6 +199,41 @@ TEST(FuseGemmEpilogues, RefusesWhatIsNotThePattern) {
                 },
                 in),
             0);
+}
+
+// The CUDA target's support (cuBLASLt: the bias; a bfloat16 product rounded once after it): a
+// bfloat16 linear fuses its bias and its rounding, reading the bfloat16 bias as it is; the GELU
+// after it and a float32 layer's relu and residual stay ops.
+TEST(FuseGemmEpilogues, TheBiasAndTheRoundingWhereTheTargetComputesOnlyThose) {
+  manual_seed(37);
+  const GemmEpilogueSupport cublaslt{.activations = false, .residual = false, .rounded_output = true};
+  std::vector<Tensor> in{randn({10, 12}), randn({14, 12}), randn({14}), randn({10, 14})};
+  std::vector<Tensor> half;
+  for (const auto& t : in) half.push_back(t.to(DType::BFloat16));
+  std::string printed;
+  EXPECT_EQ(fuse_and_check([](const std::vector<Tensor>& v) { return std::vector<Tensor>{gelu(linear(v[0], v[1], v[2]))}; },
+                           half, &printed, cublaslt, 2e-2),
+            1);
+  EXPECT_NE(printed.find("'none', None, bfloat16)"), std::string::npos) << printed;
+  EXPECT_NE(printed.find("prims::erf"), std::string::npos) << printed;
+  // Three dims (linear's folded rows) and no bias.
+  std::vector<Tensor> rows3{randn({2, 5, 12}).to(DType::BFloat16), half[1]};
+  EXPECT_EQ(fuse_and_check([](const std::vector<Tensor>& v) { return std::vector<Tensor>{linear(v[0], v[1])}; }, rows3,
+                           &printed, cublaslt, 2e-2),
+            0);  // a bare product: left to aten::mm.dtype
+  std::vector<Tensor> in3{rows3[0], half[1], half[2]};
+  EXPECT_EQ(fuse_and_check([](const std::vector<Tensor>& v) { return std::vector<Tensor>{linear(v[0], v[1], v[2])}; },
+                           in3, &printed, cublaslt, 2e-2),
+            1);
+  EXPECT_NE(printed.find("bfloat16)"), std::string::npos) << printed;
+  EXPECT_EQ(fuse_and_check(
+                [](const std::vector<Tensor>& v) {
+                  return std::vector<Tensor>{add(relu(linear(v[0], v[1], v[2])), v[3])};
+                },
+                in, &printed, cublaslt),
+            1);
+  EXPECT_NE(printed.find("'none', None, None)"), std::string::npos) << printed;
+  EXPECT_NE(printed.find("prims::add(%"), std::string::npos) << printed;  // the residual, after the relu
 }
 
 // The op itself: its checks name it and the argument; float64 (the loop path) and an empty

@@ -504,13 +504,7 @@ using namespace kiln::kernels;
 
 const KernelRegistrar kRegister([](Registry& r) {
   def_structured<&meta::flash_attention, &flash_attention_impl>(r, "aten::_scaled_dot_product_flash_attention_for_cpu");
-  // What the compiler puts in place of softmax(Q K^T * scale + mask) V written as ops (compiler/
-  // patterns/attention.h): their values, NaN rows included, without the score matrix. With
-  // is_causal (the pattern never sets it) a row weighs every later key 0, as softmax then a product
-  // does: an inf among their values makes the row NaN there (0 * inf).
-  r.declare({"attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, float scale=1.0, "
-             "bool is_causal=False) -> Tensor"},
-            Provenance::Native, "kiln");
+  // kiln::attention (declared in ops/fused_ops.cpp).
   def_structured<&meta::attention, &attention_impl>(r, "kiln::attention");
 });
 

@@ -427,11 +427,7 @@ const KernelRegistrar kRegister([](Registry& r) {
   def_structured<&meta::mm_dtype, &mm_dtype_impl>(r, "aten::mm.dtype");
   def_structured<&meta::bmm, &bmm_impl>(r, "aten::bmm");
   def_structured<&meta::addmm, &addmm_impl>(r, "aten::addmm");
-  // What the compiler puts in place of a GEMM followed by a bias, an activation and a residual
-  // add written as ops (compiler/patterns/gemm_epilogue.h): one oneDNN primitive with post-ops.
-  r.declare({"gemm_epilogue(Tensor self, Tensor mat2, Tensor? bias=None, str activation='none', "
-             "Tensor? residual=None, ScalarType? dtype=None) -> Tensor"},
-            Provenance::Native, "kiln");
+  // kiln::gemm_epilogue (declared in ops/fused_ops.cpp): one oneDNN primitive with post-ops.
   def_structured<&meta::gemm_epilogue, &gemm_epilogue_impl>(r, "kiln::gemm_epilogue");
 });
 

@@ -1,5 +1,5 @@
-// The GEMMs of CUDA tensors: aten::mm, aten::mm.dtype, aten::bmm and aten::addmm through cuBLASLt (cuda/cublaslt.h),
-// for float32 (no TF32 unless allowed, as PyTorch's default), float64, float16 and bfloat16. The
+// The GEMMs of CUDA tensors: aten::mm, aten::mm.dtype, aten::bmm, aten::addmm and kiln::gemm_epilogue (a bias)
+// through cuBLASLt (cuda/cublaslt.h), for float32 (no TF32 unless allowed, as PyTorch's default), float64, float16 and bfloat16. The
 // row-major product out = A B is cuBLASLt's column-major out^T = B^T A^T; an operand whose last two
 // dims have no unit stride is copied dense first. addmm's bias row goes into cuBLASLt's bias
 // epilogue when beta and alpha are 1; otherwise the bias is copied into the output and accumulated
@@ -124,11 +124,27 @@ void addmm_cuda(const Tensor& self, const Tensor& mat1, const Tensor& mat2, cons
   gemm_into("aten::addmm", mat1, mat2, out, alpha, beta, nullptr);
 }
 
+// kiln::gemm_epilogue on CUDA: the bias in cuBLASLt's epilogue, the product written in `dtype`
+// (a bfloat16 product rounded once after the bias, or float32). The CUDA target's pattern asks for
+// nothing more (compiler/target.cpp); activations and residuals are an error naming them.
+void gemm_epilogue_cuda(const Tensor& self, const Tensor& mat2, const std::optional<Tensor>& bias,
+                        std::string_view activation, const std::optional<Tensor>& residual, std::optional<DType>,
+                        const Tensor& out) {
+  KILN_CHECK_KIND(activation == "none" && !residual, ErrorKind::NotImplemented,
+                  "kiln::gemm_epilogue: on CUDA cuBLASLt fuses a bias only, got activation '{}'{}", activation,
+                  residual ? " and a residual" : "");
+  if (empty_inner_dim(self, out, bias, bias ? 1.0 : 0.0)) return;
+  if (!bias) return gemm_into("kiln::gemm_epilogue", self, mat2, out, 1, 0, nullptr);
+  Tensor b = bias->is_contiguous() ? *bias : dense(*bias);
+  gemm_into("kiln::gemm_epilogue", self, mat2, out, 1, 0, b.data_ptr());
+}
+
 const KernelRegistrar kRegister([](Registry& r) {
   def_structured<&meta::mm, &mm_cuda>(r, "aten::mm", DispatchKey::CUDA);
   def_structured<&meta::mm_dtype, &mm_dtype_cuda>(r, "aten::mm.dtype", DispatchKey::CUDA);
   def_structured<&meta::bmm, &bmm_cuda>(r, "aten::bmm", DispatchKey::CUDA);
   def_structured<&meta::addmm, &addmm_cuda>(r, "aten::addmm", DispatchKey::CUDA);
+  def_structured<&meta::gemm_epilogue, &gemm_epilogue_cuda>(r, "kiln::gemm_epilogue", DispatchKey::CUDA);
 });
 
 }  // namespace
