@@ -6,11 +6,13 @@ for kiln compiled (bench/gpu_bench.cpp), PyTorch eager and torch.compile, in one
 
 For each workload: its inputs (seeded, bench/torch_suite.py's shapes at scale 1, the GPU rows'
 shapes) and expected outputs are written as raw files (bench/raw_tensors.h) — PyTorch eager's
-outputs on the GPU within torch.testing's default tolerance, or for `reductions` a float64
-reference with twice PyTorch's own error as tolerance (torch_suite.py's rule); PyTorch eager and
+outputs on the GPU within torch.testing's default tolerance, or for the rows that sum long runs
+(`reductions`, the GEMM rows) a float64 reference with twice PyTorch's own error as tolerance
+(torch_suite.py's rule); PyTorch eager and
 torch.compile are checked against them, then timed with CUDA events (median of REPS after warm-up;
 torch.compile's cold compile is its first call's wall time with an empty Inductor cache); then
-kiln_gpu_bench checks and times kiln's compiled code on the same files. Last, the device-to-device
+kiln_gpu_bench checks and times kiln's compiled code on the same files (a call's time: ten calls
+back to back until the device is done, over ten; bench/gpu_bench.cpp). Last, the device-to-device
 copy bandwidth (copy_ of 512 MiB, read + write) is measured in the same run, and each row's bytes
 (its inputs read once and its outputs written once) over its time is given as a fraction of it.
 """
@@ -144,8 +146,8 @@ def main():
         r = json.loads(line)
         rows[r["workload"]].update(r)
     header = (f"GPU: {torch.cuda.get_device_name()}, PyTorch {torch.__version__}; device-to-device copy "
-              f"{bandwidth / 1e9:.0f} GB/s (read + write), measured in this run. kiln: wall time of a call "
-              f"until the device is done; PyTorch: CUDA events. Medians of {args.reps}.\n\n")
+              f"{bandwidth / 1e9:.0f} GB/s (read + write), measured in this run. kiln: wall time of 10 calls back "
+              f"to back until the device is done, over 10; PyTorch: CUDA events. Medians of {args.reps}.\n\n")
     table = ["| workload | torch eager ms | torch.compile ms | kiln ms | torch.compile / kiln | kiln % of copy BW "
              "| torch.compile % of copy BW | kiln cold compile s | torch.compile cold compile s |",
              "|---|---|---|---|---|---|---|---|---|"]

@@ -163,6 +163,12 @@ TEST(CompiledCuda, LinearLayersMatchEager) {
   std::vector<Tensor> half;
   for (const auto& t : inputs) half.push_back(t.to(DType::BFloat16));
   expect_matches_eager(mlp, half, 2e-2, 2e-2);
+  // The bias in cuBLASLt's epilogue, the bfloat16 product rounded once after it: folded rows of a
+  // 3-D input, and an empty inner dim (the bias alone).
+  Fn layer = [](const std::vector<Tensor>& in) { return std::vector<Tensor>{linear(in[0], in[1], in[2])}; };
+  expect_matches_eager(layer, {randn({2, 48, 64}).to(DType::BFloat16), half[1], half[2]}, 2e-2, 2e-2);
+  expect_matches_eager(layer, {randn({5, 0}).to(DType::BFloat16), randn({7, 0}).to(DType::BFloat16), half[2].slice(0, 0, 7)},
+                       0, 0);
   Fn batched = [](const std::vector<Tensor>& in) {
     return std::vector<Tensor>{bmm(in[0], in[1].transpose(1, 2)), addmm(in[2], in[0][0], in[1][1].t(), 0.5, 2)};
   };
