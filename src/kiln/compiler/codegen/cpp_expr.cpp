@@ -272,6 +272,17 @@ std::string BodyWriter::emit_op(const ScalarExpr& e, const std::string& guard) {
     masked = masked || guarded(args.back());
   }
   DType in = ops[0].dtype();
+  // A float converted to int32 or int64 and back to the same float type: g++ -O3 (-fno-trapping-math,
+  // with SSE4.1's roundss) folds float(int(x)) into trunc(x), which keeps the sign of a zero that
+  // the integer loses (int(-0.5) became -0.0, and x / int(x) +inf where eager's is -inf), and drops
+  // a +0 written after it. k_float_through_int computes it as trunc(x) + 0 (in range) itself.
+  if (e.name() == "convert_element_type" && is_floating(e.dtype()) && ops[0].kind() == ScalarKind::Op &&
+      ops[0].name() == "convert_element_type" && (in == DType::Int32 || in == DType::Int64) &&
+      ops[0].operands()[0].dtype() == e.dtype()) {
+    std::string x = emit(ops[0].operands()[0], guard);
+    return name(e, guard, masked || guarded(x),
+                fmt::format("k_float_through_int<{}>({})", compute_type(in), x));
+  }
   if (is_integer_division(e.name(), in)) {
     int site = ctx_.sites.add(ctx_.origin);
     std::string call = fmt::format("k_{}({}, {}, kiln_status, {})", e.name(), args[0], args[1], site);

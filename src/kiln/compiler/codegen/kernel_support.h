@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <type_traits>
 
 #if defined(__SSE2__)
@@ -85,6 +86,19 @@ template <class T>
 inline T k_remainder(T a, T b) {  // floating point: the divisor's sign
   T r = std::fmod(a, b);
   return (r != T(0) && ((r < T(0)) != (b < T(0)))) ? r + b : r;
+}
+
+// F(float_to_int<I>(x)) for I int32 or int64: trunc(x) + 0 where x converts (the +0 turns trunc's
+// -0 into the +0 an integer gives back), I's minimum elsewhere (NaN included). Written out because
+// g++ folds float(int(x)) into trunc(x), sign of zero and all (codegen/cpp_expr.cpp).
+template <class I, class F>
+inline F k_float_through_int(F x) {
+  static_assert(std::is_same_v<I, int32_t> || std::is_same_v<I, int64_t>);
+  bool inside;
+  if constexpr (sizeof(I) == 8) inside = x >= F(-0x1p63) && x < F(0x1p63);
+  else if constexpr (sizeof(F) > sizeof(float)) inside = x > F(-2147483649.0) && x < F(0x1p31);
+  else inside = x >= F(-0x1p31) && x < F(0x1p31);
+  return inside ? std::trunc(x) + F(0) : static_cast<F>(std::numeric_limits<I>::min());
 }
 
 template <class T>

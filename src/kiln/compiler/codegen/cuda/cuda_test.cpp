@@ -42,7 +42,7 @@ std::vector<Tensor> pointwise_fn(const std::vector<Tensor>& in) {
   Tensor x = in[0];
   Tensor g = gelu(x, "tanh") * exp(x) + tanh(x) / (x * x + 1);
   Tensor half = add(x.to(DType::BFloat16), x.to(DType::Float16).to(DType::BFloat16));
-  return {g, half, cat(std::vector<Tensor>{x, g}, 1)};
+  return {g, half, cat(std::vector<Tensor>{x, g}, 1), div(x, x.to(DType::Int64))};
 }
 
 TEST(CudaCodegen, PointwiseKernelsCompile) {
@@ -55,6 +55,7 @@ TEST(CudaCodegen, PointwiseKernelsCompile) {
   EXPECT_NE(g.code.find("extern \"C\" __global__ void __launch_bounds__(256)"), std::string::npos) << g.code;
   EXPECT_NE(g.code.find("k_to_bf16("), std::string::npos) << g.code;
   EXPECT_NE(g.code.find("k_from_f16("), std::string::npos) << g.code;
+  EXPECT_NE(g.code.find("k_float_through_int<int64_t>("), std::string::npos) << g.code;
   EXPECT_EQ(g.code.find("std::"), std::string::npos) << "no standard library on the device:\n" << g.code;
 }
 

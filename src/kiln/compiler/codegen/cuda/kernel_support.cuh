@@ -127,6 +127,15 @@ template <class T> __device__ inline T k_pow(T a, T b) {
 
 __device__ inline int64_t k_opaque(int64_t i) { return i; }
 
+// F(float_to_int<I>(x)) for I int32 or int64, as the CPU's (codegen/kernel_support.h).
+template <class I, class F> __device__ inline F k_float_through_int(F x) {
+  bool inside;
+  if constexpr (sizeof(I) == 8) inside = x >= F(-0x1p63) && x < F(0x1p63);
+  else if constexpr (sizeof(F) > sizeof(float)) inside = x > F(-2147483649.0) && x < F(0x1p31);
+  else inside = x >= F(-0x1p31) && x < F(0x1p31);
+  return inside ? trunc(x) + F(0) : static_cast<F>(k_limits<I>::lowest());
+}
+
 // Whether every pointer is a multiple of `Bytes` (a kernel's vector path, codegen/cuda/cuda.cpp).
 template <int Bytes, class... P> __device__ inline bool k_aligned(P*... p) {
   return ((reinterpret_cast<uint64_t>(p) | ... | uint64_t{0}) % Bytes) == 0;
