@@ -16,14 +16,7 @@ out=$1
 build=${2:-build}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-mkdir -p "$work/build/bench" "$work/lib"
+mkdir -p "$work/build/bench"
 cp "$build/bench/kiln_compiled_bench" "$build/bench/kiln_eager_bench" "$build/bench/kiln_blas_probe" "$work/build/bench/"
-cp -L "$build/src/kiln/libkiln.so" "$work/lib/"
-for lib in $(ldd "$work/lib/libkiln.so" "$work"/build/bench/kiln_*_bench | awk '/=> \//{print $3}' | sort -u); do
-  case $(basename "$lib") in
-    libc.so*|libm.so*|libstdc++.so*|libgcc_s.so*|libgomp.so*|libz.so*|libdl.so*|libpthread.so*|libkiln.so) ;;
-    *) cp -L "$lib" "$work/lib/" ;;
-  esac
-done
-tar cJf "$out" -C "$work" .
-echo "$out: $(du -h "$out" | cut -f1) ($(ls "$work/lib" | tr '\n' ' '))"
+source "$(dirname "$0")/../scripts/bundle_lib.sh"
+pack_bundle "$out" "$work" "$build"

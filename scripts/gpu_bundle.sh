@@ -18,12 +18,5 @@ cp "$build/tests/kiln_cuda_test" "$build/tests/kiln_kernels_test" "$build/tests/
 cp "$build/kiln" "$work/build/"
 mkdir -p "$work/build/bench"
 cp "$build/bench/kiln_gpu_bench" "$work/build/bench/"  # make bench-gpu's kiln side
-cp -L "$build/src/kiln/libkiln.so" "$work/lib/"
-for lib in $(ldd "$work/lib/libkiln.so" "$work"/build/tests/* "$work/build/kiln" "$work/build/bench/kiln_gpu_bench" | awk '/=> \//{print $3}' | sort -u); do
-  case $(basename "$lib") in
-    libc.so*|libm.so*|libstdc++.so*|libgcc_s.so*|libgomp.so*|libz.so*|libdl.so*|libpthread.so*|libkiln.so) ;;
-    *) cp -L "$lib" "$work/lib/" ;;
-  esac
-done
-tar cJf "$out" -C "$work" .
-echo "$out: $(du -h "$out" | cut -f1) ($(ls "$work/lib" | tr '\n' ' '))"
+source "$(dirname "$0")/bundle_lib.sh"
+pack_bundle "$out" "$work" "$build"

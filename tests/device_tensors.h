@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 #include "kiln/core/device_hooks.h"
@@ -20,6 +21,17 @@ inline bool same(const Tensor& a, const Tensor& b) {
   if (a.dtype() != b.dtype() || a.sizes().vec() != b.sizes().vec()) return false;
   if (a.numel() == 0) return true;
   return sub(a.to(DType::Float64), b.to(DType::Float64)).abs().amax().item<double>() == 0;
+}
+
+// |got - want| <= atol + rtol |want| everywhere, compared in float64 on the CPU (`got` is copied
+// there), with want's dtype and sizes; `what` names the value in a failure.
+inline void expect_close(const Tensor& got, const Tensor& want, double rtol, double atol, const std::string& what = "") {
+  ASSERT_EQ(got.dtype(), want.dtype()) << what;
+  ASSERT_EQ(got.sizes().vec(), want.sizes().vec()) << what;
+  if (want.numel() == 0) return;
+  Tensor g = got.cpu().to(DType::Float64), w = want.to(DType::Float64);
+  double excess = sub(sub(g, w).abs(), add(mul(w.abs(), rtol), atol)).amax().item<double>();
+  EXPECT_LE(excess, 0.0) << what << ": max |got - want| " << sub(g, w).abs().amax().item<double>();
 }
 
 // Whether a CUDA device is there; with KILN_REQUIRE_GPU set (make test-gpu), its absence is a failure.

@@ -19,16 +19,6 @@ const Device kCuda{DeviceType::CUDA, 0};
 
 using Fn = std::function<std::vector<Tensor>(const std::vector<Tensor>&)>;
 
-// |got - want| <= atol + rtol |want| everywhere (in float64), with the same dtype and sizes.
-void expect_close(const Tensor& got, const Tensor& want, double rtol, double atol, const std::string& what) {
-  ASSERT_EQ(got.dtype(), want.dtype()) << what;
-  ASSERT_EQ(got.sizes().vec(), want.sizes().vec()) << what;
-  if (want.numel() == 0) return;
-  Tensor g = got.to(DType::Float64), w = want.to(DType::Float64);
-  double excess = sub(sub(g, w).abs(), add(mul(w.abs(), rtol), atol)).amax().item<double>();
-  EXPECT_LE(excess, 0.0) << what << ": max |got - want| " << sub(g, w).abs().amax().item<double>();
-}
-
 // Compiles `fn` for the GPU, runs it on `inputs` moved there, and compares with eager on the CPU.
 void expect_matches_eager(const Fn& fn, const std::vector<Tensor>& inputs, double rtol, double atol) {
   std::vector<Tensor> on_gpu;

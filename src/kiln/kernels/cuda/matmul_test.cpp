@@ -16,16 +16,6 @@ namespace {
 
 const Device kCuda{DeviceType::CUDA, 0};
 
-// max |got - want| / (atol + rtol |want|) <= 1, in float64.
-void expect_close(const Tensor& got, const Tensor& want, double rtol, double atol) {
-  ASSERT_EQ(got.device(), kCuda);
-  Tensor g = got.cpu().to(DType::Float64), w = want.to(DType::Float64);
-  ASSERT_EQ(g.sizes().vec(), w.sizes().vec());
-  if (w.numel() == 0) return;
-  EXPECT_LE(sub(sub(g, w).abs(), add(mul(w.abs(), rtol), atol)).amax().item<double>(), 0.0)
-      << "max |got - want| " << sub(g, w).abs().amax().item<double>();
-}
-
 TEST(CudaGemm, MatchesTheCpuOnEveryLayout) {
   if (!have_gpu()) GTEST_SKIP() << device_unavailable_reason(DeviceType::CUDA);
   manual_seed(11);
