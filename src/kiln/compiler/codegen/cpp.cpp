@@ -562,9 +562,11 @@ const std::string& cpp_module_end() {
   return end;
 }
 
-GeneratedSource generate_cpp(const loopir::Program& p, const Schedule& s) {
+GeneratedSource generate_kernels(
+    const Schedule& s, std::string prelude,
+    const std::function<void(const Kernel&, GeneratedKernel&, ErrorSites&, std::string&)>& write) {
   GeneratedSource g;
-  g.code = kPrelude;
+  g.code = std::move(prelude);
   ErrorSites sites;
   for (const auto& item : s.items) {
     const auto* k = std::get_if<Kernel>(&item);
@@ -572,12 +574,18 @@ GeneratedSource generate_cpp(const loopir::Program& p, const Schedule& s) {
     GeneratedKernel gk;
     gk.name = k->name;
     g.kernel_offsets.push_back(g.code.size());
-    write_kernel(p, *k, gk, sites, g.code);
+    write(*k, gk, sites, g.code);
     g.kernels.push_back(std::move(gk));
   }
+  g.error_sites = std::move(sites.sites);
+  return g;
+}
+
+GeneratedSource generate_cpp(const loopir::Program& p, const Schedule& s) {
+  GeneratedSource g = generate_kernels(s, kPrelude, [&](const Kernel& k, GeneratedKernel& gk, ErrorSites& sites,
+                                                        std::string& out) { write_kernel(p, k, gk, sites, out); });
   // Last, so that it is in exactly one part when the source is compiled in parts (build.cpp).
   g.code += kModuleEnd;
-  g.error_sites = std::move(sites.sites);
   return g;
 }
 

@@ -6,6 +6,7 @@
 // Element computations are written by cpp_expr.h; what they call is codegen/kernel_support.h.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,14 @@ struct GeneratedSource {
 };
 
 GeneratedSource generate_cpp(const loopir::Program& p, const Schedule& s);
+
+struct ErrorSites;
+// What both code generators share: `prelude`, then each kernel of `s` in schedule order, written by
+// `write` (the kernel, its GeneratedKernel to fill, the error sites, the code to append to), with
+// the offsets and error sites recorded.
+GeneratedSource generate_kernels(
+    const Schedule& s, std::string prelude,
+    const std::function<void(const Kernel&, GeneratedKernel&, ErrorSites&, std::string&)>& write);
 
 // The text every generated source begins with (its includes): what compile_cpp precompiles.
 const std::string& cpp_prelude();

@@ -571,20 +571,9 @@ const std::string& cuda_prelude() {
 }
 
 GeneratedSource generate_cuda(const loopir::Program& p, const Schedule& s, const Target& target) {
-  GeneratedSource g;
-  g.code = kPrelude;
-  ErrorSites sites;
-  for (const auto& item : s.items) {
-    const auto* k = std::get_if<Kernel>(&item);
-    if (!k) continue;
-    GeneratedKernel gk;
-    gk.name = k->name;
-    g.kernel_offsets.push_back(g.code.size());
-    write_kernel(p, *k, target, gk, sites, g.code);
-    g.kernels.push_back(std::move(gk));
-  }
-  g.error_sites = std::move(sites.sites);
-  return g;
+  return generate_kernels(s, kPrelude, [&](const Kernel& k, GeneratedKernel& gk, ErrorSites& sites, std::string& out) {
+    write_kernel(p, k, target, gk, sites, out);
+  });
 }
 
 }  // namespace kiln::compiler
