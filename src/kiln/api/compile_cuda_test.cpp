@@ -42,6 +42,11 @@ TEST(CompiledCuda, PointwiseChainsMatchEager) {
                                where(gt(x, 0), x, in[1].t())};
   };
   expect_matches_eager(fn, {randn({257, 1000}), randn({1000, 257})}, 1e-5, 1e-6);
+  // Rows read at (row // 2) * 6 (a view repeating rows): elements one by one, no misaligned vector.
+  Fn repeated = [](const std::vector<Tensor>& in) {
+    return std::vector<Tensor>{mul(in[0].slice(1, 0, 4).unsqueeze(1).expand({3, 2, 4}), 2.0)};
+  };
+  expect_matches_eager(repeated, {randn({3, 6})}, 0, 0);
   expect_matches_eager(fn, {randn({0, 3}), randn({3, 0})}, 0, 0);
   expect_matches_eager(fn, {randn({1, 1}), randn({1, 1})}, 1e-5, 1e-6);
 }

@@ -4,6 +4,7 @@
 #include <exception>
 #include <map>
 #include <mutex>
+#include <system_error>
 #include <thread>
 
 #include <fmt/format.h>
@@ -32,15 +33,21 @@ BuiltCode build_cuda(const GeneratedSource& source, const Target& target, const 
   std::vector<CudaBuild> built(parts.size());
   std::vector<std::exception_ptr> failed(parts.size());
   std::vector<std::thread> workers;
-  for (size_t i = 0; i < parts.size(); ++i) {
-    workers.emplace_back([&, i] {
-      try {
-        built[i] = compile_cuda(parts[i].source, target.arch);
-      } catch (...) {
-        failed[i] = std::current_exception();
-      }
-    });
+  auto compile_part = [&](size_t i) {
+    try {
+      built[i] = compile_cuda(parts[i].source, target.arch);
+    } catch (...) {
+      failed[i] = std::current_exception();
+    }
+  };
+  for (size_t i = 1; i < parts.size(); ++i) {
+    try {
+      workers.emplace_back(compile_part, i);
+    } catch (const std::system_error&) {  // no thread to be had: this one compiles it
+      compile_part(i);
+    }
   }
+  compile_part(0);
   for (auto& w : workers) w.join();
   for (const auto& f : failed) {
     if (f) std::rethrow_exception(f);

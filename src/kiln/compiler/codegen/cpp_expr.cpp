@@ -280,8 +280,11 @@ std::string BodyWriter::emit_op(const ScalarExpr& e, const std::string& guard) {
       ops[0].name() == "convert_element_type" && (in == DType::Int32 || in == DType::Int64) &&
       ops[0].operands()[0].dtype() == e.dtype()) {
     std::string x = emit(ops[0].operands()[0], guard);
-    return name(e, guard, masked || guarded(x),
-                fmt::format("k_float_through_int<{}>({})", compute_type(in), x));
+    std::string v = fmt::format("k_float_through_int<{}>({})", compute_type(in), x);
+    // A 16-bit float rounds, as apply's conversions do (float16's -inf for an int's minimum).
+    if (e.dtype() == DType::Float16) v = fmt::format("k_from_f16(k_to_f16({}))", v);
+    if (e.dtype() == DType::BFloat16) v = fmt::format("k_round_bf16({})", v);
+    return name(e, guard, masked || guarded(x), v);
   }
   if (is_integer_division(e.name(), in)) {
     int site = ctx_.sites.add(ctx_.origin);

@@ -121,6 +121,22 @@ struct SplitReduction {
   DType dtype;
 };
 
+// Whether index `e` is a multiple of `n` for every value of its variables: a constant that is, a
+// product with a factor that is, a sum of terms that are. (A bare variable, a floor division or a
+// remainder is not known to be.)
+bool multiple_of(const loopir::Expr& e, int64_t n) {
+  switch (e.kind()) {
+    case loopir::ExprKind::Const: return e.value() % n == 0;
+    case loopir::ExprKind::Add:
+      return std::all_of(e.operands().begin(), e.operands().end(),
+                         [&](const loopir::Expr& o) { return multiple_of(o, n); });
+    case loopir::ExprKind::Mul:
+      return std::any_of(e.operands().begin(), e.operands().end(),
+                         [&](const loopir::Expr& o) { return multiple_of(o, n); });
+    default: return false;
+  }
+}
+
 struct KernelWriter {
   const loopir::Program& p;
   const Kernel& k;
@@ -140,13 +156,12 @@ struct KernelWriter {
 
   // A load a vector group (`width` elements at col0, a multiple of width) can issue as one vector
   // access: its `width` elements are consecutive (stride 1 along col) from an element whose index
-  // is a multiple of width, and all inside the buffer (it is read before any branch is taken).
+  // is a multiple of width in every row (proved on the index at col 0: a view's row // k * s terms
+  // are not), and all inside the buffer (it is read before any branch is taken).
   bool group_load(const ScalarExpr& load, int width) const {
     const loopir::Expr& index = load.index();
-    if (!linear_in_col(index)) return false;
-    auto [row_stride, col_stride] = strides_of(index);
-    const int64_t base = index.evaluate({{"row", 0}, {"col", 0}});
-    return col_stride == 1 && row_stride % width == 0 && base % width == 0 &&
+    if (!linear_in_col(index) || strides_of(index).second != 1) return false;
+    return multiple_of(index.substitute({{"col", loopir::Expr::constant(0)}}), width) &&
            provably_inside(index, ranges, p.buffers[static_cast<size_t>(load.buffer())].extent());
   }
 
@@ -440,7 +455,8 @@ struct KernelWriter {
     if (warp_rows) {
       out += fmt::format(
           "  const int lane = threadIdx.x & 31;\n"
-          "  for (int64_t row = blockIdx.x * {0} + (threadIdx.x >> 5); row < {1}; row += gridDim.x * {0}) {{\n{2}{3}  }}\n",
+          "  for (int64_t row = static_cast<int64_t>(blockIdx.x) * {0} + (threadIdx.x >> 5); row < {1};\n"
+          "       row += static_cast<int64_t>(gridDim.x) * {0}) {{\n{2}{3}  }}\n",
           kWarpRows, k.rows, arrays, text);
       return;
     }

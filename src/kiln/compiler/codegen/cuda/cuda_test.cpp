@@ -115,7 +115,15 @@ std::vector<Tensor> gather_rows_fn(const std::vector<Tensor>& in) {
   return {softmax(add(x, x.transpose(0, 1)), -1), sum(x, {1}), mul(x, in[1])};
 }
 
+std::vector<Tensor> repeated_rows_fn(const std::vector<Tensor>& in) {
+  return {mul(in[0].slice(1, 0, 4).unsqueeze(1).expand({3, 2, 4}), 2.0)};
+}
+
 TEST(CudaCodegen, OnlyConsecutiveAlignedElementsAreLoadedAsVectors) {
+  // Rows of 4 floats read at (row // 2) * 6: row 2's starts at element 6, not a multiple of 4, so
+  // no vector load (a 16-byte load there would fault on the GPU).
+  GeneratedSource repeated = cuda_source(&repeated_rows_fn, {randn({3, 6})});
+  EXPECT_EQ(repeated.code.find("k_load_vec"), std::string::npos) << repeated.code;
   // 1501 cols: not a multiple of any vector width, so elements one by one and no aligned path.
   GeneratedSource odd = cuda_source(&rows_fn, {randn({6, 1501}), randn({1501}), randn({1501})});
   EXPECT_EQ(odd.code.find("k_load_vec"), std::string::npos) << odd.code;

@@ -107,9 +107,10 @@ template <class T> __device__ inline T k_remainder(T a, T b) {  // floating poin
   return (r != T(0) && ((r < T(0)) != (b < T(0)))) ? r + b : r;
 }
 
-// Squares and cubes are products, as eager's pow by a scalar computes them (and a square is
-// exactly the correctly rounded pow); CUDA's pow is a long polynomial that a constant exponent
-// does not shorten. Other exponents: CUDA's pow.
+// Squares and cubes are products (a square is exactly the correctly rounded pow; a cube within an
+// ulp of it, as eager's pow by a scalar computes it): a scalar exponent converted to the compute
+// type reaches here (rmsnorm's x.pow(2) of bfloat16), and CUDA's pow is a long polynomial that a
+// constant exponent does not shorten. Other exponents: CUDA's pow.
 template <class T> __device__ inline T k_pow(T a, T b) {
   if constexpr (k_is_float<T>()) {
     if (b == T(2)) return a * a;
