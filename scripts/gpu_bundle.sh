@@ -14,7 +14,8 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/build/tests" "$work/lib"
 cp "$build/tests/kiln_cuda_test" "$build/tests/kiln_kernels_test" "$build/tests/kiln_compiler_test" \
-  "$build/tests/kiln_api_test" "$build/tests/kiln_differential_test" "$work/build/tests/"
+  "$build/tests/kiln_api_test" "$build/tests/kiln_differential_test" "$build/tests/kiln_op_harness_test" \
+  "$work/build/tests/"
 cp "$build/kiln" "$work/build/"
 mkdir -p "$work/build/bench"
 cp "$build/bench/kiln_gpu_bench" "$work/build/bench/"  # make bench-gpu's kiln side

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The GPU tests (`make test-gpu`): the CUDA layer on a real device (KILN_REQUIRE_GPU=1 makes a missing
 # GPU a failure), the device hooks, `kiln --version` naming the driver and devices, compiled graphs
-# on CUDA tensors (generated CUDA kernels against eager CPU results), the differential corpus and
+# on CUDA tensors (generated CUDA kernels against eager CPU results), the op harness's compiled
+# ops on the GPU (KILN_HARNESS_DEVICE=cuda), the differential corpus and
 # the fast slice of random programs compiled for the GPU (against kiln eager, float64 and, where
 # python3 has PyTorch, PyTorch), and compute-sanitizer's memcheck and racecheck over the compiled
 # graphs' kernels (when the toolkit's compute-sanitizer is there).
@@ -21,6 +22,7 @@ export KILN_REQUIRE_GPU=1
 "$root/build/tests/kiln_kernels_test" --gtest_filter='CudaDevice.*:CudaGemm.*:FakeDevice.*:NoDevice.*'
 "$root/build/tests/kiln_compiler_test" --gtest_filter='CudaCodegen.*:Dialect.*'
 "$root/build/tests/kiln_api_test" --gtest_filter='CompiledCuda.*'
+KILN_HARNESS_DEVICE=cuda "$root/build/tests/kiln_op_harness_test" --gtest_filter='CompiledHarness.*'
 KILN_DIFFTEST_DEVICE=cuda "$root/build/tests/kiln_differential_test" --gtest_filter='Differential.*'
 sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 if [[ -x "$sanitizer" ]]; then

@@ -1,5 +1,6 @@
 // Helpers of the device tests (kernels/device_copy_test.cpp, kernels/cuda_device_test.cpp,
-// kernels/cuda/matmul_test.cpp, api/compile_cuda_test.cpp).
+// kernels/cuda/matmul_test.cpp, api/compile_cuda_test.cpp) and of the compiled tiers that run on a
+// device (differential/check.cpp, harness/compiled_test.cpp).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -32,6 +33,15 @@ inline void expect_close(const Tensor& got, const Tensor& want, double rtol, dou
   Tensor g = got.cpu().to(DType::Float64), w = want.to(DType::Float64);
   double excess = sub(sub(g, w).abs(), add(mul(w.abs(), rtol), atol)).amax().item<double>();
   EXPECT_LE(excess, 0.0) << what << ": max |got - want| " << sub(g, w).abs().amax().item<double>();
+}
+
+// `t` on device `d` with its layout: its whole storage copied, viewed with the same sizes, strides
+// and offset (Tensor::to would make a non-contiguous input contiguous).
+inline Tensor with_layout_on(const Tensor& t, Device d) {
+  const auto bytes = static_cast<int64_t>(t.storage()->nbytes());
+  Tensor storage = empty({bytes}, TensorOptions(DType::UInt8).device(d));
+  if (bytes > 0) copy_bytes(storage.data_ptr(), d, t.storage()->data(), t.device(), static_cast<size_t>(bytes), "test");
+  return Tensor(make_tensor(storage.storage(), t.sizes(), t.strides(), t.storage_offset(), t.dtype()));
 }
 
 // Whether a CUDA device is there; with KILN_REQUIRE_GPU set (make test-gpu), its absence is a failure.

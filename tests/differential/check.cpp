@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "../device_tensors.h"
 #include "check_support.h"
 #include "dead_code.h"
 #include "exemptions.h"
@@ -38,17 +39,8 @@ struct Outcome {
   std::vector<Shape> strides;  // torch's strides (kiln tensors carry their own)
 };
 
-
-// `t` on device `d` with its layout: its whole storage copied, viewed with the same sizes, strides
-// and offset (to() would make a dense copy, and views of it other strides than eager's).
-Tensor with_layout_on(const Tensor& t, Device d) {
-  const auto bytes = static_cast<int64_t>(t.storage()->nbytes());
-  Tensor storage = empty({bytes}, TensorOptions(DType::UInt8).device(d));
-  if (bytes > 0)
-    copy_bytes(storage.data_ptr(), d, t.storage()->data(), t.device(), static_cast<size_t>(bytes), "difftest");
-  return Tensor(make_tensor(storage.storage(), t.sizes(), t.strides(), t.storage_offset(), t.dtype()));
-}
-
+// Runs fn on `inputs` copied with their layouts to the device under test, its outputs copied back
+// (with_layout_on, tests/device_tensors.h).
 std::vector<Tensor> on_device(const std::function<std::vector<Tensor>(const std::vector<Tensor>&)>& fn,
                               const std::vector<Tensor>& inputs) {
   if (device_under_test().is_cpu()) return fn(inputs);

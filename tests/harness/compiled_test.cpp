@@ -1,16 +1,28 @@
 // The op harness in compiled mode: every op with a lowering, compiled with kiln::compile (the
 // inductor backend), must equal its eager result within assert_close tolerances — each op alone
 // (many results of one compiled function, so one compile per dtype) and inside fused chains,
-// on random values, extremal values (inf, NaN, -0, subnormals) and non-contiguous inputs.
+// on random values, extremal values (inf, NaN, -0, subnormals) and non-contiguous inputs. With
+// KILN_HARNESS_DEVICE=cuda (make test-gpu) the compiled functions run on the GPU: their inputs
+// copied there with their layouts, their results compared on the CPU with eager's.
 #include <algorithm>
+#include <cstdlib>
 #include <functional>
 
+#include "../device_tensors.h"
 #include "../unary_ops.h"
 #include "harness.h"
 #include "kiln/api/compile.h"
+#include "kiln/core/device_hooks.h"
 
 namespace kiln::testing {
 namespace {
+
+// Where compiled functions run: the CPU, or the GPU with KILN_HARNESS_DEVICE=cuda.
+Device compiled_device() {
+  const char* v = std::getenv("KILN_HARNESS_DEVICE");
+  return v && std::string(v) == "cuda" ? Device(DeviceType::CUDA, 0) : Device(DeviceType::CPU);
+}
+
 
 using UnaryOp = Tensor (*)(const Tensor&);
 using BinaryOp = Tensor (*)(const Tensor&, const Tensor&);
@@ -82,13 +94,16 @@ void expect_compiled_equals(const std::vector<Named>& ops, const std::vector<Ten
     for (const auto& op : ops) out.push_back(op.fn(in));
     return out;
   };
-  auto got = compile(fn, options)(inputs);
+  std::vector<Tensor> on_device;
+  for (const auto& t : inputs) on_device.push_back(compiled_device().is_cpu() ? t : with_layout_on(t, compiled_device()));
+  auto got = compile(fn, options)(on_device);
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < got.size(); ++i) {
     SCOPED_TRACE(std::string(ops[i].name) + " " + what);
+    ASSERT_EQ(got[i].device(), compiled_device());
     ASSERT_EQ(got[i].sizes().vec(), want[i].sizes().vec());
     std::vector<double> expected = to_doubles(want[i]);
-    EXPECT_TRUE(close(got[i], expected, default_tolerance(got[i].dtype())));
+    EXPECT_TRUE(close(got[i].cpu(), expected, default_tolerance(got[i].dtype())));
   }
 }
 
