@@ -91,9 +91,7 @@ std::string explain(const trace::TracedFn& fn, const std::vector<Tensor>& exampl
                      schedule.items.size() - schedule.kernel_count(), schedule.str(c.program), c.plan.str());
   if (!cuda_arch.empty()) {
     out += fmt::format("\n== generated CUDA ({}; compiled by NVRTC to a cubin)\n", cuda_arch);
-    for (const auto& k : source.kernels) {
-      out += fmt::format("// launch {}: {} blocks of {} threads\n", k.name, k.launch.grid, k.launch.block);
-    }
+    out += compiler::launch_summary(source);
     size_t first = source.code.find("\nextern \"C\"");
     if (first != std::string::npos) out += source.code.substr(first + 1);
     return out;

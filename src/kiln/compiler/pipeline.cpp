@@ -169,7 +169,7 @@ CompiledGraph run_pipeline(graph::Graph& g, bool build, PipelineOptions options)
       [&] { return c.source.code; }, [] {});
   KILN_LOG("loop_ir", "lowered:\n{}", c.program.str());
   KILN_LOG("schedule", "{}", c.schedule.str(c.program));
-  KILN_LOG("output_code", "{}", c.source.code);
+  KILN_LOG("output_code", "{}{}", launch_summary(c.source), c.source.code);
   if (build) {
     pass(
         "build",

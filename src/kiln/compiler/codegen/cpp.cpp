@@ -562,6 +562,17 @@ const std::string& cpp_module_end() {
   return end;
 }
 
+std::string launch_summary(const GeneratedSource& g) {
+  std::string out;
+  for (const auto& k : g.kernels) {
+    if (k.launch.block == 0) continue;
+    out += fmt::format("// launch {}: {} blocks of {} threads", k.name, k.launch.grid, k.launch.block);
+    if (k.workspace_bytes > 0) out += fmt::format(", workspace {} bytes", k.workspace_bytes);
+    out += "\n";
+  }
+  return out;
+}
+
 GeneratedSource generate_kernels(
     const Schedule& s, std::string prelude,
     const std::function<void(const Kernel&, GeneratedKernel&, ErrorSites&, std::string&)>& write) {

@@ -45,6 +45,10 @@ struct GeneratedSource {
 
 GeneratedSource generate_cpp(const loopir::Program& p, const Schedule& s);
 
+// One line per kernel with a launch configuration (CUDA): "// launch NAME: G blocks of B threads"
+// (and its workspace); "" for kernels without one (C++). What explain and KILN_LOG=output_code show.
+std::string launch_summary(const GeneratedSource& g);
+
 struct ErrorSites;
 // What both code generators share: `prelude`, then each kernel of `s` in schedule order, written by
 // `write` (the kernel, its GeneratedKernel to fill, the error sites, the code to append to), with

@@ -193,6 +193,11 @@ TEST(CudaCodegen, FullReductionsAreSplitAmongBlocks) {
   EXPECT_NE(g.code.find("last = atomicAdd(&arrived[row], 1u) == 255u;"), std::string::npos) << g.code;
   EXPECT_NE(g.code.find("if (threadIdx.x == 0) arrived[row] = 0;"), std::string::npos) << g.code;
   EXPECT_NE(g.code.find("unsigned char* __restrict__ kiln_workspace"), std::string::npos) << g.code;
+  // What explain and KILN_LOG=output_code print beside the source.
+  EXPECT_NE(launch_summary(g).find(fmt::format("// launch {}: 256 blocks of 1024 threads, workspace {} bytes\n",
+                                               g.kernels[0].name, g.kernels[0].workspace_bytes)),
+            std::string::npos)
+      << launch_summary(g);
   // Enough rows to fill the GPU: a block per row, no workspace.
   GeneratedSource rows = cuda_source(&full_fn, {randn({4}), randn({4096, 4096})});
   EXPECT_EQ(rows.kernels.back().workspace_bytes, 0) << rows.code;
