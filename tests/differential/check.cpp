@@ -150,9 +150,10 @@ class Checker {
   // `slack`: per output, how far the rounding of an exponential's computed argument moves it
   // (sensitivity.h; undefined where nothing does).
   Checker(const Program& p, bool near_constant_rows, bool values, std::set<std::string> rounding_decided,
-          std::vector<Tensor> slack)
+          std::set<std::string> exact_ties, std::vector<Tensor> slack)
       : p_(p),
         rounding_decided_(std::move(rounding_decided)),
+        exact_ties_(std::move(exact_ties)),
         slack_(std::move(slack)),
         loosest_(loosest_float_dtypes(p)),
         loosest_wide_(loosest_float_dtypes(p, Precision::Float64)),
@@ -219,8 +220,13 @@ class Checker {
       if (!values_) continue;
       const Tensor* r = ref && !ref->raised ? &ref->outputs[k] : nullptr;
       const Tensor* slack = k < slack_.size() && slack_[k].defined() ? &slack_[k] : nullptr;
+      // ... and what such an index computes where the tie holds in float64 too: no arbiter.
+      bool exact_tie = computed_from(p_, p_.outputs[k], [&](const OpCall& call) {
+        return std::any_of(call.results.begin(), call.results.end(),
+                           [&](const std::string& r) { return exact_ties_.contains(r); });
+      });
       compare_values(where, op, c, e, r, t && torch_values ? &t->outputs[k] : nullptr, slack, loosest_[k],
-                     !torch_values);
+                     !torch_values, exact_tie);
       const Outcome* t64 = torch64 && !torch64->raised && k < torch64->outputs.size() ? &*torch64 : nullptr;
       // The float64 runs are compared where they are float64 (both set the default dtype to
       // float64; a program's explicit narrower dtype would stay): two float32 implementations of
@@ -237,7 +243,7 @@ class Checker {
   // `slack`: what the rounding of an exponential's argument may move each element by.
   void compare_values(const std::string& where, const std::string& op, const Tensor& c, const Tensor& e,
                       const Tensor* r, const Tensor* t, const Tensor* slack, std::optional<DType> loosest,
-                      bool last_bit) {
+                      bool last_bit, bool exact_tie) {
     Values cv = read_values(c), ev = read_values(e);
     std::optional<Values> rv, tv, sv;
     if (r && r->sizes().vec() == c.sizes().vec()) rv = read_values(*r);
@@ -255,9 +261,9 @@ class Checker {
     for (size_t k = 0; k < cv.size(); ++k) {
       std::string kind;
       if (cv.integral) {
-        // A float64 program has no more precise reference than its own runs: there a value decided
-        // by last bits is not compared (an argmin of two outputs equal in exact arithmetic).
-        bool as_float64 = last_bit && ((rv && rv->integral && rv->i[k] == cv.i[k]) || loosest == DType::Float64);
+        // A tie that holds in the float64 run too has no arbiter: any of its candidates is accepted
+        // (an argmin of outputs equal in exact arithmetic).
+        bool as_float64 = last_bit && ((rv && rv->integral && rv->i[k] == cv.i[k]) || exact_tie);
         if (cv.i[k] != ev.i[k] && !as_float64) kind = "compiled-vs-eager", ++bad_eager;
         else if (tv && tv->i[k] != cv.i[k] && !discrete_outputs_diverge_from_torch())
           kind = "compiled-vs-torch", ++bad_torch;
@@ -385,6 +391,7 @@ class Checker {
 
   const Program& p_;
   std::set<std::string> rounding_decided_;
+  std::set<std::string> exact_ties_;
   std::vector<Tensor> slack_;
   std::vector<std::optional<DType>> loosest_;
   std::vector<std::optional<DType>> loosest_wide_;  // of the float64 runs
@@ -481,6 +488,7 @@ Verdict check_program(const Program& p, const std::string& torch_dir, const std:
     }
   }
   Verdict v = Checker(p, near_constant_rows(p, wide), values, compares_within_a_rounding(p, inputs, wide),
+                      ties_in_float64(p, wide),
                       std::move(slack))
                   .check(compiled, eager, ref.raised ? std::nullopt : std::optional(ref), torch, torch64);
   if (v.ok && (ill_conditioned || prod_order)) {

@@ -240,6 +240,37 @@ bool remainder_differs_from_torch(const Program& p, const std::vector<Tensor>& w
 // dtype's tolerance, in either run (log1p(x) > x for tiny x: kiln's log1p is x, PyTorch's one ulp
 // above). Each side is correct to the tolerance; the comparison is decided by the last bit, which
 // the two libraries round differently, and so is all computed from it (docs/conformance.md).
+// The indices (results) of the program's arg-reductions (argmax, argmin, max and min over a dim)
+// that, in the run on `in` at `precision`, have a row holding another element within the
+// tolerance of that run's dtype of the extreme.
+static std::set<std::string> arg_reduction_ties(const Program& p, const std::vector<Tensor>& in, Precision precision) {
+  std::set<std::string> ties;
+  for (const auto& c : p.calls) {
+    // max_dim and min_dim by name: their family is amax's and amin's (op_family).
+    bool index_only = c.op == "max_dim" || c.op == "min_dim";
+    if ((c.op != "argmax" && c.op != "argmin" && !index_only) || c.args.size() < 2) continue;
+    const std::string& index = c.results.at(index_only ? 1 : 0);
+    auto x = probe_value(p, c.args[0], in, precision);
+    if (!x || !is_floating(x->dtype()) || x->numel() == 0 || ties.contains(index)) continue;
+    auto [v, n] = rows_along(*x, c.args[1]);
+    bool largest = c.op == "argmax" || c.op == "max_dim";
+    Tolerance tol = tolerance(x->dtype());
+    for (size_t r = 0; r + n <= v.size() && n > 0; r += n) {
+      auto row = std::span<const double>(v.f).subspan(r, n);
+      if (std::any_of(row.begin(), row.end(), [](double e) { return std::isnan(e); })) continue;
+      double extreme = largest ? *std::max_element(row.begin(), row.end()) : *std::min_element(row.begin(), row.end());
+      if (!std::isfinite(extreme)) continue;
+      auto near = std::count_if(row.begin(), row.end(), [&](double e) { return close(e, extreme, tol); });
+      if (near > 1) ties.insert(index);
+    }
+  }
+  return ties;
+}
+
+std::set<std::string> ties_in_float64(const Program& p, const std::vector<Tensor>& wide) {
+  return arg_reduction_ties(p, wide, Precision::Float64);
+}
+
 std::set<std::string> compares_within_a_rounding(const Program& p, const std::vector<Tensor>& inputs,
                                                  const std::vector<Tensor>& wide) {
   static const std::set<std::string> kComparisons = {"eq", "ne", "lt", "le", "gt", "ge"};
@@ -289,27 +320,8 @@ std::set<std::string> compares_within_a_rounding(const Program& p, const std::ve
   // The index of an arg-reduction (argmax, argmin, max and min over a dim) whose row holds another
   // element within its dtype's tolerance of the extreme: which of the two is largest is decided by
   // last bits (atan2(1, 1) rounds one way in PyTorch's vector loop, the other in its scalar tail).
-  for (const auto& c : p.calls) {
-    std::string family = op_family(c.op);
-    bool index_only = family == "max_dim" || family == "min_dim";
-    if ((family != "argmax" && family != "argmin" && !index_only) || c.args.size() < 2) continue;
-    const std::string& index = c.results.at(index_only ? 1 : 0);
-    for (auto [in, precision] : {std::pair{&inputs, Precision::Native}, std::pair{&wide, Precision::Float64}}) {
-      auto x = probe_value(p, c.args[0], *in, precision);
-      if (!x || !is_floating(x->dtype()) || x->numel() == 0 || decided.contains(index)) continue;
-      auto [v, n] = rows_along(*x, c.args[1]);
-      bool largest = family == "argmax" || family == "max_dim";
-      Tolerance tol = tolerance(x->dtype());
-      for (size_t r = 0; r + n <= v.size() && n > 0; r += n) {
-        auto row = std::span<const double>(v.f).subspan(r, n);
-        if (std::any_of(row.begin(), row.end(), [](double e) { return std::isnan(e); })) continue;
-        double extreme = largest ? *std::max_element(row.begin(), row.end())
-                                 : *std::min_element(row.begin(), row.end());
-        if (!std::isfinite(extreme)) continue;
-        auto near = std::count_if(row.begin(), row.end(), [&](double e) { return close(e, extreme, tol); });
-        if (near > 1) decided.insert(index);
-      }
-    }
+  for (auto [in, precision] : {std::pair{&inputs, Precision::Native}, std::pair{&wide, Precision::Float64}}) {
+    for (const auto& index : arg_reduction_ties(p, *in, precision)) decided.insert(index);
   }
   return decided;
 }
