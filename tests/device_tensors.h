@@ -26,7 +26,8 @@ inline bool same(const Tensor& a, const Tensor& b) {
 
 // |got - want| <= atol + rtol |want| everywhere, compared in float64 on the CPU (`got` is copied
 // there), with want's dtype and sizes; `what` names the value in a failure.
-inline void expect_close(const Tensor& got, const Tensor& want, double rtol, double atol, const std::string& what = "") {
+inline void expect_close(const Tensor& got, const Tensor& want, double rtol, double atol,
+                         const std::string& what = "") {
   ASSERT_EQ(got.dtype(), want.dtype()) << what;
   ASSERT_EQ(got.sizes().vec(), want.sizes().vec()) << what;
   if (want.numel() == 0) return;

@@ -57,11 +57,10 @@ inline Device device_under_test() {
 // libraries (the CPU's, CUDA's) differ in their last bits.
 inline bool is_math_library_function(const std::string& family) {
   static const std::set<std::string> kFunctions = {
-      "exp",     "expm1", "exp2",    "log",     "log1p",  "log2",     "log10",       "sin",       "cos",
-      "tan",     "asin",  "acos",    "atan",    "atan2",  "sinh",     "cosh",        "tanh",      "asinh",
-      "acosh",   "atanh", "erf",     "erfc",    "erfinv", "pow",      "sigmoid",     "gelu",      "silu",
-      "softplus", "mish", "elu",     "selu",    "celu",   "lgamma",   "digamma",     "softmax",   "log_softmax",
-      "logsumexp", "sdpa"};
+      "exp",  "expm1", "exp2",   "log",     "log1p",   "log2",        "log10",     "sin",      "cos",   "tan",
+      "asin", "acos",  "atan",   "atan2",   "sinh",    "cosh",        "tanh",      "asinh",    "acosh", "atanh",
+      "erf",  "erfc",  "erfinv", "pow",     "sigmoid", "gelu",        "silu",      "softplus", "mish",  "elu",
+      "selu", "celu",  "lgamma", "digamma", "softmax", "log_softmax", "logsumexp", "sdpa"};
   return kFunctions.contains(family);
 }
 

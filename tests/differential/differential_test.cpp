@@ -14,9 +14,9 @@
 #include "generator.h"
 #include "inputs.h"
 #include "kiln/api/compile.h"
+#include "kiln/graph/interpreter.h"
 #include "sensitivity.h"
 #include "values.h"
-#include "kiln/graph/interpreter.h"
 
 namespace kiln::difftest {
 namespace {

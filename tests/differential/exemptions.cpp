@@ -45,7 +45,6 @@ bool infinite_var_mean(const Program& p, const std::vector<Tensor>& inputs) {
   return false;
 }
 
-
 // Whether a float fmod or remainder of the program takes an `a` computed from a reduction (or on
 // the GPU a math function, depends_on_reduction) whose last bit, in the native run, is beyond the
 // result's relative tolerance (fmod(var, x) of float16: one ulp of var near 3 is 0.002, the result

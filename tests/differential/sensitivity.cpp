@@ -20,7 +20,6 @@ double two_ulps(DType t) {
   }
 }
 
-
 bool depends_on_contraction(const Program& p, const std::string& name) {
   return computed_from(p, name, [](const OpCall& c) {
     const std::string f = op_family(c.op);

@@ -23,7 +23,6 @@ Device compiled_device() {
   return v && std::string(v) == "cuda" ? Device(DeviceType::CUDA, 0) : Device(DeviceType::CPU);
 }
 
-
 using UnaryOp = Tensor (*)(const Tensor&);
 using BinaryOp = Tensor (*)(const Tensor&, const Tensor&);
 
@@ -95,7 +94,8 @@ void expect_compiled_equals(const std::vector<Named>& ops, const std::vector<Ten
     return out;
   };
   std::vector<Tensor> on_device;
-  for (const auto& t : inputs) on_device.push_back(compiled_device().is_cpu() ? t : with_layout_on(t, compiled_device()));
+  for (const auto& t : inputs)
+    on_device.push_back(compiled_device().is_cpu() ? t : with_layout_on(t, compiled_device()));
   auto got = compile(fn, options)(on_device);
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < got.size(); ++i) {

@@ -86,8 +86,13 @@ TEST(CompiledCuda, FullReductionsSplitAmongBlocks) {
   manual_seed(9);
   Fn fn = [](const std::vector<Tensor>& in) {
     Tensor x = in[0], rows = in[1];
-    return std::vector<Tensor>{sum(x),          mean(x), amax(x), sum(x.to(DType::Int32)), sum(rows, {1}),
-                               amin(rows, {1}), mean(rows.to(DType::BFloat16), {1})};
+    return std::vector<Tensor>{sum(x),
+                               mean(x),
+                               amax(x),
+                               sum(x.to(DType::Int32)),
+                               sum(rows, {1}),
+                               amin(rows, {1}),
+                               mean(rows.to(DType::BFloat16), {1})};
   };
   std::vector<Tensor> inputs = {mul(randn({1 << 22}), 10.0), randn({3, 300001})};
   std::vector<Tensor> want = fn(inputs);
@@ -162,8 +167,8 @@ TEST(CompiledCuda, LinearLayersMatchEager) {
   // 3-D input, and an empty inner dim (the bias alone).
   Fn layer = [](const std::vector<Tensor>& in) { return std::vector<Tensor>{linear(in[0], in[1], in[2])}; };
   expect_matches_eager(layer, {randn({2, 48, 64}).to(DType::BFloat16), half[1], half[2]}, 2e-2, 2e-2);
-  expect_matches_eager(layer, {randn({5, 0}).to(DType::BFloat16), randn({7, 0}).to(DType::BFloat16), half[2].slice(0, 0, 7)},
-                       0, 0);
+  expect_matches_eager(
+      layer, {randn({5, 0}).to(DType::BFloat16), randn({7, 0}).to(DType::BFloat16), half[2].slice(0, 0, 7)}, 0, 0);
   Fn batched = [](const std::vector<Tensor>& in) {
     return std::vector<Tensor>{bmm(in[0], in[1].transpose(1, 2)), addmm(in[2], in[0][0], in[1][1].t(), 0.5, 2)};
   };

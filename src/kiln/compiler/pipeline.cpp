@@ -142,7 +142,8 @@ CompiledGraph run_pipeline(graph::Graph& g, bool build, PipelineOptions options)
       "fuse_attention", [&] { return target.attention_calls ? fused(fuse_attention(g)) : not_here; }, show_graph,
       check_graph);
   pass(
-      "fuse_gemm_epilogues", [&] { return target.gemm_epilogue_calls ? fused(fuse_gemm_epilogues(g, target.gemm_epilogue)) : not_here; },
+      "fuse_gemm_epilogues",
+      [&] { return target.gemm_epilogue_calls ? fused(fuse_gemm_epilogues(g, target.gemm_epilogue)) : not_here; },
       show_graph, check_graph);
   pass(
       "eliminate_dead_code", [&] { return said(graph::eliminate_dead_code(g)); }, show_graph, check_graph);

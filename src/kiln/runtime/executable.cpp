@@ -180,7 +180,8 @@ std::vector<Tensor> Executable::run(std::span<const Tensor> inputs) const {
       params.clear();
       for (void*& a : args) params.push_back(&a);
       // Any module launches on its device (the function carries its own module).
-      if (gk.launch.grid > 0) modules_.front()->launch(functions_[kernel], gk.launch.grid, gk.launch.block, params.data());
+      if (gk.launch.grid > 0)
+        modules_.front()->launch(functions_[kernel], gk.launch.grid, gk.launch.block, params.data());
       ++kernel;
       continue;
     }

@@ -45,10 +45,10 @@ class Executable {
   std::shared_ptr<compiler::Library> library_;
   compiler::MemoryPlan plan_;
   Device device_;
-  std::vector<KernelFn> kernels_;  // CPU: per kernel of the schedule, in order
+  std::vector<KernelFn> kernels_;                       // CPU: per kernel of the schedule, in order
   std::vector<std::shared_ptr<cuda::Module>> modules_;  // CUDA: the cubins' modules
-  std::vector<Tensor> workspaces_;                       // CUDA: per kernel, its workspace (if any)
-  std::vector<cuda::CUfunction> functions_;  // CUDA: per kernel of the schedule, in order
+  std::vector<Tensor> workspaces_;                      // CUDA: per kernel, its workspace (if any)
+  std::vector<cuda::CUfunction> functions_;             // CUDA: per kernel of the schedule, in order
 };
 
 // Runs the compiler's pipeline (compiler/pipeline.h) on a prims-level graph and loads the result.

@@ -431,7 +431,8 @@ std::vector<SourcePart> split(const std::string& source, const BuildPlan& plan, 
   if (at.empty()) return {SourcePart{source, 0}};
   std::optional<std::string> prelude;
   if (precompiled) {
-    prelude = fmt::format("#line {}\n", 1 + std::count(source.begin(), source.begin() + static_cast<long>(at.front()), '\n'));
+    prelude =
+        fmt::format("#line {}\n", 1 + std::count(source.begin(), source.begin() + static_cast<long>(at.front()), '\n'));
   }
   size_t threads = std::max(1u, std::thread::hardware_concurrency());
   return split_source(source, at, std::min(threads, at.size() / 2), prelude);
@@ -517,8 +518,8 @@ std::string cached_bytes(const std::string& key, const std::string& suffix, cons
   return bytes;
 }
 
-std::vector<SourcePart> split_source(const std::string& source, const std::vector<size_t>& kernel_offsets,
-                                     size_t count, const std::optional<std::string>& prelude) {
+std::vector<SourcePart> split_source(const std::string& source, const std::vector<size_t>& kernel_offsets, size_t count,
+                                     const std::optional<std::string>& prelude) {
   const auto& at = kernel_offsets;
   if (at.empty()) return {SourcePart{source, 0}};
   const std::string head = prelude ? *prelude : source.substr(0, at.front());

@@ -36,8 +36,8 @@ struct SourcePart {
 // `source` (kernels starting at `kernel_offsets`) as at most `count` parts of about equal text, each
 // the prelude (or `prelude`, when given, in its place) plus consecutive kernels; one part when
 // there are no offsets or `count` is 1 or less.
-std::vector<SourcePart> split_source(const std::string& source, const std::vector<size_t>& kernel_offsets,
-                                     size_t count, const std::optional<std::string>& prelude = std::nullopt);
+std::vector<SourcePart> split_source(const std::string& source, const std::vector<size_t>& kernel_offsets, size_t count,
+                                     const std::optional<std::string>& prelude = std::nullopt);
 
 // A loaded shared object; symbols stay valid while it lives.
 class Library {

@@ -593,8 +593,10 @@ GeneratedSource generate_kernels(
 }
 
 GeneratedSource generate_cpp(const loopir::Program& p, const Schedule& s) {
-  GeneratedSource g = generate_kernels(s, kPrelude, [&](const Kernel& k, GeneratedKernel& gk, ErrorSites& sites,
-                                                        std::string& out) { write_kernel(p, k, gk, sites, out); });
+  GeneratedSource g =
+      generate_kernels(s, kPrelude, [&](const Kernel& k, GeneratedKernel& gk, ErrorSites& sites, std::string& out) {
+        write_kernel(p, k, gk, sites, out);
+      });
   // Last, so that it is in exactly one part when the source is compiled in parts (build.cpp).
   g.code += kModuleEnd;
   return g;

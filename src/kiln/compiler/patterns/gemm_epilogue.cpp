@@ -239,8 +239,9 @@ std::optional<Epilogue> match(Node* gemm, const std::map<const Node*, Activation
   // a widened bfloat16 vector, which the GEMM reads as it was.
   const bool bfloat16_operands = operands == DType::BFloat16 || (widened_bfloat16(e.a) && widened_bfloat16(e.b));
   if (Node* u = only_user(cur); support.rounded_output && bfloat16_operands &&
-                                is_call(u, op::prims::convert_element_type()) && u->meta()[0].dtype == DType::BFloat16 &&
-                                u->meta()[0].sizes == out.sizes && (!e.bias || widened_bfloat16(*e.bias))) {
+                                is_call(u, op::prims::convert_element_type()) &&
+                                u->meta()[0].dtype == DType::BFloat16 && u->meta()[0].sizes == out.sizes &&
+                                (!e.bias || widened_bfloat16(*e.bias))) {
     m.take(u);
     cur = u->result();
     e.rounded = DType::BFloat16;
@@ -320,7 +321,9 @@ bool rewrite(graph::Graph& g, const Epilogue& e) {
   if (e.rounded && bias) bias = widened_bfloat16(*bias);
   Node* fused = emit(g, KILN_OP("kiln::gemm_epilogue"),
                      {a, b, optional(bias), Value(std::string(e.activation)), optional(residual),
-                      e.rounded ? Value(*e.rounded) : bfloat16 ? Value(DType::Float32) : Value()});
+                      e.rounded  ? Value(*e.rounded)
+                      : bfloat16 ? Value(DType::Float32)
+                                 : Value()});
   if (e.unfold) {
     std::vector<graph::Arg> args{fused->result()};
     for (size_t i = 1; i < e.unfold->args().size(); ++i) args.push_back(e.unfold->args()[i]);

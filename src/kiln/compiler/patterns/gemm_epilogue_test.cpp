@@ -211,9 +211,10 @@ TEST(FuseGemmEpilogues, TheBiasAndTheRoundingWhereTheTargetComputesOnlyThose) {
   std::vector<Tensor> half;
   for (const auto& t : in) half.push_back(t.to(DType::BFloat16));
   std::string printed;
-  EXPECT_EQ(fuse_and_check([](const std::vector<Tensor>& v) { return std::vector<Tensor>{gelu(linear(v[0], v[1], v[2]))}; },
-                           half, &printed, cublaslt, 2e-2),
-            1);
+  EXPECT_EQ(
+      fuse_and_check([](const std::vector<Tensor>& v) { return std::vector<Tensor>{gelu(linear(v[0], v[1], v[2]))}; },
+                     half, &printed, cublaslt, 2e-2),
+      1);
   EXPECT_NE(printed.find("'none', None, bfloat16)"), std::string::npos) << printed;
   EXPECT_NE(printed.find("prims::erf"), std::string::npos) << printed;
   // Three dims (linear's folded rows) and no bias.
@@ -226,12 +227,11 @@ TEST(FuseGemmEpilogues, TheBiasAndTheRoundingWhereTheTargetComputesOnlyThose) {
                            in3, &printed, cublaslt, 2e-2),
             1);
   EXPECT_NE(printed.find("bfloat16)"), std::string::npos) << printed;
-  EXPECT_EQ(fuse_and_check(
-                [](const std::vector<Tensor>& v) {
-                  return std::vector<Tensor>{add(relu(linear(v[0], v[1], v[2])), v[3])};
-                },
-                in, &printed, cublaslt),
-            1);
+  EXPECT_EQ(
+      fuse_and_check(
+          [](const std::vector<Tensor>& v) { return std::vector<Tensor>{add(relu(linear(v[0], v[1], v[2])), v[3])}; },
+          in, &printed, cublaslt),
+      1);
   EXPECT_NE(printed.find("'none', None, None)"), std::string::npos) << printed;
   EXPECT_NE(printed.find("prims::add(%"), std::string::npos) << printed;  // the residual, after the relu
 }

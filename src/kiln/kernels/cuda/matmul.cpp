@@ -1,9 +1,8 @@
 // The GEMMs of CUDA tensors: aten::mm, aten::mm.dtype, aten::bmm, aten::addmm and kiln::gemm_epilogue (a bias)
-// through cuBLASLt (cuda/cublaslt.h), for float32 (no TF32 unless allowed, as PyTorch's default), float64, float16 and bfloat16. The
-// row-major product out = A B is cuBLASLt's column-major out^T = B^T A^T; an operand whose last two
-// dims have no unit stride is copied dense first. addmm's bias row goes into cuBLASLt's bias
-// epilogue when beta and alpha are 1; otherwise the bias is copied into the output and accumulated
-// with beta.
+// through cuBLASLt (cuda/cublaslt.h), for float32 (no TF32 unless allowed, as PyTorch's default), float64, float16 and
+// bfloat16. The row-major product out = A B is cuBLASLt's column-major out^T = B^T A^T; an operand whose last two dims
+// have no unit stride is copied dense first. addmm's bias row goes into cuBLASLt's bias epilogue when beta and alpha
+// are 1; otherwise the bias is copied into the output and accumulated with beta.
 #include "kiln/kernels/meta/matmul.h"
 #include "kiln/cuda/cublaslt.h"
 #include "kiln/kernels/register.h"

@@ -95,7 +95,8 @@ bool linear_in_col(const loopir::Expr& e) {
   switch (e.kind()) {
     case loopir::ExprKind::Var: return true;
     case loopir::ExprKind::Add:
-      return std::all_of(e.operands().begin(), e.operands().end(), [](const loopir::Expr& o) { return linear_in_col(o); });
+      return std::all_of(e.operands().begin(), e.operands().end(),
+                         [](const loopir::Expr& o) { return linear_in_col(o); });
     case loopir::ExprKind::Mul: {
       int with_col = 0;
       for (const auto& o : e.operands()) {
@@ -250,8 +251,7 @@ struct KernelWriter {
   // The split form's end of a row's chunk (rows()): the block's partial results into the
   // workspace (after the arrival counts, one per row), then the last block of the row combines
   // them in split order and stores the results.
-  std::string split_epilogue(GeneratedKernel& gk, const std::vector<SplitReduction>& reductions,
-                             int64_t splits) const {
+  std::string split_epilogue(GeneratedKernel& gk, const std::vector<SplitReduction>& reductions, int64_t splits) const {
     const int64_t counters = (k.rows * 4 + 7) / 8 * 8, slots = k.rows * splits;
     gk.workspace_bytes = counters + static_cast<int64_t>(reductions.size()) * slots * 8;
     std::string partials, combine, results;
@@ -405,9 +405,9 @@ struct KernelWriter {
                               compute_type(dtype), nd.divisor, dtype});
         body +=
             fmt::format("{0}{1} = {2}({1}, static_cast<{3}>({4}));\n", indent, acc, combine_functor(nd.reduce), t, v);
-        std::string result = warp_rows
-                                 ? fmt::format("k_warp_reduce({}, {})", acc, combine_functor(nd.reduce))
-                                 : fmt::format("k_block_reduce({}, {}, shared{})", acc, combine_functor(nd.reduce), nd.out);
+        std::string result =
+            warp_rows ? fmt::format("k_warp_reduce({}, {})", acc, combine_functor(nd.reduce))
+                      : fmt::format("k_block_reduce({}, {}, shared{})", acc, combine_functor(nd.reduce), nd.out);
         if (nd.divisor != 1.0) result = fmt::format("({} / {})", result, divisor(nd.divisor, t, dtype));
         after += fmt::format("    const {} v{} = static_cast<{}>({});\n", compute_type(dtype), nd.out,
                              compute_type(dtype), result);
@@ -433,9 +433,8 @@ struct KernelWriter {
             "    }}\n{5}",
             groups, block, width, k.cols, group, after, thread);
       } else if (splits == 1) {
-        text += fmt::format(
-            "    for (int64_t col0 = {4} * {0}; col0 < {1}; col0 += {5} * {0}) {{\n{2}    }}\n{3}",
-            width, k.cols, group, after, thread, block);
+        text += fmt::format("    for (int64_t col0 = {4} * {0}; col0 < {1}; col0 += {5} * {0}) {{\n{2}    }}\n{3}",
+                            width, k.cols, group, after, thread, block);
       } else {
         text += fmt::format(
             "    const int64_t end = split * {1} + {1} < {2} ? split * {1} + {1} : {2};\n"
@@ -576,7 +575,8 @@ void write_kernel(const loopir::Program& p, const Kernel& k, const Target& targe
       "extern \"C\" __global__ void __launch_bounds__({4}) {0}({5}) {{\n"
       "  if (k_aligned<{8}>({7})) {0}_body<{8}>({6});\n"
       "  else {0}_body<1>({6});\n}}\n",
-      k.name, fmt::join(in_params, ", "), aligned, body, gk.launch.block, signature, call_args, fmt::join(args, ", "), kVectorBytes);
+      k.name, fmt::join(in_params, ", "), aligned, body, gk.launch.block, signature, call_args, fmt::join(args, ", "),
+      kVectorBytes);
 }
 
 }  // namespace

@@ -131,11 +131,10 @@ TEST(CudaCodegen, OnlyConsecutiveAlignedElementsAreLoadedAsVectors) {
   // A transposed operand (stride 64 along col) is read element by element in the same group as a
   // vector load of the other; bfloat16 groups are 8 wide (16 bytes).
   GeneratedSource square = cuda_source(&gather_rows_fn, {randn({64, 64}), randn({64})});
-  EXPECT_NE(square.code.find("k_load_vec<4, kAlign>(&buf0[(col0 + (64 * row))])"), std::string::npos)
-      << square.code;
+  EXPECT_NE(square.code.find("k_load_vec<4, kAlign>(&buf0[(col0 + (64 * row))])"), std::string::npos) << square.code;
   EXPECT_NE(square.code.find("buf0[((64 * col) + row)]"), std::string::npos) << square.code;
-  GeneratedSource half = cuda_source(&gather_rows_fn, {randn({64, 64}).to(DType::BFloat16),
-                                                       randn({64}).to(DType::BFloat16)});
+  GeneratedSource half =
+      cuda_source(&gather_rows_fn, {randn({64, 64}).to(DType::BFloat16), randn({64}).to(DType::BFloat16)});
   EXPECT_NE(half.code.find("k_load_vec<8, kAlign>"), std::string::npos) << half.code;
   EXPECT_NE(half.code.find("k_store_vec<8, kAlign>"), std::string::npos) << half.code;
 }
@@ -173,7 +172,10 @@ TEST(CudaCodegen, PartsOfASourceCompileAtOnce) {
   EXPECT_EQ(b.cubins.size(), std::min(threads, g.kernels.size()));
   size_t kernels = 0;
   for (size_t i = 0; i < b.cubins.size(); ++i) {
-    EXPECT_EQ(b.cubins[i].substr(0, 4), std::string("\x7f" "ELF", 4)) << i;
+    EXPECT_EQ(b.cubins[i].substr(0, 4), std::string("\x7f"
+                                                    "ELF",
+                                                    4))
+        << i;
     EXPECT_GE(b.cubin_kernels[i], 1u) << i;
     kernels += b.cubin_kernels[i];
   }
