@@ -488,7 +488,7 @@ Verdict check_program(const Program& p, const std::string& torch_dir, const std:
     }
   }
   Verdict v = Checker(p, near_constant_rows(p, wide), values, compares_within_a_rounding(p, inputs, wide),
-                      ties_in_float64(p, wide), std::move(slack))
+                      ties_in_float64(p, inputs, wide), std::move(slack))
                   .check(compiled, eager, ref.raised ? std::nullopt : std::optional(ref), torch, torch64);
   if (v.ok && (ill_conditioned || prod_order)) {
     v.detail = ill_conditioned

@@ -34,8 +34,10 @@ std::set<std::string> compares_within_a_rounding(const Program& p, const std::ve
                                                  const std::vector<Tensor>& wide);
 // The arg-reductions whose index is decided by last bits even in the float64 run (a row holding
 // another element within float64's tolerance of the extreme: equal in exact arithmetic, as the
-// rows of an attention whose values are one vector); no run is more precise than another there.
-std::set<std::string> ties_in_float64(const Program& p, const std::vector<Tensor>& wide);
+// rows of an attention whose values are one vector), and the roundings to an integer of a float64
+// program's reduction on or near a step; no run is more precise than another there.
+std::set<std::string> ties_in_float64(const Program& p, const std::vector<Tensor>& inputs,
+                                      const std::vector<Tensor>& wide);
 // An amax or amin reducing +0 and -0 to a zero a sign-sensitive op reads.
 bool signed_zero_extremum(const Program& p, const std::vector<Tensor>& inputs);
 // A maximum or minimum meeting +0 and -0 where a sign-sensitive op reads the result.
