@@ -157,13 +157,17 @@ INSTANTIATE_TEST_SUITE_P(Committed, Pt2Model,
                                            std::pair{"mlp", "legacy_2_7"}, std::pair{"cnn", "core_aten"},
                                            std::pair{"cnn", "aten"},
                                            std::pair{"transformer_encoder_layer", "core_aten"},
-                                           std::pair{"gpt_block", "core_aten"}),
+                                           std::pair{"transformer_encoder_layer", "aten"},
+                                           std::pair{"gpt_block", "core_aten"}, std::pair{"gpt_block", "aten"}),
                          [](const auto& info) { return std::string(info.param.first) + "_" + info.param.second; });
 
 INSTANTIATE_TEST_SUITE_P(Generated, Pt2Model,
-                         ::testing::Values(std::pair{"resnet18", "core_aten"},
-                                           std::pair{"mobilenet_v3_small", "core_aten"}, std::pair{"gpt2", "core_aten"},
-                                           std::pair{"bert", "core_aten"}, std::pair{"vit", "core_aten"}),
+                         ::testing::Values(std::pair{"resnet18", "core_aten"}, std::pair{"resnet18", "aten"},
+                                           std::pair{"mobilenet_v3_small", "core_aten"},
+                                           std::pair{"mobilenet_v3_small", "aten"}, std::pair{"gpt2", "core_aten"},
+                                           std::pair{"gpt2", "aten"}, std::pair{"bert", "core_aten"},
+                                           std::pair{"bert", "aten"}, std::pair{"vit", "core_aten"},
+                                           std::pair{"vit", "aten"}),
                          [](const auto& info) { return std::string(info.param.first) + "_" + info.param.second; });
 
 // GPT-2 ties its token embedding and its output projection: one stored record, one storage here.

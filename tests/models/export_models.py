@@ -5,8 +5,9 @@ For each model NAME this writes into the output folder (`--out`, default tests/m
 
   NAME.pt2            torch.export.save of the exported program after ep.run_decompositions()
                       (the Core ATen opset).
-  NAME_aten.pt2       (mlp and cnn only) the same export WITHOUT run_decompositions: an ATen-level
-                      graph that the loader must decompose with kiln's own tables.
+  NAME_aten.pt2       the same export WITHOUT run_decompositions: torch.export's default IR, an
+                      ATen-level graph (composite ops kept) that the loader must decompose with
+                      kiln's own tables, as a user's `torch.export.save(torch.export.export(...))`.
   NAME_legacy.pt2     (mlp only) the PyTorch 2.6/2.7 layout of torch.export.save: a plain zip of
                       `serialized_exported_program.json`, `serialized_state_dict.pt`,
                       `serialized_constants.pt`, `serialized_example_inputs.pt` and `version`,
@@ -86,7 +87,7 @@ class Spec:
     name: str
     build: Callable[[], tuple[nn.Module, tuple]]
     committed: bool  # small enough for tests/models/fixtures
-    aten: bool = False  # also write NAME_aten.pt2 (no run_decompositions)
+    aten: bool = True  # also write NAME_aten.pt2 (no run_decompositions: the default IR)
     legacy: bool = False  # also write NAME_legacy.pt2 (2.6/2.7 layout)
 
 
@@ -116,8 +117,8 @@ def build_mobilenet():
 
 
 SPECS = [
-    Spec("mlp", build_mlp, committed=True, aten=True, legacy=True),
-    Spec("cnn", build_cnn, committed=True, aten=True),
+    Spec("mlp", build_mlp, committed=True, legacy=True),
+    Spec("cnn", build_cnn, committed=True),
     Spec("transformer_encoder_layer", build_encoder_layer, committed=True),
     Spec("gpt_block", build_gpt_block, committed=True),
     Spec("resnet18", build_resnet18, committed=False),

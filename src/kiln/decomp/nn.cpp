@@ -105,6 +105,26 @@ Tensor silu(const Tensor& self) {
   return mul(self, sigmoid(self));
 }
 Tensor square(const Tensor& self) { return pow(self, Scalar(2)); }
+// PyTorch's kernels: min(max(x + 3, 0), 6) / 6, and x times that before the division; 16-bit floats
+// compute in float32 and round once.
+Tensor relu6_of_shifted(const Tensor& x, std::string_view op) {
+  KILN_CHECK_TYPE(is_floating(x.dtype()), "{}: not implemented for {} (input {}); it needs a floating point tensor", op,
+                  dtype_name(x.dtype()), x.describe());
+  Tensor shifted = add(x, Scalar(3.0));
+  return clamp(shifted, Scalar(0.0), Scalar(6.0));
+}
+Tensor opmath(const Tensor& x) {
+  return x.dtype() == DType::Float16 || x.dtype() == DType::BFloat16 ? to(x, DType::Float32) : x;
+}
+Tensor hardsigmoid(const Tensor& self) {
+  Tensor r = div(relu6_of_shifted(opmath(self), "hardsigmoid"), Scalar(6.0));
+  return to(r, self.dtype());
+}
+Tensor hardswish(const Tensor& self) {
+  Tensor x = opmath(self);
+  Tensor r = div(mul(x, relu6_of_shifted(x, "hardswish")), Scalar(6.0));
+  return to(r, self.dtype());
+}
 Tensor clamp_min(const Tensor& self, const Scalar& min) { return clamp(self, min, std::nullopt); }
 Tensor clamp_max(const Tensor& self, const Scalar& max) { return clamp(self, std::nullopt, max); }
 // The square root of the variance in float64, rounded once to the input's dtype, as PyTorch's std
@@ -132,6 +152,8 @@ const KernelRegistrar kRegister([](Registry& r) {
   r.set_compound_kernel("aten::log_softmax.int", kiln::detail::boxed<&log_softmax>());
   r.set_compound_kernel("aten::silu", kiln::detail::boxed<&silu>());
   r.set_compound_kernel("aten::square", kiln::detail::boxed<&square>());
+  r.set_compound_kernel("aten::hardsigmoid", kiln::detail::boxed<&hardsigmoid>());
+  r.set_compound_kernel("aten::hardswish", kiln::detail::boxed<&hardswish>());
   r.set_compound_kernel("aten::clamp_min", kiln::detail::boxed<&clamp_min>());
   r.set_compound_kernel("aten::clamp_max", kiln::detail::boxed<&clamp_max>());
   r.set_compound_kernel("aten::std.correction", kiln::detail::boxed<&std_correction>());

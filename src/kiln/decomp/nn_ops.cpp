@@ -93,16 +93,16 @@ Tensor constant_pad_nd(const Tensor& self, IntArrayRef pad, const Scalar& value)
     // Negative padding crops.
     if (before < 0 || after < 0) x = slice(x, d, std::max<int64_t>(-before, 0), size - std::max<int64_t>(-after, 0));
     std::vector<Tensor> parts;
-    for (int64_t width : {before, int64_t{-1}, after}) {
-      if (width == -1) {
-        parts.push_back(x);
-        continue;
-      }
-      if (width <= 0) continue;
+    auto padding = [&](int64_t width) {
+      if (width <= 0) return;
       Shape sizes(x.sizes());
       sizes[static_cast<size_t>(d)] = width;
       parts.push_back(full(sizes, value, TensorOptions(self.dtype()).device(self.device())));
-    }
+    };
+    // (A padding of -1 crops one element: it is not a marker for x, as it once was here.)
+    padding(before);
+    parts.push_back(x);
+    padding(after);
     if (parts.size() > 1) x = cat(parts, d);
   }
   // A fresh tensor, never a view of self (only cropped, or not padded at all).

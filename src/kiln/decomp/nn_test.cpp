@@ -9,6 +9,8 @@
 #include "kiln/ops/api.h"
 #include "kiln/ops/custom_op.h"
 #include "kiln/trace/trace.h"
+#include "kiln_error.h"
+#include "torch_cases.h"
 
 namespace kiln {
 namespace {
@@ -172,6 +174,30 @@ TEST(Decompositions, TracedAttentionIsCoreAtenAndMatchesEager) {
   graph::Graph aten = trace::trace(attention, in, trace::Level::ATen);
   EXPECT_THROW(graph::verify_level(aten, graph::IrLevel::Core), Error);  // linear, matmul, ... as called
   EXPECT_LT(max_abs_diff(graph::interpret(aten, in)[0], want[0]), 1e-12);
+}
+
+}  // namespace
+}  // namespace kiln
+
+namespace kiln {
+namespace {
+
+TEST(Activations, HardsigmoidAndHardswishMatchPyTorch) {
+  KILN_REQUIRE_PYTHON(python);
+  // inp * 5 spans [-5, 5]: both sides of the kinks at -3 and 3, and the kinks themselves.
+  Tensor x = mul(testing::case_input({4, 6}, 1), Scalar(5.0));
+  Tensor kinks = from_vector<double>({-3.0, 3.0, 0.0, -0.0, -4.0, 4.0});
+  std::vector<testing::TorchCase> cases = {
+      {"torch.nn.functional.hardsigmoid(inp([4,6],1) * 5)", {hardsigmoid(x)}},
+      {"torch.nn.functional.hardswish(inp([4,6],1) * 5)", {hardswish(x)}},
+      {"torch.nn.functional.hardswish(torch.tensor([-3.0, 3.0, 0.0, -0.0, -4.0, 4.0], dtype=torch.float64))",
+       {hardswish(kinks)}},
+      {"torch.nn.functional.hardswish((inp([4,6],1) * 5).float())", {hardswish(to(x, DType::Float32))}},
+      {"torch.nn.functional.hardsigmoid((inp([4,6],1) * 5).bfloat16()).double()",
+       {to(hardsigmoid(to(x, DType::BFloat16)), DType::Float64)}},
+  };
+  testing::expect_cases_match_torch(python, cases, 1e-6, 1e-7);
+  EXPECT_KILN_ERROR(hardswish(ones({2}, DType::Int64)), "hardswish: not implemented for int64");
 }
 
 }  // namespace

@@ -146,6 +146,8 @@ OpHandle resolve_target(const std::string& target, const std::string& what) {
   OpHandle op = Registry::global().find(qualified);
   KILN_CHECK_KIND(op, ErrorKind::NotImplemented, "{}: unknown operator {} (kiln has no op of that name and overload)",
                   what, qualified);
+  KILN_CHECK_KIND(op->implemented(), ErrorKind::NotImplemented, "{}: operator {} is not implemented by kiln: {}", what,
+                  qualified, op->reason());
   return op;
 }
 

@@ -19,10 +19,9 @@ bool is_number(const Value& v) {
 // a Scalar there (`add.Scalar(x, 1)`): same name, same arguments, Scalar at `index`.
 OpHandle scalar_overload(OpHandle op, size_t index) {
   const Schema& want = op->schema();
-  for (OpHandle candidate : Registry::global().ops()) {
+  for (OpHandle candidate : Registry::global().overloads(want.ns + "::" + want.name)) {
     const Schema& s = candidate->schema();
-    if (s.ns != want.ns || s.name != want.name || s.arguments.size() != want.arguments.size() ||
-        s.returns.size() != want.returns.size()) {
+    if (s.arguments.size() != want.arguments.size() || s.returns.size() != want.returns.size()) {
       continue;
     }
     bool same = true;

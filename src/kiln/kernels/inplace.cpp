@@ -39,7 +39,7 @@ const KernelRegistrar kRegister([](Registry& r) {
     if (!op->has_tag(OpTag::Inplace) || op->kernel(DispatchKey::CPU) || op->provenance() != Provenance::Native)
       continue;
     OpHandle functional = r.functional_variant(op);
-    if (!functional) continue;  // resize_ has no functional form
+    if (!functional) continue;  // resize_ has no functional form that runs
     for (DispatchKey k : {DispatchKey::CPU, DispatchKey::Meta}) {
       r.set_kernel(op->name(), k, [op, functional](Stack& s) { run_inplace(op, functional, s); });
     }

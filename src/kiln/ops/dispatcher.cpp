@@ -119,6 +119,8 @@ void redispatch(OpHandle op, Stack& stack, DispatchKeySet keys) {
       (*c)(stack);
       return;
     }
+    KILN_CHECK_KIND(op->kind() != OpKind::Declared, ErrorKind::NotImplemented,
+                    "{}: PyTorch's op is declared in kiln but not implemented: {}", op->name(), op->reason());
     KILN_FAIL(ErrorKind::NotImplemented, "{}: no kernel for the {} backend (kernels exist for: {})", op->name(),
               dispatch_key_name(key), kernel_list(op));
   }

@@ -53,7 +53,14 @@ TagSet TagSet::parse(std::string_view text) {
   return set;
 }
 
-std::string_view op_kind_name(OpKind k) { return k == OpKind::Leaf ? "leaf" : "compound"; }
+std::string_view op_kind_name(OpKind k) {
+  switch (k) {
+    case OpKind::Leaf: return "leaf";
+    case OpKind::Compound: return "compound";
+    case OpKind::Declared: return "declared";
+  }
+  return "?";
+}
 std::string_view provenance_name(Provenance p) { return p == Provenance::Native ? "native" : "custom"; }
 std::string_view pattern_kind_name(PatternKind p) {
   switch (p) {

@@ -43,8 +43,11 @@ class TagSet {
   uint32_t bits_ = 0;
 };
 
-// Leaf ops have a kernel per device; compound ops are defined by a decomposition into other ops.
-enum class OpKind : uint8_t { Leaf, Compound };
+// Leaf ops have a kernel per device; compound ops are defined by a decomposition into other ops;
+// declared ops are PyTorch's ops kiln knows by schema but does not implement (the op table's
+// generated part, ops/aten_library/), each with its reason. A declared in-place or out= op whose
+// functional op kiln implements still runs, through the generic kernel of kernels/inplace.cpp.
+enum class OpKind : uint8_t { Leaf, Compound, Declared };
 // Native ops come with kiln; custom ops are registered by users.
 enum class Provenance : uint8_t { Native, Custom };
 

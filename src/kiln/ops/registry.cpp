@@ -7,6 +7,7 @@ namespace kiln {
 std::span<const OpDecl> native_op_table();
 std::span<const OpDecl> prims_op_table();
 std::span<const OpDecl> fused_op_table();
+std::span<const OpDecl> aten_library_table();
 
 namespace {
 
@@ -32,12 +33,17 @@ PatternKind derive_pattern(const Schema& s, TagSet tags) {
   return PatternKind::Opaque;
 }
 
+// A leaf or compound op runs (its kernels may register after this is asked, in static
+// initialization); a declared op only with a kernel (the generic in-place one).
+bool may_run(OpHandle op) { return op->kind() != OpKind::Declared || op->implemented(); }
+
 }  // namespace
 
 Registry& Registry::global() {
   static Registry* instance = [] {
     auto* r = new Registry();
     for (const OpDecl& decl : native_op_table()) r->declare(decl);
+    for (const OpDecl& decl : aten_library_table()) r->declare(decl);
     for (const OpDecl& decl : prims_op_table()) r->declare(decl, Provenance::Native, "prims");
     for (const OpDecl& decl : fused_op_table()) r->declare(decl, Provenance::Native, "kiln");
     auto& p = pending();
@@ -85,11 +91,13 @@ OpEntry& Registry::declare(const OpDecl& decl, Provenance provenance, std::strin
   e.tags_ = tags;
   e.kind_ = decl.kind;
   e.provenance_ = provenance;
+  e.reason_ = decl.reason;
   for (const auto& arg : e.schema_.arguments) {
     e.defaults_.push_back(arg.default_text ? std::optional<Value>(parse_default(*arg.default_text, arg.type))
                                            : std::nullopt);
   }
   by_name_.emplace(name, &e);
+  by_base_name_[e.schema_.ns + "::" + e.schema_.name].push_back(&e);
   return e;
 }
 
@@ -145,7 +153,8 @@ OpHandle Registry::functional_variant(OpHandle inplace) const {
   std::string name = s.ns;
   name.append("::").append(s.name, 0, s.name.size() - 1);
   if (!s.overload.empty()) name.append(".").append(s.overload);
-  return find(name);
+  OpHandle f = find(name);
+  return f != nullptr && may_run(f) ? f : nullptr;
 }
 
 bool Registry::is_out_variant(OpHandle op) {
@@ -156,9 +165,9 @@ bool Registry::is_out_variant(OpHandle op) {
 OpHandle Registry::functional_of_out_variant(OpHandle op) const {
   if (!is_out_variant(op)) return nullptr;
   const Schema& s = op->schema();
-  for (OpHandle candidate : ops()) {
+  for (OpHandle candidate : overloads(s.ns + "::" + s.name)) {
     const Schema& c = candidate->schema();
-    if (c.ns != s.ns || c.name != s.name || c.is_mutable() || c.arguments.size() + 1 != s.arguments.size()) continue;
+    if (c.is_mutable() || c.arguments.size() + 1 != s.arguments.size() || !may_run(candidate)) continue;
     bool same = true;
     for (size_t i = 0; i < c.arguments.size() && same; ++i) {
       same = c.arguments[i].name == s.arguments[i].name && c.arguments[i].type == s.arguments[i].type;
@@ -166,6 +175,21 @@ OpHandle Registry::functional_of_out_variant(OpHandle op) const {
     if (same) return candidate;
   }
   return nullptr;
+}
+
+bool OpEntry::implemented() const {
+  if (compound_) return true;
+  for (const auto& k : kernels_) {
+    if (k) return true;
+  }
+  return false;
+}
+
+std::vector<OpHandle> Registry::overloads(std::string_view qualified_name) const {
+  std::shared_lock lock(mu_);
+  auto it = by_base_name_.find(std::string(qualified_name));
+  if (it == by_base_name_.end()) return {};
+  return {it->second.begin(), it->second.end()};
 }
 
 std::vector<OpHandle> Registry::ops() const {

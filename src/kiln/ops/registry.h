@@ -36,6 +36,7 @@ struct OpDecl {
   const char* tags = "";
   OpKind kind = OpKind::Leaf;
   std::optional<PatternKind> pattern = std::nullopt;  // derived from the tags when not given
+  const char* reason = "";                            // a declared op's: why kiln does not implement it
 };
 
 class OpEntry {
@@ -59,6 +60,10 @@ class OpEntry {
   const BoxedKernel* compound_kernel() const { return compound_ ? &compound_ : nullptr; }
   // True when a call on `backend` can run: a kernel there, or a compound kernel.
   bool runs_on(DispatchKey backend) const { return kernel(backend) != nullptr || compound_ != nullptr; }
+  // True when some backend can run it (a declared op with the generic in-place kernel can).
+  bool implemented() const;
+  // Why a declared op is not implemented ("sparse tensors ..."); empty for the others.
+  std::string_view reason() const { return reason_; }
 
  private:
   friend class Registry;
@@ -69,6 +74,7 @@ class OpEntry {
   OpKind kind_ = OpKind::Leaf;
   Provenance provenance_ = Provenance::Native;
   PatternKind pattern_ = PatternKind::Opaque;
+  const char* reason_ = "";
   std::vector<std::optional<Value>> defaults_;
   std::array<BoxedKernel, kNumDispatchKeys> kernels_;
   BoxedKernel compound_;
@@ -93,15 +99,18 @@ class Registry {
   OpHandle find(std::string_view name) const;
   // Like find, but throws kiln::Error naming the op when it is absent.
   OpHandle get(std::string_view name) const;
-  // The functional op an in-place op stands for (add_.Tensor -> add.Tensor), or nullptr.
+  // The functional op an in-place op stands for (add_.Tensor -> add.Tensor), or nullptr; only an
+  // op that runs (resize_'s `resize` is declared, not implemented: nullptr).
   OpHandle functional_variant(OpHandle inplace) const;
   // The functional op an out= op stands for: same name, no mutable argument, the out= op's
-  // arguments without the trailing `out` (atan2.out -> atan2), or nullptr.
+  // arguments without the trailing `out` (atan2.out -> atan2), or nullptr; only an op that runs.
   OpHandle functional_of_out_variant(OpHandle op) const;
   // True for an op whose last argument is a written `out` tensor.
   static bool is_out_variant(OpHandle op);
   // All ops in declaration order.
   std::vector<OpHandle> ops() const;
+  // Every overload of one op name ("aten::max": max, max.dim, max.other, ...), in declaration order.
+  std::vector<OpHandle> overloads(std::string_view qualified_name) const;
 
  private:
   Registry() = default;
@@ -110,6 +119,7 @@ class Registry {
   mutable std::shared_mutex mu_;
   std::deque<OpEntry> entries_;
   std::unordered_map<std::string, OpEntry*> by_name_;
+  std::unordered_map<std::string, std::vector<OpEntry*>> by_base_name_;  // "aten::max" -> its overloads
   std::array<BoxedFallback, kNumDispatchKeys> fallbacks_;
 };
 

@@ -11,7 +11,7 @@ int ops_command(const std::vector<std::string>& args);
 // `kiln ops --coverage [--samples DIR]`: each Core ATen overload's eager and compiled path, and the
 // totals; with DIR (an OpInfo recording the replay test has run over), how many recorded samples
 // passed eagerly and compiled.
-int coverage_command(const std::string& samples_dir);
+int coverage_command(const std::string& samples_dir, bool all);
 int demo_command(const std::vector<std::string>& args);
 int explain_command(const std::vector<std::string>& args);
 // `kiln run MODEL.pt2 ...`: loads a torch.export archive and runs it (eager or compiled).

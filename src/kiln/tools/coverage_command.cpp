@@ -4,6 +4,7 @@
 // (docs/opinfo_replay.md). With a recording, also the samples that passed and whether the overload
 // is differentiable through kiln: every op of its derivative as PyTorch computes it (the backward
 // graph AOT autograd hands a backend, recorded in derivatives.txt) runs in kiln.
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -89,7 +90,35 @@ std::string differentiable(const std::vector<std::string>* line) {
   return "yes";
 }
 
-int coverage_command(const std::string& samples_dir) {
+// The whole aten:: library (ops/aten_library/): how many overloads each kind has, how many run,
+// and why the others do not; with `all`, a row per overload.
+void print_library(bool all) {
+  int total = 0, runs = 0;
+  std::map<std::string, int> kinds, reasons;
+  if (all) std::printf("\n%-55s %-9s %-14s %-14s %s\n", "aten overload", "kind", "eager", "compiled", "reason");
+  for (OpHandle op : Registry::global().ops()) {
+    if (op->schema().ns != "aten") continue;
+    ++total;
+    ++kinds[std::string(op_kind_name(op->kind()))];
+    std::string e = op->implemented() ? eager_path(op) : "-";
+    if (e == "-" && op->implemented()) e = "other device";
+    runs += op->implemented();
+    if (!op->implemented()) ++reasons[std::string(op->reason())];
+    if (all) {
+      std::printf("%-55s %-9s %-14s %-14s %s\n", op->name().c_str(), std::string(op_kind_name(op->kind())).c_str(),
+                  e.c_str(), compiled_path(op).c_str(), op->implemented() ? "" : std::string(op->reason()).c_str());
+    }
+  }
+  std::printf("\naten:: overloads declared: %d (leaf %d, compound %d, declared %d); run: %d\n", total, kinds["leaf"],
+              kinds["compound"], kinds["declared"], runs);
+  std::vector<std::pair<int, std::string>> by_count;
+  for (const auto& [reason, n] : reasons) by_count.emplace_back(n, reason);
+  std::sort(by_count.rbegin(), by_count.rend());
+  std::printf("Not implemented, by reason:\n");
+  for (const auto& [n, reason] : by_count) std::printf("%6d  %s\n", n, reason.c_str());
+}
+
+int coverage_command(const std::string& samples_dir, bool all) {
   int total = 0, eager = 0, compiled = 0;
   bool samples = !samples_dir.empty();
   auto eager_samples = replay_results(samples_dir + "/replay_eager.txt");
@@ -131,6 +160,7 @@ int coverage_command(const std::string& samples_dir) {
     std::printf("Differentiable through kiln: %d of the %d PyTorch differentiates\n", differentiable_in_kiln,
                 differentiated);
   }
+  print_library(all);
   return 0;
 }
 

@@ -17,8 +17,11 @@ commands:
   ops     list the op registry: name, schema, tags, kind, devices with kernels
           --format table|tsv|md   output format (default: table)
           --tag TAG               only ops with this tag (repeatable; all must match)
-          --kind leaf|compound    only ops of this kind
-          --coverage              each Core ATen overload's eager and compiled path, and totals
+          --kind leaf|compound|declared  only ops of this kind (declared: PyTorch ops kiln
+                                  knows by schema but does not implement, with the reason)
+          --coverage              each Core ATen overload's eager and compiled path, and totals;
+                                  then every aten:: overload's count by kind and the reasons
+                                  the declared ones do not run (--all: a row per overload)
           --coverage --samples DIR  also the recorded PyTorch samples passed eagerly and compiled,
                                   and whether each is differentiable through kiln
                                   (DIR: a recording kiln_opinfo_test replayed, e.g. build/opinfo)

@@ -57,11 +57,10 @@ std::string md_escape(const std::string& s) {
 }
 
 int usage_error(const std::string& what) {
-  std::fprintf(
-      stderr,
-      "kiln ops: %s\nusage: kiln ops [--format table|tsv|md] [--tag TAG]... [--kind leaf|compound] | --coverage "
-      "[--samples DIR]\n",
-      what.c_str());
+  std::fprintf(stderr,
+               "kiln ops: %s\nusage: kiln ops [--format table|tsv|md] [--tag TAG]... [--kind leaf|compound|declared] | "
+               "--coverage [--samples DIR] [--all]\n",
+               what.c_str());
   return 2;
 }
 
@@ -72,9 +71,14 @@ int ops_command(const std::vector<std::string>& args) {
   std::vector<OpTag> tags;
   std::string kind;
   if (!args.empty() && args[0] == "--coverage") {
-    if (args.size() == 1) return coverage_command("");
-    if (args.size() == 3 && args[1] == "--samples") return coverage_command(args[2]);
-    return usage_error("--coverage takes only --samples DIR");
+    std::string samples;
+    bool all = false;
+    for (size_t i = 1; i < args.size(); ++i) {
+      if (args[i] == "--all") all = true;
+      else if (args[i] == "--samples" && i + 1 < args.size()) samples = args[++i];
+      else return usage_error("--coverage takes only --samples DIR and --all");
+    }
+    return coverage_command(samples, all);
   }
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
@@ -90,7 +94,7 @@ int ops_command(const std::vector<std::string>& args) {
       tags.push_back(*t);
     } else if (a == "--kind") {
       kind = args[++i];
-      if (kind != "leaf" && kind != "compound") return usage_error("unknown kind '" + kind + "'");
+      if (kind != "leaf" && kind != "compound" && kind != "declared") return usage_error("unknown kind '" + kind + "'");
     } else {
       return usage_error("unknown option '" + a + "'");
     }

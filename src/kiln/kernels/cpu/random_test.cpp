@@ -13,7 +13,7 @@
 namespace kiln::cpu {
 namespace {
 
-std::tuple<Tensor, Tensor> dropout(const Tensor& x, double p, std::optional<bool> train) {
+std::tuple<Tensor, Tensor> native_dropout_call(const Tensor& x, double p, std::optional<bool> train) {
   Stack s{Value(x), Value(p), train ? Value(*train) : Value()};
   call_op_boxed(Registry::global().get("aten::native_dropout"), s);
   return {s[0].to_tensor(), s[1].to_tensor()};
@@ -28,7 +28,7 @@ Tensor permutation(int64_t n) {
 TEST(NativeDropout, KeepsOneMinusPScaledAndIsReproducible) {
   manual_seed(5);
   Tensor x = add(rand({200, 500}), Scalar(1.0));
-  auto [out, mask] = dropout(x, 0.3, true);
+  auto [out, mask] = native_dropout_call(x, 0.3, true);
   ASSERT_EQ(out.sizes().vec(), x.sizes().vec());
   EXPECT_EQ(mask.dtype(), DType::Bool);
   double kept = mask.to(DType::Float64).mean().item<double>();
@@ -37,15 +37,15 @@ TEST(NativeDropout, KeepsOneMinusPScaledAndIsReproducible) {
   EXPECT_LT(sub(out, expected).abs().amax().item<double>(), 1e-6);
   manual_seed(5);
   Tensor again = add(rand({200, 500}), Scalar(1.0));
-  auto [out2, mask2] = dropout(again, 0.3, true);
+  auto [out2, mask2] = native_dropout_call(again, 0.3, true);
   EXPECT_EQ(ne(mask, mask2).sum().item<int64_t>(), 0);
-  auto [same, all] = dropout(x, 0.3, false);  // not training: the input
+  auto [same, all] = native_dropout_call(x, 0.3, false);  // not training: the input
   EXPECT_EQ(ne(same, x).sum().item<int64_t>(), 0);
   EXPECT_EQ(all.to(DType::Int64).sum().item<int64_t>(), x.numel());
-  auto [none, nothing] = dropout(x, 1.0, true);
+  auto [none, nothing] = native_dropout_call(x, 1.0, true);
   EXPECT_EQ(none.abs().sum().item<double>(), 0.0);
-  EXPECT_THROW(dropout(x, 1.5, true), Error);
-  EXPECT_THROW(dropout(from_vector<int64_t>({1}), 0.5, true), Error);
+  EXPECT_THROW(native_dropout_call(x, 1.5, true), Error);
+  EXPECT_THROW(native_dropout_call(from_vector<int64_t>({1}), 0.5, true), Error);
 }
 
 TEST(Randperm, IsAUniformPermutationAndReproducible) {

@@ -1,0 +1,174 @@
+"""Records PyTorch's OpInfo samples as exported programs, and replays them in kiln (a measurement).
+
+Each OpInfo of PyTorch's op_db (torch.testing._internal.common_methods_invocations) that runs on the
+CPU in float32 (else int64, else bool) gives its first samples; each sample becomes a module whose
+forward calls the op on the sample's tensors (the other arguments are constants), exported with
+`torch.export.export` as a user would (the default IR, composite ops kept) and again after
+`run_decompositions()`. Recorded in DIR: `<k>.pt2`, `<k>_core.pt2`, `<k>/input_<i>.npy`,
+`<k>/output_<i>.npy` (PyTorch's eager result) and `index.tsv` (k, OpInfo name, variant).
+
+`--replay KILN` runs every recorded program with the kiln CLI (`kiln run`, eager and `--compile`)
+and compares its outputs with PyTorch's (torch.testing.assert_close's tolerances for the dtype),
+then prints the counts: recorded, loaded, passed eagerly, passed compiled, per IR, and the ops
+kiln refused with why.
+
+Usage: python tests/tools/record_exported_samples.py --out DIR [--samples N] [--only NAME]...
+                                                     [--replay build/kiln]
+"""
+import argparse
+import collections
+import os
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import torch
+
+DTYPES = [torch.float32, torch.int64, torch.bool]
+
+
+class Sample(torch.nn.Module):
+    """Calls `fn` with the sample's arguments, its tensors taken from forward's inputs."""
+
+    def __init__(self, fn, args, kwargs):
+        super().__init__()
+        self.fn, self.args, self.kwargs = fn, args, kwargs
+
+    def forward(self, *tensors):
+        it = iter(tensors)
+        args = [next(it) if isinstance(a, torch.Tensor) else a for a in self.args]
+        return self.fn(*args, **self.kwargs)
+
+
+def flat_tensors(out):
+    if isinstance(out, torch.Tensor):
+        return [out]
+    if isinstance(out, (tuple, list)) and all(isinstance(t, torch.Tensor) for t in out):
+        return list(out)
+    return None
+
+
+def record(out_dir, samples_per_op, only):
+    from torch.testing._internal.common_methods_invocations import op_db
+    os.makedirs(out_dir, exist_ok=True)
+    index = []
+    skipped = collections.Counter()
+    for info in op_db:
+        if only and info.name not in only:
+            continue
+        dtype = next((d for d in DTYPES if d in info.supported_dtypes("cpu")), None)
+        if dtype is None:
+            skipped["no float32, int64 or bool on the CPU"] += 1
+            continue
+        try:
+            samples = list(info.sample_inputs("cpu", dtype, requires_grad=False))[:samples_per_op]
+        except Exception:  # noqa: BLE001 - a sample generator that fails is PyTorch's
+            skipped["sample generator failed"] += 1
+            continue
+        for j, s in enumerate(samples):
+            args = [s.input, *s.args]
+            if any(isinstance(a, (list, tuple)) and any(isinstance(t, torch.Tensor) for t in a) for a in args):
+                skipped["tensor lists as arguments"] += 1
+                continue
+            if any(isinstance(v, torch.Tensor) for v in s.kwargs.values()):
+                skipped["tensors as keyword arguments"] += 1
+                continue
+            module = Sample(info.op, args, s.kwargs)
+            tensors = tuple(a for a in args if isinstance(a, torch.Tensor))
+            try:
+                with torch.no_grad():
+                    eager = flat_tensors(module(*tensors))
+            except Exception:  # noqa: BLE001
+                skipped["PyTorch raised"] += 1
+                continue
+            if not eager or any(t.dtype in (torch.bfloat16, torch.complex32) or t.is_complex() for t in eager):
+                skipped["outputs not tensors numpy holds"] += 1
+                continue
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    ep = torch.export.export(module, tensors, strict=False)
+                    core = ep.run_decompositions()
+            except Exception:  # noqa: BLE001
+                skipped["torch.export failed"] += 1
+                continue
+            k = f"{len(index):05d}"
+            try:
+                torch.export.save(ep, os.path.join(out_dir, f"{k}.pt2"))
+                torch.export.save(core, os.path.join(out_dir, f"{k}_core.pt2"))
+            except Exception:  # noqa: BLE001
+                skipped["torch.export.save failed"] += 1
+                continue
+            os.makedirs(os.path.join(out_dir, k), exist_ok=True)
+            for i, t in enumerate(tensors):
+                np.save(os.path.join(out_dir, k, f"input_{i}.npy"), t.contiguous().numpy())
+            for i, t in enumerate(eager):
+                np.save(os.path.join(out_dir, k, f"output_{i}.npy"), t.contiguous().numpy())
+            index.append((k, info.name, info.variant_test_name, len(tensors), len(eager)))
+    with open(os.path.join(out_dir, "index.tsv"), "w") as f:
+        for row in index:
+            f.write("\t".join(str(c) for c in row) + "\n")
+    print(f"recorded {len(index)} samples of {len({r[1] for r in index})} OpInfos; skipped: {dict(skipped)}")
+
+
+def replay(out_dir, kiln):
+    rows = [line.rstrip("\n").split("\t") for line in open(os.path.join(out_dir, "index.tsv"))]
+    counts = collections.Counter()
+    refused = collections.Counter()
+    failed = collections.defaultdict(set)
+    for k, name, variant, n_in, n_out in rows:
+        label = name + ("." + variant if variant else "")
+        for ir, archive in (("default", f"{k}.pt2"), ("core", f"{k}_core.pt2")):
+            counts[ir, "recorded"] += 1
+            inputs = [a for i in range(int(n_in)) for a in ("--input", os.path.join(out_dir, k, f"input_{i}.npy"))]
+            loaded = True
+            for mode, extra in (("eager", []), ("compiled", ["--compile"])):
+                res_dir = os.path.join(out_dir, "replay", f"{k}_{ir}_{mode}")
+                run = subprocess.run([kiln, "run", os.path.join(out_dir, archive), *inputs, *extra, "--output-dir", res_dir],
+                                     capture_output=True, text=True)
+                if run.returncode != 0:
+                    if mode == "eager":
+                        loaded = "unknown operator" not in run.stderr and "not implemented" not in run.stderr
+                        msg = run.stderr.strip().splitlines()[-1] if run.stderr.strip() else "?"
+                        refused[(ir, msg[:160])] += 1
+                    failed[ir, mode].add(label)
+                    continue
+                ok = True
+                for i in range(int(n_out)):
+                    want = torch.from_numpy(np.load(os.path.join(out_dir, k, f"output_{i}.npy")))
+                    try:
+                        got = torch.from_numpy(np.load(os.path.join(res_dir, f"output_{i}.npy")))
+                        torch.testing.assert_close(got, want, equal_nan=True, check_stride=False)
+                    except Exception:  # noqa: BLE001
+                        ok = False
+                counts[ir, mode] += ok
+                if not ok:
+                    failed[ir, mode].add(label)
+            counts[ir, "loaded"] += loaded
+    for ir in ("default", "core"):
+        print(f"{ir:8s} recorded {counts[ir, 'recorded']}, loaded {counts[ir, 'loaded']}, "
+              f"eager passed {counts[ir, 'eager']}, compiled passed {counts[ir, 'compiled']}")
+    print("most common refusals:")
+    for (ir, msg), n in refused.most_common(40):
+        print(f"  {n:4d} {ir:8s} {msg}")
+    for key in sorted(failed):
+        print(f"failed {key}: {' '.join(sorted(failed[key]))}")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--samples", type=int, default=1)
+    parser.add_argument("--only", action="append")
+    parser.add_argument("--replay", metavar="KILN")
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    if args.replay:
+        replay(args.out, args.replay)
+    else:
+        record(args.out, args.samples, set(args.only or []))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
