@@ -469,6 +469,20 @@ static bool cancels_or_overflows(Program probe, const std::array<std::string, 3>
   return false;
 }
 
+// Whether value `name` of `probe`'s float64 run passes `range` (within 8 ulps of its end) somewhere.
+static bool passes_range(Program probe, const std::string& name, const std::vector<Tensor>& wide, double range) {
+  probe.outputs = {name};
+  std::vector<Tensor> out;
+  try {
+    out = run_program(live_calls(probe), wide, Precision::Float64);
+  } catch (const Error&) {
+    return false;
+  }
+  Values v = read_values(out[0]);
+  const double edge = std::isinf(range) ? largest_finite(DType::Float64) * (1 - 0x1p-49) : range * (1 - 0x1p-20);
+  return !v.integral && std::any_of(v.f.begin(), v.f.end(), [&](double x) { return std::isinf(x) || x > edge; });
+}
+
 // Whether a sum or mean of the program (var's and var_mean's mean too) adds terms that cancel past
 // float64's precision in its float64 run (condition number sum |x| / |sum x| above 1e6, or an exact
 // 0 from nonzero terms), or finite terms whose magnitudes add past the range the native run sums in
@@ -534,11 +548,17 @@ bool ill_conditioned_contraction(const Program& p, const std::vector<Tensor>& in
         return call(r, "sdpa", {c.args[0], c.args[1], values, c.args[3], c.args[4], c.args[5]});
       };
       contractions.push_back({attend("zz_omag", v), attend("zz_ototal", c.args[2]), attend("zz_ofinite", fv)});
+      // A flash kernel (PyTorch's on the CPU) adds exp(s - max) * v, each weight at most 1, before
+      // it divides by the weights' sum: its partial sums reach the values' magnitudes summed over
+      // the keys, past the range where the normalized result is not (seed 20261327: PyTorch's
+      // float64 attention inf, kiln's 1.47e308).
+      call("zz_vkeys", "sum", {fv, "[-2]", "0"});
     }
     double range = accumulation_range(p, c.results.at(0), inputs);
     for (const auto& names : contractions) {
       if (cancels_or_overflows(probe, names, wide, range)) return true;
     }
+    if (sdpa && passes_range(probe, "zz_vkeys", wide, range)) return true;
   }
   return false;
 }
