@@ -1,9 +1,12 @@
 #include "dead_code.h"
 
 #include <algorithm>
+#include <functional>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+
+#include "generator.h"
 
 namespace kiln::difftest {
 namespace {
@@ -70,8 +73,10 @@ Program divide_only_read_elements(const Program& p) {
     return std::all_of(c.results.begin(), c.results.end(),
                        [&](const std::string& r) { return values.contains(r) && values.at(r).numel() == 0; });
   };
-  auto read_only_through_views = [&](const std::string& v) {
-    if (std::find(p.outputs.begin(), p.outputs.end(), v) != p.outputs.end()) return false;
+  // Read only through views, or through elementwise ops whose results are read so in turn
+  // (logical_not(x / y)[3]: fused, compiled code computes the one element the slice reads).
+  std::function<bool(const std::string&, int)> read_only_through_views = [&](const std::string& v, int depth) {
+    if (depth > 16 || std::find(p.outputs.begin(), p.outputs.end(), v) != p.outputs.end()) return false;
     bool read = false;
     for (const auto& c : p.calls) {
       for (const auto& a : c.args) {
@@ -81,7 +86,9 @@ Program divide_only_read_elements(const Program& p) {
           read = true;
           continue;
         }
-        if (!is_view(c.op)) return false;
+        bool through = is_view(c.op) || (is_elementwise_op(c.op) && c.results.size() == 1 &&
+                                         read_only_through_views(c.results[0], depth + 1));
+        if (!through) return false;
         read = true;
       }
     }
@@ -95,7 +102,7 @@ Program divide_only_read_elements(const Program& p) {
     if (division && c.args.size() >= 2 && values.contains(c.args[1]) && values.contains(c.results.at(0))) {
       DType d = values.at(c.results[0]).dtype();
       DType divisor = values.at(c.args[1]).dtype();
-      if (!is_floating(d) && d != DType::Bool && read_only_through_views(c.results[0])) {
+      if (!is_floating(d) && d != DType::Bool && read_only_through_views(c.results[0], 0)) {
         std::string zero = fmt::format("safe_divisor_{}_is_zero", fresh);
         std::string one = fmt::format("safe_divisor_{}_one", fresh);
         std::string safe = fmt::format("safe_divisor_{}", fresh++);

@@ -655,4 +655,9 @@ bool is_large(const Program& p) {
   });
 }
 
+bool is_elementwise_op(const std::string& op) {
+  return std::find(kUnary.begin(), kUnary.end(), op) != kUnary.end() ||
+         std::find(kBinary.begin(), kBinary.end(), op) != kBinary.end();
+}
+
 }  // namespace kiln::difftest

@@ -27,5 +27,8 @@ Program generate_program(uint64_t seed, const GenOptions& options);
 bool may_raise(const Program& p);
 // True when the program has an input of more than a million elements.
 bool is_large(const Program& p);
+// True for the generator's elementwise ops (unary and binary: each result element reads the
+// operands' elements at its index, broadcast).
+bool is_elementwise_op(const std::string& op);
 
 }  // namespace kiln::difftest

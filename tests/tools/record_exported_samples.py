@@ -68,6 +68,9 @@ def record(out_dir, samples_per_op, only):
             continue
         for j, s in enumerate(samples):
             args = [s.input, *s.args]
+            if any(isinstance(a, torch.Tensor) and (a.layout != torch.strided or a.is_quantized) for a in args):
+                skipped["inputs not dense strided tensors"] += 1
+                continue
             if any(isinstance(a, (list, tuple)) and any(isinstance(t, torch.Tensor) for t in a) for a in args):
                 skipped["tensor lists as arguments"] += 1
                 continue
@@ -82,7 +85,8 @@ def record(out_dir, samples_per_op, only):
             except Exception:  # noqa: BLE001
                 skipped["PyTorch raised"] += 1
                 continue
-            if not eager or any(t.dtype in (torch.bfloat16, torch.complex32) or t.is_complex() for t in eager):
+            if not eager or any(t.layout != torch.strided or t.dtype in (torch.bfloat16, torch.complex32) or
+                                t.is_complex() or t.is_quantized for t in eager):
                 skipped["outputs not tensors numpy holds"] += 1
                 continue
             try:
