@@ -45,6 +45,13 @@ TEST(CompositeCompile, ShapeOpsCompile) {
         out.push_back(pad(t, {1, 1}, "circular"));
         out.push_back(pad(t, {1, 0, 0, 2}, "constant", 0.5));
         out.push_back(t.expand_as(ones({2, 4, 6, 5})));
+        out.push_back(t.movedim(0, -1));
+        out.push_back(stack(std::vector<Tensor>{t, neg(t)}, 1));
+        out.push_back(hstack(std::vector<Tensor>{t, t}));
+        out.push_back(tile(t, {2, 1}));
+        out.push_back(ravel(transpose(t, 0, 2)));
+        out.push_back(relu6(mul(t, Scalar(8.0))));
+        out.push_back(selu(t));
         return out;
       },
       {x});

@@ -120,6 +120,11 @@ Tensor hardsigmoid(const Tensor& self) {
   Tensor r = div(relu6_of_shifted(opmath(self), "hardsigmoid"), Scalar(6.0));
   return to(r, self.dtype());
 }
+Tensor relu6(const Tensor& self) { return hardtanh(self, Scalar(0), Scalar(6)); }
+// elu with SELU's constants (Klambauer et al.), as PyTorch's.
+Tensor selu(const Tensor& self) {
+  return elu(self, Scalar(1.6732632423543772848170429916717), Scalar(1.0507009873554804934193349852946), Scalar(1));
+}
 Tensor hardswish(const Tensor& self) {
   Tensor x = opmath(self);
   Tensor r = div(mul(x, relu6_of_shifted(x, "hardswish")), Scalar(6.0));
@@ -154,6 +159,8 @@ const KernelRegistrar kRegister([](Registry& r) {
   r.set_compound_kernel("aten::square", kiln::detail::boxed<&square>());
   r.set_compound_kernel("aten::hardsigmoid", kiln::detail::boxed<&hardsigmoid>());
   r.set_compound_kernel("aten::hardswish", kiln::detail::boxed<&hardswish>());
+  r.set_compound_kernel("aten::relu6", kiln::detail::boxed<&relu6>());
+  r.set_compound_kernel("aten::selu", kiln::detail::boxed<&selu>());
   r.set_compound_kernel("aten::clamp_min", kiln::detail::boxed<&clamp_min>());
   r.set_compound_kernel("aten::clamp_max", kiln::detail::boxed<&clamp_max>());
   r.set_compound_kernel("aten::std.correction", kiln::detail::boxed<&std_correction>());

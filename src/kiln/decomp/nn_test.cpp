@@ -193,6 +193,8 @@ TEST(Activations, HardsigmoidAndHardswishMatchPyTorch) {
       {"torch.nn.functional.hardswish(torch.tensor([-3.0, 3.0, 0.0, -0.0, -4.0, 4.0], dtype=torch.float64))",
        {hardswish(kinks)}},
       {"torch.nn.functional.hardswish((inp([4,6],1) * 5).float())", {hardswish(to(x, DType::Float32))}},
+      {"torch.nn.functional.relu6(inp([4,6],1) * 8)", {relu6(mul(x, Scalar(1.6)))}},
+      {"torch.selu(inp([4,6],1) * 5)", {selu(x)}},
       {"torch.nn.functional.hardsigmoid((inp([4,6],1) * 5).bfloat16()).double()",
        {to(hardsigmoid(to(x, DType::BFloat16)), DType::Float64)}},
   };

@@ -53,6 +53,15 @@ TEST(TensorHelpers, PythonOperatorsAreBitwiseOps) {
                     "only integer and bool tensors are supported");
 }
 
+TEST(TensorHelpers, PositiveAndTrueDivide) {
+  Tensor a = from_vector<int64_t>({7, -3}), b = from_vector<int64_t>({2, 2});
+  EXPECT_TRUE(call1("aten::positive", {Value(a)}).is_same(a));
+  EXPECT_KILN_ERROR(call1("aten::positive", {Value(ones({2}, DType::Bool))}), "the `+` operator, on a bool tensor");
+  Tensor q = call1("aten::true_divide.Tensor", {Value(a), Value(b)});
+  EXPECT_EQ(q.dtype(), DType::Float32);
+  EXPECT_EQ(q.to_string(), from_vector<float>({3.5f, -1.5f}).to_string());
+}
+
 TEST(TensorHelpers, DropoutIsTheIdentityInEvalMode) {
   Tensor x = from_vector<float>({1, 2, 3, 4});
   EXPECT_TRUE(dropout(x, 0.5, false).is_same(x));
