@@ -113,7 +113,55 @@ Tensor tile_impl(const Tensor& self, IntArrayRef dims) {
   return repeat(self, reps);
 }
 
+Tensor atleast_1d_impl(const Tensor& self) { return at_least(self, 1); }
+Tensor atleast_2d_impl(const Tensor& self) { return at_least(self, 2); }
+// 0-D as [1, 1, 1], 1-D [n] as [1, n, 1], 2-D [m, n] as [m, n, 1].
+Tensor atleast_3d_impl(const Tensor& self) {
+  if (self.dim() >= 3) return self;
+  if (self.dim() == 2) return unsqueeze(self, -1);
+  Tensor row = at_least(self, 2);
+  return unsqueeze(row, -1);
+}
+
+Tensor fliplr_impl(const Tensor& self) {
+  KILN_CHECK(self.dim() >= 2, "fliplr: input must be >= 2-d, got {}", self.describe());
+  return flip(self, {1});
+}
+Tensor flipud_impl(const Tensor& self) {
+  KILN_CHECK(self.dim() >= 1, "flipud: input must be >= 1-d, got {}", self.describe());
+  return flip(self, {0});
+}
+
+// The dot product of two vectors of one dtype and length, in that dtype.
+Tensor dot_impl(const Tensor& self, const Tensor& other) {
+  KILN_CHECK(self.dim() == 1 && other.dim() == 1, "dot: 1D tensors expected, but got {}D and {}D tensors", self.dim(),
+             other.dim());
+  KILN_CHECK_TYPE(self.dtype() == other.dtype(), "dot: expected both vectors to have same dtype, but found {} and {}",
+                  dtype_name(self.dtype()), dtype_name(other.dtype()));
+  KILN_CHECK(self.numel() == other.numel(),
+             "dot: inconsistent tensor size, expected tensor [{}] and src [{}] to have the same number of elements, "
+             "but got {} and {} elements respectively",
+             self.numel(), other.numel(), self.numel(), other.numel());
+  Tensor products = mul(self, other);
+  return sum(products, std::nullopt, false, self.dtype());
+}
+
+// A matrix times a vector: mm with the vector as a column.
+Tensor mv_impl(const Tensor& self, const Tensor& vec) {
+  KILN_CHECK(self.dim() == 2 && vec.dim() == 1, "mv: vector + matrix @ vector expected, got {}D and {}D ({} and {})",
+             self.dim(), vec.dim(), self.describe(), vec.describe());
+  Tensor column = unsqueeze(vec, 1);
+  return squeeze(mm(self, column), 1);
+}
+
 const KernelRegistrar kRegister([](Registry& r) {
+  r.set_compound_kernel("aten::atleast_1d", kiln::detail::boxed<&atleast_1d_impl>());
+  r.set_compound_kernel("aten::atleast_2d", kiln::detail::boxed<&atleast_2d_impl>());
+  r.set_compound_kernel("aten::atleast_3d", kiln::detail::boxed<&atleast_3d_impl>());
+  r.set_compound_kernel("aten::fliplr", kiln::detail::boxed<&fliplr_impl>());
+  r.set_compound_kernel("aten::flipud", kiln::detail::boxed<&flipud_impl>());
+  r.set_compound_kernel("aten::dot", kiln::detail::boxed<&dot_impl>());
+  r.set_compound_kernel("aten::mv", kiln::detail::boxed<&mv_impl>());
   r.set_compound_kernel("aten::movedim.intlist", kiln::detail::boxed<&movedim_list>());
   r.set_compound_kernel("aten::movedim.int", kiln::detail::boxed<&movedim_int>());
   r.set_compound_kernel("aten::swapaxes", kiln::detail::boxed<&swapaxes_impl>());

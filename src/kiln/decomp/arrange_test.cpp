@@ -41,6 +41,18 @@ TEST(Arrange, MatchesPyTorch) {
       {"torch.vstack([inp([],4), inp([],4)])", {vstack(std::vector<Tensor>{s, s})}},
       {"torch.tile(inp([2,3,4],1), (2,))", {tile(x, {2})}},
       {"torch.tile(inp([3],2), (2, 1, 2))", {tile(v, {2, 1, 2})}},
+      {"torch.atleast_1d(inp([],4))", {atleast_1d(s)}},
+      {"torch.atleast_2d(inp([3],2))", {atleast_2d(v)}},
+      {"torch.atleast_3d(inp([],4))", {atleast_3d(s)}},
+      {"torch.atleast_3d(inp([3],2))", {atleast_3d(v)}},
+      {"torch.atleast_3d(inp([6,4],2))", {atleast_3d(case_input({6, 4}, 2))}},
+      {"torch.atleast_3d(inp([2,3,4],1))", {atleast_3d(x)}},
+      {"torch.fliplr(inp([2,3,4],1))", {fliplr(x)}},
+      {"torch.flipud(inp([2,3,4],1))", {flipud(x)}},
+      {"torch.dot(inp([3],2), inp([3],4))", {dot(v, case_input({3}, 4))}},
+      {"torch.dot(torch.tensor([1, 2, 3], dtype=torch.int32), torch.tensor([4, 5, 6], dtype=torch.int32))",
+       {dot(from_vector<int32_t>({1, 2, 3}), from_vector<int32_t>({4, 5, 6}))}},
+      {"torch.mv(inp([2,3,4],1)[0], inp([4],3))", {mv(select(x, 0, 0), w)}},
   };
   testing::expect_cases_match_torch(python, cases);
 }
@@ -55,6 +67,11 @@ TEST(Arrange, BadArgumentsAreErrors) {
   EXPECT_KILN_ERROR(stack(std::vector<Tensor>{v, x}, 0),
                     "stack: expects each tensor to be equal size, but got [3] at entry 0 and [2, 3, 4] at entry 1");
   EXPECT_KILN_ERROR(x.view_as(case_input({5}, 1)), "view");
+  EXPECT_KILN_ERROR(fliplr(v), "fliplr: input must be >= 2-d");
+  EXPECT_KILN_ERROR(dot(x, v), "dot: 1D tensors expected, but got 3D and 1D tensors");
+  EXPECT_KILN_ERROR(dot(v, to(v, DType::Float32)), "dot: expected both vectors to have same dtype");
+  EXPECT_KILN_ERROR(dot(v, case_input({4}, 1)), "dot: inconsistent tensor size");
+  EXPECT_KILN_ERROR(mv(v, v), "mv: vector + matrix @ vector expected, got 1D and 1D");
 }
 
 }  // namespace

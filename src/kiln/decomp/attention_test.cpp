@@ -135,7 +135,7 @@ TEST(Sdpa, CoreAtenCausalRowsWeighTheKeysOfTheirBlockOf512) {
   EXPECT_LT(max_abs_diff(where(finite, got, zeros_like(got)), where(finite, want, zeros_like(want))), 1e-5);
 }
 
-double dot(const Tensor& a, const Tensor& b) {
+double inner_product(const Tensor& a, const Tensor& b) {
   return sum(mul(a.to(DType::Float64), b.to(DType::Float64))).item<double>();
 }
 
@@ -167,11 +167,11 @@ TEST(Sdpa, FlashBackwardMatchesFiniteDifferences) {
       auto loss = [&](const Tensor& shifted) {
         Tensor args[3] = {q, k, v};
         args[which] = shifted;
-        return dot(std::get<0>(forward(args[0], args[1], args[2])), dout);
+        return inner_product(std::get<0>(forward(args[0], args[1], args[2])), dout);
       };
       double numeric = (loss(add(p, mul(d, Scalar(eps)))) - loss(sub(p, mul(d, Scalar(eps))))) / (2 * eps);
       Tensor grad = stack[which].to_tensor();
-      EXPECT_NEAR(dot(grad, d), numeric, 1e-6) << "causal " << causal << ", gradient " << which;
+      EXPECT_NEAR(inner_product(grad, d), numeric, 1e-6) << "causal " << causal << ", gradient " << which;
       EXPECT_EQ(grad.strides().vec(), contiguous(transpose(p, 1, 2)).transpose(1, 2).strides().vec());
     }
   }

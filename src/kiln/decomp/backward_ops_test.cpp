@@ -18,7 +18,7 @@ Stack call(std::string_view op, Stack args) {
   return args;
 }
 
-double dot(const Tensor& a, const Tensor& b) {
+double inner_product(const Tensor& a, const Tensor& b) {
   return sum(mul(a.to(DType::Float64), b.to(DType::Float64))).item<double>();
 }
 
@@ -26,7 +26,8 @@ double dot(const Tensor& a, const Tensor& b) {
 // gradient with respect to p must give as <grad, v>.
 template <class F>
 double directional(const F& f, const Tensor& p, const Tensor& v, const Tensor& dy, double eps = 1e-6) {
-  return (dot(f(add(p, mul(v, Scalar(eps)))), dy) - dot(f(sub(p, mul(v, Scalar(eps)))), dy)) / (2 * eps);
+  return (inner_product(f(add(p, mul(v, Scalar(eps)))), dy) - inner_product(f(sub(p, mul(v, Scalar(eps)))), dy)) /
+         (2 * eps);
 }
 
 Stack layer_norm_backward(const Tensor& dy, const Tensor& x, std::vector<int64_t> shape, const Tensor& mean,
@@ -48,16 +49,16 @@ TEST(BackwardOps, LayerNormMatchesFiniteDifferences) {
   auto fb = [&](const Tensor& p) { return std::get<0>(native_layer_norm(x, {4, 5}, w, p, 1e-5)); };
   for (int trial = 0; trial < 3; ++trial) {
     Tensor vx = randn({3, 4, 5}, DType::Float64), vw = randn({4, 5}, DType::Float64);
-    EXPECT_NEAR(dot(g[0].to_tensor(), vx), directional(fx, x, vx, dy), 1e-6);
-    EXPECT_NEAR(dot(g[1].to_tensor(), vw), directional(fw, w, vw, dy), 1e-6);
-    EXPECT_NEAR(dot(g[2].to_tensor(), vw), directional(fb, b, vw, dy), 1e-6);
+    EXPECT_NEAR(inner_product(g[0].to_tensor(), vx), directional(fx, x, vx, dy), 1e-6);
+    EXPECT_NEAR(inner_product(g[1].to_tensor(), vw), directional(fw, w, vw, dy), 1e-6);
+    EXPECT_NEAR(inner_product(g[2].to_tensor(), vw), directional(fb, b, vw, dy), 1e-6);
   }
   // Without an affine transform, over the last dim only.
   auto [y1, m1, r1] = native_layer_norm(x, {5}, std::nullopt, std::nullopt, 1e-5);
   Stack g1 = layer_norm_backward(dy, x, {5}, m1, r1, std::nullopt, std::nullopt, {true, false, false});
   Tensor v = randn({3, 4, 5}, DType::Float64);
   auto f1 = [&](const Tensor& p) { return std::get<0>(native_layer_norm(p, {5}, std::nullopt, std::nullopt, 1e-5)); };
-  EXPECT_NEAR(dot(g1[0].to_tensor(), v), directional(f1, x, v, dy), 1e-6);
+  EXPECT_NEAR(inner_product(g1[0].to_tensor(), v), directional(f1, x, v, dy), 1e-6);
   EXPECT_TRUE(g1[1].is_none() && g1[2].is_none());
 }
 
@@ -124,9 +125,9 @@ TEST(BackwardOps, GroupNormMatchesFiniteDifferences) {
   auto fb = [&](const Tensor& p) { return std::get<0>(group_norm(x, w, p, 3)); };
   for (int trial = 0; trial < 3; ++trial) {
     Tensor vx = randn({2, 6, 3, 4}, DType::Float64), vw = randn({6}, DType::Float64);
-    EXPECT_NEAR(dot(g[0].to_tensor(), vx), directional(fx, x, vx, dy), 1e-6);
-    EXPECT_NEAR(dot(g[1].to_tensor(), vw), directional(fw, w, vw, dy), 1e-6);
-    EXPECT_NEAR(dot(g[2].to_tensor(), vw), directional(fb, b, vw, dy), 1e-6);
+    EXPECT_NEAR(inner_product(g[0].to_tensor(), vx), directional(fx, x, vx, dy), 1e-6);
+    EXPECT_NEAR(inner_product(g[1].to_tensor(), vw), directional(fw, w, vw, dy), 1e-6);
+    EXPECT_NEAR(inner_product(g[2].to_tensor(), vw), directional(fb, b, vw, dy), 1e-6);
   }
   // No weight, one group per channel, a 3-D input.
   Tensor x3 = randn({3, 4, 5}, DType::Float64), dy3 = randn({3, 4, 5}, DType::Float64);
@@ -134,7 +135,7 @@ TEST(BackwardOps, GroupNormMatchesFiniteDifferences) {
   Stack g3 = group_norm_backward(dy3, x3, m3, r3, std::nullopt, 4, {true, false, false});
   Tensor v = randn({3, 4, 5}, DType::Float64);
   auto f3 = [&](const Tensor& p) { return std::get<0>(group_norm(p, std::nullopt, std::nullopt, 4)); };
-  EXPECT_NEAR(dot(g3[0].to_tensor(), v), directional(f3, x3, v, dy3), 1e-6);
+  EXPECT_NEAR(inner_product(g3[0].to_tensor(), v), directional(f3, x3, v, dy3), 1e-6);
   EXPECT_TRUE(g3[1].is_none() && g3[2].is_none());
 }
 

@@ -32,7 +32,7 @@ Tensor conv(const Tensor& x, const Tensor& w, const Case& c) {
   return convolution(x, w, std::nullopt, c.stride, c.padding, c.dilation, c.transposed, c.output_padding, c.groups);
 }
 
-double dot(const Tensor& a, const Tensor& b) { return sum(mul(a, b)).item<double>(); }
+double inner_product(const Tensor& a, const Tensor& b) { return sum(mul(a, b)).item<double>(); }
 
 Stack backward_args(const Tensor& gy, const Tensor& x, const Tensor& w, const Case& c, std::vector<bool> mask) {
   return {Value(gy),
@@ -95,8 +95,8 @@ TEST(Convolution, BackwardIsTheAdjointOfTheForward) {
     Tensor gx = s[0].to_tensor(), gw = s[1].to_tensor(), gb = s[2].to_tensor();
     Tensor v = randn(c.x, DType::Float64), u = randn(c.w, DType::Float64);
     double scale = gy.abs().sum().item<double>();
-    EXPECT_NEAR(dot(gx, v), dot(gy, conv(v, w, c)), 1e-12 * scale * 100);
-    EXPECT_NEAR(dot(gw, u), dot(gy, conv(x, u, c)), 1e-12 * scale * 100);
+    EXPECT_NEAR(inner_product(gx, v), inner_product(gy, conv(v, w, c)), 1e-12 * scale * 100);
+    EXPECT_NEAR(inner_product(gw, u), inner_product(gy, conv(x, u, c)), 1e-12 * scale * 100);
     EXPECT_LT(sub(gb, sum(gy.view({gy.sizes()[0], gy.sizes()[1], -1}), IntArrayRef{0, 2})).abs().amax().item<double>(),
               1e-12);
     // A mask turns results off: None.

@@ -50,7 +50,7 @@ Tensor adaptive_backward(const Tensor& dy, const Tensor& x) {
   return s[0].to_tensor();
 }
 
-double dot(const Tensor& a, const Tensor& b) {
+double inner_product(const Tensor& a, const Tensor& b) {
   return sum(mul(a.to(DType::Float64), b.to(DType::Float64))).item<double>();
 }
 
@@ -68,7 +68,7 @@ TEST(PoolingBackward, AvgPoolIsTheAdjointOfTheForward) {
     ASSERT_EQ(g.sizes().vec(), x.sizes().vec());
     for (int trial = 0; trial < 3; ++trial) {
       Tensor v = randn(x.sizes(), DType::Float64);
-      EXPECT_NEAR(dot(g, v), dot(dy, pool_forward(v, p)), 1e-10) << p.kernel[0] << p.ceil_mode;
+      EXPECT_NEAR(inner_product(g, v), inner_product(dy, pool_forward(v, p)), 1e-10) << p.kernel[0] << p.ceil_mode;
     }
   }
   // Unbatched: the same values as one batch.
@@ -122,7 +122,7 @@ TEST(PoolingBackward, AdaptiveAvgPoolIsTheAdjointOfTheForward) {
     ASSERT_EQ(g.sizes().vec(), x.sizes().vec());
     for (int trial = 0; trial < 3; ++trial) {
       Tensor v = randn(x.sizes(), DType::Float64);
-      EXPECT_NEAR(dot(g, v), dot(dy, _adaptive_avg_pool2d(v, size)), 1e-10) << size[0];
+      EXPECT_NEAR(inner_product(g, v), inner_product(dy, _adaptive_avg_pool2d(v, size)), 1e-10) << size[0];
     }
   }
   Tensor dy = randn({3, 4, 4});
