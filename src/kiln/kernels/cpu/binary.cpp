@@ -322,6 +322,14 @@ template <class Op>
 void compare_impl(const Tensor& self, const Tensor& other, const Tensor& out) {
   run_binary(self, other, out, result_type(self, other), functor<Op>());
 }
+// Logical ops read each operand as a bool in its own dtype, as PyTorch's do: a float32 8.4e-42
+// with a float16 tensor is true, though it would be 0 in their promoted dtype, float16.
+template <class Op>
+void logical_impl(const Tensor& self, const Tensor& other, const Tensor& out) {
+  Tensor a = self.dtype() == DType::Bool ? self : to_dtype(self, DType::Bool);
+  Tensor b = other.dtype() == DType::Bool ? other : to_dtype(other, DType::Bool);
+  run_binary(a, b, out, DType::Bool, functor<Op>());
+}
 template <class Op>
 void compare_scalar_impl(const Tensor& self, const Scalar& other, const Tensor& out) {
   compare_impl<Op>(self, meta::wrapped_scalar(other), out);
@@ -363,9 +371,9 @@ const KernelRegistrar kRegister([](Registry& r) {
   def_structured<&meta::bitwise_scalar, &binary_scalar_impl<BitwiseOr>>(r, "aten::bitwise_or.Scalar");
   def_structured<&meta::bitwise, &binary_impl<BitwiseXor>>(r, "aten::bitwise_xor.Tensor");
   def_structured<&meta::bitwise_scalar, &binary_scalar_impl<BitwiseXor>>(r, "aten::bitwise_xor.Scalar");
-  def_structured<&meta::logical, &compare_impl<LogicalAnd>>(r, "aten::logical_and");
-  def_structured<&meta::logical, &compare_impl<LogicalOr>>(r, "aten::logical_or");
-  def_structured<&meta::logical, &compare_impl<LogicalXor>>(r, "aten::logical_xor");
+  def_structured<&meta::logical, &logical_impl<LogicalAnd>>(r, "aten::logical_and");
+  def_structured<&meta::logical, &logical_impl<LogicalOr>>(r, "aten::logical_or");
+  def_structured<&meta::logical, &logical_impl<LogicalXor>>(r, "aten::logical_xor");
   def_structured<&meta::compare, &compare_impl<Eq>>(r, "aten::eq.Tensor");
   def_structured<&meta::compare_scalar, &compare_scalar_impl<Eq>>(r, "aten::eq.Scalar");
   def_structured<&meta::compare, &compare_impl<Ne>>(r, "aten::ne.Tensor");
