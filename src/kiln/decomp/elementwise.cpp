@@ -33,8 +33,9 @@ Tensor isneginf_impl(const Tensor& self) { return is_infinity(self, -kInf); }
 Tensor sgn_impl(const Tensor& self) { return sign(self); }
 
 Tensor frac_impl(const Tensor& self) {
-  KILN_CHECK_TYPE(is_floating(self.dtype()), "frac: not implemented for {} (input {}); it needs a floating point tensor",
-                  dtype_name(self.dtype()), self.describe());
+  KILN_CHECK_TYPE(is_floating(self.dtype()),
+                  "frac: not implemented for {} (input {}); it needs a floating point tensor", dtype_name(self.dtype()),
+                  self.describe());
   Tensor whole = trunc(self);
   return sub(self, whole);
 }
@@ -59,8 +60,8 @@ std::pair<DType, DType> float_result(const Tensor& a, const Tensor& b) {
 // max(a, b) + log1p(exp(-|a - b|)); where both are the same infinity, that infinity.
 Tensor logaddexp_impl(const Tensor& self, const Tensor& other) {
   DType r = result_type(self, other);
-  KILN_CHECK_TYPE(is_floating(r), "logaddexp: not implemented for {} (inputs {} and {})", dtype_name(r), self.describe(),
-                  other.describe());
+  KILN_CHECK_TYPE(is_floating(r), "logaddexp: not implemented for {} (inputs {} and {})", dtype_name(r),
+                  self.describe(), other.describe());
   DType compute = r == DType::Float16 || r == DType::BFloat16 ? DType::Float32 : r;
   Tensor a = to(self, compute);
   Tensor b = to(other, compute);

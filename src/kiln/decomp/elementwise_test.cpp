@@ -23,10 +23,12 @@ TEST(CompoundElementwise, MatchesPyTorch) {
   Tensor special = from_vector<double>({inf, -inf, nan, 0.0, -0.0, 2.5, -2.5, 1e308});
   Tensor special2 = from_vector<double>({inf, -inf, 1.0, 0.0, nan, 0.0, inf, 1e308});
   Tensor ints = from_vector<int64_t>({-3, 0, 7});
-  std::string s = "torch.tensor([float(\"inf\"), -float(\"inf\"), float(\"nan\"), 0.0, -0.0, 2.5, -2.5, 1e308], "
-                  "dtype=torch.float64)";
-  std::string s2 = "torch.tensor([float(\"inf\"), -float(\"inf\"), 1.0, 0.0, float(\"nan\"), 0.0, float(\"inf\"), 1e308], "
-                   "dtype=torch.float64)";
+  std::string s =
+      "torch.tensor([float(\"inf\"), -float(\"inf\"), float(\"nan\"), 0.0, -0.0, 2.5, -2.5, 1e308], "
+      "dtype=torch.float64)";
+  std::string s2 =
+      "torch.tensor([float(\"inf\"), -float(\"inf\"), 1.0, 0.0, float(\"nan\"), 0.0, float(\"inf\"), 1e308], "
+      "dtype=torch.float64)";
   std::vector<testing::TorchCase> cases = {
       {"torch.isfinite(" + s + ")", {isfinite(special)}},
       {"torch.isfinite(torch.tensor([-3, 0, 7]))", {isfinite(ints)}},
@@ -53,7 +55,8 @@ TEST(CompoundElementwise, MatchesPyTorch) {
 
 TEST(CompoundElementwise, BadArgumentsAreErrors) {
   EXPECT_KILN_ERROR(frac(from_vector<int64_t>({1})), "frac: not implemented for int64");
-  EXPECT_KILN_ERROR(logaddexp(from_vector<int64_t>({1}), from_vector<int64_t>({2})), "logaddexp: not implemented for int64");
+  EXPECT_KILN_ERROR(logaddexp(from_vector<int64_t>({1}), from_vector<int64_t>({2})),
+                    "logaddexp: not implemented for int64");
 }
 
 }  // namespace
