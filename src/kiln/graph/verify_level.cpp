@@ -13,12 +13,16 @@ bool is_boundary_write_back(const Node& n) {
   return dst && dst->node->kind() == NodeKind::Placeholder;
 }
 
+void verify_functional_node(const Node& n, std::string_view level) {
+  KILN_CHECK(!n.op()->schema().is_mutable(), "verify {}: node %{} calls {}, which mutates an argument", level, n.name(),
+             n.op()->name());
+}
+
 void verify_core_node(const Node& n) {
   OpHandle op = n.op();
   KILN_CHECK(op->has_tag(OpTag::Core), "verify core: node %{} calls {}, which is not a Core ATen op", n.name(),
              op->name());
-  KILN_CHECK(!op->schema().is_mutable(), "verify core: node %{} calls {}, which mutates an argument", n.name(),
-             op->name());
+  verify_functional_node(n, "core");
 }
 
 const TensorMeta& meta_of(const ValueRef& r) { return r.node->meta().at(static_cast<size_t>(r.index)); }
@@ -77,6 +81,12 @@ void verify_level(const Graph& g, IrLevel level) {
     } else {
       verify_prims_node(*n);
     }
+  }
+}
+
+void verify_functional(const Graph& g) {
+  for (const auto& n : g.nodes()) {
+    if (n->kind() == NodeKind::Call && !is_boundary_write_back(*n)) verify_functional_node(*n, "functional");
   }
 }
 

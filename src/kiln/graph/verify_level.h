@@ -20,4 +20,9 @@ std::string_view ir_level_name(IrLevel l);
 // Throws kiln::Error naming the first node outside `level`.
 void verify_level(const Graph& g, IrLevel level);
 
+// Throws kiln::Error naming the first node that mutates an argument, the boundary write-back of a
+// mutated input aside (core's rule without its op set: the ATEN dialect of a .pt2 may hold the
+// functional non-core ops PyTorch's run_decompositions() leaves).
+void verify_functional(const Graph& g);
+
 }  // namespace kiln::graph

@@ -4,7 +4,6 @@
 
 #include "kiln/graph/verify_level.h"
 #include "kiln/import/graph_importer.h"
-#include "kiln/ops/generated/handles.h"
 
 namespace kiln::import {
 namespace {
@@ -188,16 +187,10 @@ class Reader {
       KILN_FAIL(e.kind(), "{}: the {} dialect's graph fails kiln's aten verifier: {}", source_, p.dialect, e.what());
     }
     if (p.dialect == "ATEN") {
-      for (const auto& n : p.graph.nodes()) {
-        if (n->kind() != graph::NodeKind::Call || !n->op()->schema().is_mutable()) continue;
-        // A functionalized graph writes a mutated input back at its boundary: a copy_ into a placeholder.
-        const auto* dst = n->args().empty() ? nullptr : std::get_if<graph::ValueRef>(&n->args()[0]);
-        bool write_back = n->op() == op::aten::copy_() && n->users().empty() && dst &&
-                          dst->node->kind() == graph::NodeKind::Placeholder;
-        KILN_CHECK(write_back,
-                   "{}: the ATEN dialect's graph is not functional: node %{} calls {}, which mutates an "
-                   "argument",
-                   source_, n->name(), n->op()->name());
+      try {
+        graph::verify_functional(p.graph);
+      } catch (const Error& e) {
+        KILN_FAIL(e.kind(), "{}: the ATEN dialect's graph is not functional: {}", source_, e.what());
       }
     }
     return p;
