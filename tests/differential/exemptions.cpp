@@ -45,21 +45,28 @@ bool infinite_var_mean(const Program& p, const std::vector<Tensor>& inputs) {
   return false;
 }
 
-// Whether value `m` of the program, or anything computed from it, is read by an op that turns a
-// small absolute error of a small value into a large one (a logarithm, a division, a power).
-static bool magnified_later(const Program& p, const std::string& m) {
-  static const std::set<std::string> kMagnifying = {"log",   "log2",      "log10", "log1p", "div",  "reciprocal",
-                                                    "rsqrt", "remainder", "fmod",  "pow",   "atan2"};
+// Whether value `m` of the program, or anything computed from it, is an argument of a call `reader`
+// accepts.
+template <class Reader>
+static bool read_by(const Program& p, const std::string& m, const Reader& reader) {
   auto reads_m = [&](const OpCall& call) {
     return std::find(call.results.begin(), call.results.end(), m) != call.results.end();
   };
   for (const auto& d : p.calls) {
-    if (!kMagnifying.contains(op_family(d.op))) continue;
+    if (!reader(d)) continue;
     for (const auto& a : d.args) {
       if (a == m || computed_from(p, a, reads_m)) return true;
     }
   }
   return false;
+}
+
+// Whether value `m` of the program, or anything computed from it, is read by an op that turns a
+// small absolute error of a small value into a large one (a logarithm, a division, a power).
+static bool magnified_later(const Program& p, const std::string& m) {
+  static const std::set<std::string> kMagnifying = {"log",   "log2",      "log10", "log1p", "div",  "reciprocal",
+                                                    "rsqrt", "remainder", "fmod",  "pow",   "atan2"};
+  return read_by(p, m, [](const OpCall& d) { return kMagnifying.contains(op_family(d.op)); });
 }
 
 // Whether a float fmod or remainder of the program takes an `a` or a `b` computed from a reduction
@@ -378,16 +385,7 @@ std::set<std::string> compares_within_a_rounding(const Program& p, const std::ve
 static bool sign_of_zero_read(const Program& p, const std::string& m) {
   static const std::set<std::string> kSignSensitive = {"atan2", "div",  "remainder", "fmod",
                                                        "pow",   "sign", "reciprocal"};
-  auto reads_m = [&](const OpCall& call) {
-    return std::find(call.results.begin(), call.results.end(), m) != call.results.end();
-  };
-  for (const auto& d : p.calls) {
-    if (!kSignSensitive.contains(d.op)) continue;
-    for (const auto& a : d.args) {
-      if (a == m || computed_from(p, a, reads_m)) return true;
-    }
-  }
-  return false;
+  return read_by(p, m, [](const OpCall& d) { return kSignSensitive.contains(d.op); });
 }
 
 // Whether an amax or amin of the program reduces values holding both +0 and -0 to a zero that an op
