@@ -3,6 +3,7 @@
 #include <numeric>
 
 #include "kiln/core/type_promotion.h"
+#include "kiln/decomp/opmath.h"
 #include "kiln/kernels/register.h"
 #include "kiln/ops/api.h"
 
@@ -113,12 +114,9 @@ Tensor relu6_of_shifted(const Tensor& x, std::string_view op) {
   Tensor shifted = add(x, Scalar(3.0));
   return clamp(shifted, Scalar(0.0), Scalar(6.0));
 }
-Tensor opmath(const Tensor& x) {
-  return x.dtype() == DType::Float16 || x.dtype() == DType::BFloat16 ? to(x, DType::Float32) : x;
-}
 Tensor hardsigmoid(const Tensor& self) {
-  Tensor r = div(relu6_of_shifted(opmath(self), "hardsigmoid"), Scalar(6.0));
-  return to(r, self.dtype());
+  Tensor r = div(relu6_of_shifted(upcast(self), "hardsigmoid"), Scalar(6.0));
+  return downcast(r, self.dtype());
 }
 Tensor relu6(const Tensor& self) { return hardtanh(self, Scalar(0), Scalar(6)); }
 // elu with SELU's constants (Klambauer et al.), as PyTorch's.
@@ -126,9 +124,9 @@ Tensor selu(const Tensor& self) {
   return elu(self, Scalar(1.6732632423543772848170429916717), Scalar(1.0507009873554804934193349852946), Scalar(1));
 }
 Tensor hardswish(const Tensor& self) {
-  Tensor x = opmath(self);
+  Tensor x = upcast(self);
   Tensor r = div(mul(x, relu6_of_shifted(x, "hardswish")), Scalar(6.0));
-  return to(r, self.dtype());
+  return downcast(r, self.dtype());
 }
 Tensor clamp_min(const Tensor& self, const Scalar& min) { return clamp(self, min, std::nullopt); }
 Tensor clamp_max(const Tensor& self, const Scalar& max) { return clamp(self, std::nullopt, max); }
