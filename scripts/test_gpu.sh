@@ -5,7 +5,7 @@
 # ops on the GPU (KILN_HARNESS_DEVICE=cuda), the differential corpus and
 # the fast slice of random programs compiled for the GPU (against kiln eager, float64 and, where
 # python3 has PyTorch, PyTorch), and compute-sanitizer's memcheck and racecheck over the compiled
-# graphs' kernels (when the toolkit's compute-sanitizer is there).
+# graphs' kernels and the flash attention kernel (when the toolkit's compute-sanitizer is there).
 #
 #   scripts/test_gpu.sh [ROOT]   ROOT: a build's parent (default .: ./build), or an unpacked
 #                                scripts/gpu_bundle.sh (ROOT/build and ROOT/lib)
@@ -19,7 +19,7 @@ fi
 export KILN_REQUIRE_GPU=1
 "$root/build/kiln" --version
 "$root/build/tests/kiln_cuda_test"
-"$root/build/tests/kiln_kernels_test" --gtest_filter='CudaDevice.*:CudaGemm.*:FakeDevice.*:NoDevice.*'
+"$root/build/tests/kiln_kernels_test" --gtest_filter='CudaDevice.*:CudaGemm.*:CudaAttention.*:FakeDevice.*:NoDevice.*'
 "$root/build/tests/kiln_compiler_test" --gtest_filter='CudaCodegen.*:Dialect.*'
 "$root/build/tests/kiln_api_test" --gtest_filter='CompiledCuda.*'
 KILN_HARNESS_DEVICE=cuda "$root/build/tests/kiln_op_harness_test" --gtest_filter='CompiledHarness.*'
@@ -29,6 +29,8 @@ if [[ -x "$sanitizer" ]]; then
   for tool in memcheck racecheck; do
     "$sanitizer" --tool "$tool" --error-exitcode 1 --target-processes all \
       "$root/build/tests/kiln_api_test" --gtest_filter='CompiledCuda.*'
+    "$sanitizer" --tool "$tool" --error-exitcode 1 --target-processes all \
+      "$root/build/tests/kiln_kernels_test" --gtest_filter='CudaAttention.*'
   done
 else
   echo "test_gpu.sh: no compute-sanitizer (CUDA toolkit); the sanitizer runs were skipped" >&2

@@ -139,8 +139,8 @@ CompiledGraph run_pipeline(graph::Graph& g, bool build, PipelineOptions options)
   auto fused = [](int n) { return n > 0 ? fmt::format(", {} fused", n) : std::string(", unchanged"); };
   const std::string not_here = ", none: the target has no such call";
   pass(
-      "fuse_attention", [&] { return target.attention_calls ? fused(fuse_attention(g)) : not_here; }, show_graph,
-      check_graph);
+      "fuse_attention", [&] { return target.attention_calls ? fused(fuse_attention(g, target.attention)) : not_here; },
+      show_graph, check_graph);
   pass(
       "fuse_gemm_epilogues",
       [&] { return target.gemm_epilogue_calls ? fused(fuse_gemm_epilogues(g, target.gemm_epilogue)) : not_here; },

@@ -73,9 +73,11 @@ Target make_cuda_target(Device device, const std::string& arch, int multiprocess
   t.fusion.column_sums_up_to = 0;
   // cuBLASLt's bias epilogue, with a bfloat16 product rounded once after it; activations and
   // residuals run in a generated kernel after the GEMM (cuBLASLt's GELU is tanh's approximation).
-  // No CUDA attention kernel yet: attention runs as its GEMMs and a softmax kernel.
   t.gemm_epilogue = GemmEpilogueSupport{.activations = false, .residual = false, .rounded_output = true};
-  t.attention_calls = false;
+  // The flash kernel of kernels/cuda/flash_attention.cu: 16-bit queries on tensor cores (a float32
+  // attention stays GEMMs, without TF32 unless allowed, and a softmax kernel).
+  t.attention =
+      AttentionSupport{.dtypes = {DType::BFloat16, DType::Float16}, .max_head_size = 128, .head_size_multiple = 16};
   if (const char* e = std::getenv("KILN_CUDA_ROW_ELEMENTS"); e && std::atoi(e) > 0) {
     t.row_elements_per_thread = std::atoi(e);
   }

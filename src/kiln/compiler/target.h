@@ -14,6 +14,7 @@
 #include "kiln/compiler/codegen/build.h"
 #include "kiln/compiler/codegen/cpp.h"
 #include "kiln/compiler/codegen/dialect.h"
+#include "kiln/compiler/patterns/attention.h"
 #include "kiln/compiler/patterns/gemm_epilogue.h"
 #include "kiln/compiler/schedule/fuse.h"
 #include "kiln/core/device.h"
@@ -47,6 +48,7 @@ struct Target {
   bool gemm_epilogue_calls = true;
   GemmEpilogueSupport gemm_epilogue;  // what such a call computes besides the bias
   bool attention_calls = true;
+  AttentionSupport attention;  // the dtypes and head sizes its attention kernel takes
   const Dialect* dialect = nullptr;
   std::function<GeneratedSource(const loopir::Program&, const Schedule&, const Target&)> generate;
   std::function<BuiltCode(const GeneratedSource&, const Target&, const BuildPlan&)> build;

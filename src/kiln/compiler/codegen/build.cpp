@@ -2,7 +2,6 @@
 
 #include <dlfcn.h>
 #include <fcntl.h>
-#include <sys/file.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -21,6 +20,7 @@
 #include <fmt/format.h>
 
 #include "kiln/compiler/codegen/scratch.h"
+#include "kiln/support/content_cache.h"
 #include "kiln/support/error.h"
 #include "kiln/support/log.h"
 #include "kiln/support/sha256.h"
@@ -58,12 +58,7 @@ std::pair<int, std::string> run(const std::string& command) {
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
 }
 
-std::string read_file(const fs::path& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::ostringstream text;
-  text << f.rdbuf();
-  return text.str();
-}
+std::string read_file(const fs::path& path) { return read_file_bytes(path.string()); }
 
 // The names in `#include "name"` lines of `text`.
 std::vector<std::string> quoted_includes(const std::string& text) {
@@ -81,19 +76,6 @@ std::vector<std::string> quoted_includes(const std::string& text) {
   }
   return names;
 }
-
-struct FileLock {
-  int fd;
-  // Close-on-exec: compilers and the background prelude build started while it is held do not keep it.
-  explicit FileLock(const std::string& path) : fd(open(path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644)) {
-    KILN_CHECK(fd >= 0, "compile: cannot open lock file {}", path);
-    flock(fd, LOCK_EX);
-  }
-  ~FileLock() {
-    flock(fd, LOCK_UN);
-    close(fd);
-  }
-};
 
 void* try_load(const std::string& path) {
   if (!fs::exists(path)) return nullptr;
@@ -122,13 +104,6 @@ void* Library::symbol(const std::string& name) const {
   void* s = dlsym(handle_, name.c_str());
   KILN_CHECK(s != nullptr, "compile: {} has no symbol {}", path_, name);
   return s;
-}
-
-std::string cache_dir() {
-  if (const char* d = std::getenv("KILN_CACHE_DIR"); d && *d) return d;
-  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/kiln";
-  const char* home = std::getenv("HOME");
-  return std::string(home && *home ? home : "/tmp") + "/.cache/kiln";
 }
 
 namespace {
@@ -493,30 +468,6 @@ void build_parts(const std::vector<SourcePart>& parts, const std::string& comman
 }
 
 }  // namespace
-
-std::string cached_bytes(const std::string& key, const std::string& suffix, const std::function<std::string()>& make,
-                         bool& from_cache) {
-  std::string dir = cache_dir();
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  KILN_CHECK(!ec, "compile: cannot create the cache directory {}: {}", dir, ec.message());
-  std::string path = fmt::format("{}/{}{}", dir, key, suffix);
-  from_cache = true;
-  if (fs::exists(path, ec)) return read_file(path);
-  FileLock lock(fmt::format("{}/{}.lock", dir, key));
-  if (fs::exists(path, ec)) return read_file(path);  // built by another process while we waited
-  from_cache = false;
-  std::string bytes = make();
-  std::string tmp = fmt::format("{}/{}.{}{}.tmp", dir, key, getpid(), suffix);
-  {
-    std::ofstream f(tmp, std::ios::binary);
-    f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    KILN_CHECK(f.good(), "compile: cannot write {}", tmp);
-  }
-  fs::rename(tmp, path, ec);
-  KILN_CHECK(!ec, "compile: cannot move {} into the cache: {}", tmp, ec.message());
-  return bytes;
-}
 
 std::vector<SourcePart> split_source(const std::string& source, const std::vector<size_t>& kernel_offsets, size_t count,
                                      const std::optional<std::string>& prelude) {

@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "kiln/support/content_cache.h"
+
 namespace kiln::compiler {
 
 // How compile_cpp may split a source into parts compiled in parallel and linked into one shared
@@ -71,13 +73,6 @@ std::shared_ptr<Library> compile_cpp(const std::string& source, const BuildPlan&
 // generated inner loops vectorize; empty when the compiler gives no such report.
 std::string vectorization_report(const std::string& source);
 
-std::string cache_dir();
-// The bytes cached as `key` + `suffix` in cache_dir(); when absent, made by `make` under the key's
-// file lock (processes building the same key wait for one), written under a temporary name and
-// renamed into place. `from_cache` says whether they were there. What NVRTC's builder caches cubins
-// with (codegen/cuda/build_cuda.h); compile_cpp keeps shared objects the same way.
-std::string cached_bytes(const std::string& key, const std::string& suffix, const std::function<std::string()>& make,
-                         bool& from_cache);
 // The directory generated code's `#include "kiln/..."` lines are resolved in (its -I), the first of:
 //   1. $KILN_INCLUDE_DIR, when set and not empty;
 //   2. an installed kiln's include directory, found from where libkiln.so is loaded from at run time

@@ -1,5 +1,6 @@
 #include "kiln/compiler/patterns/attention.h"
 
+#include <algorithm>
 #include <numeric>
 #include <optional>
 #include <string_view>
@@ -55,6 +56,19 @@ bool reduces_last_dim(const Node* n, OpHandle op, const ValueRef& x) {
   return dims != nullptr && dims->tag() == Value::Tag::IntList && dims->to_int_list() == std::vector<int64_t>{rank - 1};
 }
 
+// Follows reshapes and conversions between floating dtypes back from r: the roundings to a 16-bit
+// type between the pieces of a 16-bit attention, which the fused kernel does without.
+ValueRef through_roundings(Match& m, ValueRef r) {
+  for (;;) {
+    r = m.through_reshapes(r);
+    if (r.index != 0 || !is_call(r.node, op::prims::convert_element_type())) return r;
+    auto from = ref_arg(r.node, 0);
+    if (!from || !is_floating(meta_of(*from).dtype) || !is_floating(meta_of(r).dtype)) return r;
+    m.take(r.node);
+    r = *from;
+  }
+}
+
 struct Attention {
   ValueRef q, kt, v;             // the bmm operands: [N, L, E], [N, E, S], [N, S, E]
   std::optional<ValueRef> mask;  // additive, of the scores' shape
@@ -85,26 +99,34 @@ std::optional<ValueRef> softmax_input(Match& m, const Node* last) {
   return *x;
 }
 
-// Q K^T * scale [+ mask] from the softmax's input.
+// Q K^T * scale [+ mask] from the softmax's input. Each try takes its nodes into a copy of the match,
+// kept only when it succeeds (the side of an add that is the mask is not the pattern's).
 bool scores_of(Match& m, ValueRef x, Attention& a) {
-  auto product = [&](ValueRef y) -> const Node* {
-    ValueRef s = m.through_reshapes(y);
+  auto product = [](Match& t, ValueRef y) -> const Node* {
+    ValueRef s = through_roundings(t, y);
     return is_call(s.node, op::aten::bmm()) ? s.node : nullptr;
   };
   auto scaled = [&](ValueRef y) -> const Node* {
-    if (const Node* bmm = product(y)) return bmm;
-    const Node* n = y.node;
+    Match t = m;
+    if (const Node* bmm = product(t, y)) {
+      m = t;
+      return bmm;
+    }
+    t = m;
+    const Node* n = through_roundings(t, y).node;
     if (!is_call(n, op::prims::mul()) && !is_call(n, op::prims::div())) return nullptr;
     auto s = ref_arg(n, 0), c = ref_arg(n, 1);
     if (!s || !c) return nullptr;
-    auto constant = constant_of(m, *c);
+    auto constant = constant_of(t, *c);
     if (!constant) return nullptr;
-    const Node* bmm = product(*s);
+    const Node* bmm = product(t, *s);
     if (bmm == nullptr) return nullptr;
-    m.take(n);
+    t.take(n);
+    m = t;
     a.scale = is_call(n, op::prims::mul()) ? *constant : 1 / *constant;
     return bmm;
   };
+  x = through_roundings(m, x);
   const Node* bmm = scaled(x);
   if (bmm == nullptr && is_call(x.node, op::prims::add())) {
     for (size_t side : {0u, 1u}) {
@@ -125,12 +147,12 @@ bool scores_of(Match& m, ValueRef x, Attention& a) {
 }
 
 // The match rooted at bmm `last` (weights @ values), if it is one.
-std::optional<Attention> match(const Node* last) {
+std::optional<Attention> match(const Node* last, const AttentionSupport& support) {
   if (!is_call(last, op::aten::bmm())) return std::nullopt;
   auto weights = ref_arg(last, 0), values = ref_arg(last, 1);
   if (!weights || !values) return std::nullopt;
   Match m;
-  ValueRef normalized = m.through_reshapes(*weights);
+  ValueRef normalized = through_roundings(m, *weights);
   auto x = softmax_input(m, normalized.node);
   if (!x) return std::nullopt;
   Attention a;
@@ -140,9 +162,16 @@ std::optional<Attention> match(const Node* last) {
   const auto& q = meta_of(a.q);
   const auto& kt = meta_of(a.kt);
   const auto& v = meta_of(a.v);
-  if (q.dtype != DType::Float32 && q.dtype != DType::Float64) return std::nullopt;
-  if (kt.dtype != q.dtype || v.dtype != q.dtype || meta_of(*x).dtype != q.dtype) return std::nullopt;
-  if (a.mask && meta_of(*a.mask).dtype != q.dtype) return std::nullopt;
+  const auto& dtypes = support.dtypes;
+  if (std::find(dtypes.begin(), dtypes.end(), q.dtype) == dtypes.end()) return std::nullopt;
+  // The type the pieces compute in: the queries', or float32 for 16-bit queries.
+  bool reduced = q.dtype == DType::BFloat16 || q.dtype == DType::Float16;
+  auto computed = [&](DType d) { return d == q.dtype || (reduced && d == DType::Float32); };
+  if (kt.dtype != q.dtype || v.dtype != q.dtype || !computed(meta_of(*x).dtype)) return std::nullopt;
+  if (a.mask && !computed(meta_of(*a.mask).dtype)) return std::nullopt;
+  int64_t head = q.sizes.empty() ? 0 : q.sizes.back();
+  if (support.max_head_size > 0 && head > support.max_head_size) return std::nullopt;
+  if (head % support.head_size_multiple != 0) return std::nullopt;
   size_t rank = a.scores.size();
   if ((rank != 3 && rank != 4) || q.sizes.size() != 3 || kt.sizes.size() != 3 || v.sizes.size() != 3) {
     return std::nullopt;
@@ -187,14 +216,14 @@ bool rewrite(graph::Graph& g, Node* last, const Attention& a) {
 
 }  // namespace
 
-int fuse_attention(graph::Graph& g) {
+int fuse_attention(graph::Graph& g, const AttentionSupport& support) {
   std::vector<Node*> candidates;
   for (const auto& n : g.nodes()) {
     if (is_call(n.get(), op::aten::bmm())) candidates.push_back(n.get());
   }
   int fused = 0;
   for (Node* last : candidates) {
-    if (auto a = match(last)) fused += rewrite(g, last, *a) ? 1 : 0;
+    if (auto a = match(last, support)) fused += rewrite(g, last, *a) ? 1 : 0;
   }
   return fused;
 }

@@ -197,5 +197,44 @@ TEST(FuseAttention, RefusesWhatIsNotThePattern) {
   EXPECT_EQ(fuse_and_check(plain, bf16, 0.05), 0);
 }
 
+// A target whose kernel takes 16-bit queries (CUDA's) fuses a bfloat16 or float16 attention through
+// the roundings to the 16-bit type between its pieces: the scaled scores, the masked scores (the mask
+// added in float32) and the weights; the scale is the constant's. Head sizes past what it takes stay.
+TEST(FuseAttention, SixteenBitAttentionWhereTheKernelTakesIt) {
+  manual_seed(29);
+  const AttentionSupport sixteen{
+      .dtypes = {DType::BFloat16, DType::Float16}, .max_head_size = 128, .head_size_multiple = 16};
+  Fn masked = [](const std::vector<Tensor>& x) {
+    int64_t t = x[0].size(2);
+    Tensor scores = mul(matmul(x[0], x[1].transpose(-2, -1)), Scalar(0.25));
+    Tensor mask = triu(full({t, t}, Scalar(-INFINITY), TensorOptions(x[0].dtype())), 1);
+    return std::vector<Tensor>{matmul(softmax(add(scores, mask), -1), x[2])};
+  };
+  Fn plain = [](const std::vector<Tensor>& x) {
+    return std::vector<Tensor>{matmul(softmax(mul(matmul(x[0], x[1].transpose(-1, -2)), Scalar(0.125)), -1), x[2])};
+  };
+  for (DType dt : {DType::BFloat16, DType::Float16}) {
+    for (const Fn& fn : {masked, plain}) {
+      std::vector<Tensor> in;
+      for (int i = 0; i < 3; ++i) in.push_back(randn({2, 2, 40, 16}).to(dt));
+      graph::Graph g = trace::trace(fn, in, trace::Level::Prims);
+      EXPECT_EQ(fuse_attention(g), 0);  // the CPU's kernel: float32 and float64
+      EXPECT_EQ(fuse_attention(g, sixteen), 1) << graph::print(g);
+      graph::eliminate_dead_code(g);
+      graph::verify_level(g, graph::IrLevel::Prims);
+      EXPECT_EQ(count_calls(g, "prims::amax"), 0) << graph::print(g);
+      EXPECT_EQ(count_calls(g, "aten::bmm"), 0) << graph::print(g);
+      // Its values: eager's in float64 of the same 16-bit inputs, within the 16-bit rounding.
+      std::vector<Tensor> wide;
+      for (const auto& t : in) wide.push_back(t.to(DType::Float64));
+      expect_close(graph::interpret(g, in)[0].to(DType::Float64), fn(wide)[0], 0.03);
+    }
+  }
+  std::vector<Tensor> wide_heads;
+  for (int i = 0; i < 3; ++i) wide_heads.push_back(randn({1, 2, 8, 144}).to(DType::BFloat16));
+  graph::Graph g = trace::trace(plain, wide_heads, trace::Level::Prims);
+  EXPECT_EQ(fuse_attention(g, sixteen), 0);
+}
+
 }  // namespace
 }  // namespace kiln::compiler

@@ -1,0 +1,135 @@
+// kiln::attention on CUDA tensors: the flash kernel of flash_attention.cu, compiled by NVRTC for the
+// device's architecture at its first use with each head size, dtype and mask kind, kept in the
+// content-addressed cache (support/content_cache.h) and loaded once per process and device.
+// Float16 and bfloat16 queries with head sizes that are multiples of 16 up to 128; anything else is
+// a kiln::Error saying so (the CUDA target fuses only what this takes: compiler/target.cpp).
+#include <map>
+#include <memory>
+#include <mutex>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "kiln/kernels/cuda/attention.h"
+
+#include "kiln/cuda/hooks.h"
+#include "kiln/cuda/module.h"
+#include "kiln/cuda/nvrtc.h"
+#include "kiln/kernels/meta/nn.h"
+#include "kiln/kernels/register.h"
+#include "kiln/ops/api.h"
+#include "kiln/support/content_cache.h"
+#include "kiln/support/sha256.h"
+
+namespace kiln::kernels {
+namespace {
+
+constexpr const char* kSource =
+#include "kiln/kernels/cuda/flash_attention_source.inc"
+    ;
+
+struct Loaded {
+  std::unique_ptr<cuda::Module> module;
+  cuda::CUfunction function = nullptr;
+};
+
+// The kernel for `v` on `device`, built (or read from the cache) and loaded at the first call.
+const Loaded& kernel_for(int device, const FlashAttentionVariant& v) {
+  const cuda::DeviceProperties& props = cuda::device_properties(device);
+  const std::string arch = fmt::format("sm_{}{}", props.major, props.minor);
+  static std::mutex mutex;
+  static std::map<std::tuple<int, bool, int64_t, int, bool>, Loaded> loaded;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto k = std::make_tuple(device, v.half, v.head_size, v.mask, v.causal);
+  auto it = loaded.find(k);
+  if (it != loaded.end()) return it->second;
+  Loaded l;
+  l.module = std::make_unique<cuda::Module>(device, flash_attention_cubin(arch, v));
+  l.function = l.module->function("kiln_flash_attention");
+  return loaded.emplace(k, std::move(l)).first->second;
+}
+
+// Whether the kernel reads `t`'s rows 16 bytes at a time: unit stride in the head size, the other
+// strides and the start 16-byte aligned. Any other layout is read element by element, in place.
+bool vector_rows(const Tensor& t) {
+  bool ok = t.stride(3) == 1 && reinterpret_cast<uintptr_t>(t.data_ptr()) % 16 == 0;
+  for (int64_t d = 0; d < 3; ++d) ok = ok && t.stride(d) % 8 == 0;
+  return ok;
+}
+
+void attention_cuda(const Tensor& query, const Tensor& key, const Tensor& value, const std::optional<Tensor>& attn_mask,
+                    double scale, bool is_causal, const Tensor& out) {
+  constexpr std::string_view op = "kiln::attention";
+  const DType dt = query.dtype();
+  KILN_CHECK_KIND(dt == DType::BFloat16 || dt == DType::Float16, ErrorKind::NotImplemented,
+                  "{}: on CUDA the flash kernel takes float16 or bfloat16 queries, got {}", op, dtype_name(dt));
+  const int64_t batch = query.size(0), heads = query.size(1), L = query.size(2), S = key.size(2), D = query.size(3);
+  KILN_CHECK_KIND(D > 0 && D % 16 == 0 && D <= 128, ErrorKind::NotImplemented,
+                  "{}: on CUDA the head size must be a multiple of 16 up to 128, got query {}", op, query.sizes());
+  if (out.numel() == 0) return;
+  FlashAttentionVariant v{.half = dt == DType::Float16, .head_size = D, .causal = is_causal};
+  const int warps = flash_attention_warps(v);
+  const int64_t row_blocks = (L + 16 * warps - 1) / (16 * warps);
+  KILN_CHECK_KIND(L < (int64_t{1} << 31) && S < (int64_t{1} << 31) && heads < (int64_t{1} << 31) &&
+                      batch * heads * row_blocks < (int64_t{1} << 31),
+                  ErrorKind::NotImplemented, "{}: query {} and key {} are past the CUDA kernel's grid", op,
+                  query.sizes(), key.sizes());
+  const Tensor &q = query, &k = key, &val = value;
+  int vector_loads = (vector_rows(q) ? 1 : 0) | (vector_rows(k) ? 2 : 0) | (vector_rows(val) ? 4 : 0);
+  Tensor mask;
+  int64_t ms[4] = {0, 0, 0, 0};
+  const void* mask_data = nullptr;
+  if (attn_mask) {
+    v.mask = attn_mask->dtype() == dt ? 1 : 2;
+    mask = attn_mask->expand({batch, heads, L, S});
+    for (int64_t d = 0; d < 4; ++d) ms[d] = mask.stride(d);
+    mask_data = mask.data_ptr();
+  }
+  const int device = out.device().index;
+  const Loaded& kernel = kernel_for(device, v);
+  const void* qp = q.data_ptr();
+  const void* kp = k.data_ptr();
+  const void* vp = val.data_ptr();
+  void* op_ = out.data_ptr();
+  int64_t strides[12] = {q.stride(0),   q.stride(1),   q.stride(2),   k.stride(0), k.stride(1), k.stride(2),
+                         val.stride(0), val.stride(1), val.stride(2), q.stride(3), k.stride(3), val.stride(3)};
+  int h32 = static_cast<int>(heads), l32 = static_cast<int>(L), s32 = static_cast<int>(S);
+  float scale32 = static_cast<float>(scale);
+  void* params[] = {&qp,         &kp,          &vp,          &op_,          &mask_data,  &strides[0], &strides[1],
+                    &strides[2], &strides[3],  &strides[4],  &strides[5],   &strides[6], &strides[7], &strides[8],
+                    &strides[9], &strides[10], &strides[11], &vector_loads, &ms[0],      &ms[1],      &ms[2],
+                    &ms[3],      &h32,         &l32,         &s32,          &scale32};
+  kernel.module->launch(kernel.function, batch * heads * row_blocks, 32 * warps, params);
+}
+
+}  // namespace
+
+int flash_attention_warps(const FlashAttentionVariant& v) { return v.head_size <= 64 ? 8 : 4; }
+
+std::string flash_attention_cubin(const std::string& arch, const FlashAttentionVariant& v) {
+  const cuda::Nvrtc& nvrtc = cuda::nvrtc();
+  const std::vector<std::string> options = {
+      "-std=c++17",
+      fmt::format("-DKILN_ATT_HALF={}", v.half ? 1 : 0),
+      fmt::format("-DKILN_ATT_D={}", v.head_size),
+      fmt::format("-DKILN_ATT_MASK={}", v.mask),
+      fmt::format("-DKILN_ATT_CAUSAL={}", v.causal ? 1 : 0),
+      fmt::format("-DKILN_ATT_WARPS={}", flash_attention_warps(v)),
+  };
+  Sha256 h;
+  h.update(kSource).update(arch).update(fmt::format("NVRTC {}.{}", nvrtc.major, nvrtc.minor));
+  for (const auto& o : options) h.update("\n").update(o);
+  bool from_cache = false;
+  return cached_bytes(
+      h.hex_digest(), ".cubin", [&] { return cuda::compile_cubin(kSource, "flash_attention.cu", arch, {}, options); },
+      from_cache);
+}
+
+namespace {
+
+const KernelRegistrar kRegister([](Registry& r) {
+  def_structured<&meta::attention, &attention_cuda>(r, "kiln::attention", DispatchKey::CUDA);
+});
+
+}  // namespace
+}  // namespace kiln::kernels
