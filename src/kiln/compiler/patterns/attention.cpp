@@ -192,10 +192,31 @@ ValueRef four_d(graph::Graph& g, ValueRef x, int64_t outer) {
       ->result();
 }
 
+// The 4-D [outer, N / outer, n, e] tensor a bmm operand x [N, n, e] was collapsed from, when x is
+// collapse_view(y, 0, 1) of one, through a clone that only gave it a contiguous layout (a view of
+// split heads cannot collapse in place): the kernel reads any strides, so the copy is not read.
+// Otherwise x split back to 4-D.
+ValueRef uncollapsed(graph::Graph& g, ValueRef x, int64_t outer) {
+  if (outer > 0 && x.index == 0 && is_call(x.node, op::prims::collapse_view())) {
+    auto source = ref_arg(x.node, 0);
+    const Value* start = value_arg(x.node, 1);
+    const Value* end = value_arg(x.node, 2);
+    if (source && start && end && start->tag() == Value::Tag::Int && end->tag() == Value::Tag::Int &&
+        start->to_int() == 0 && end->to_int() == 1) {
+      ValueRef y = *source;
+      if (y.index == 0 && is_call(y.node, op::prims::clone())) y = *ref_arg(y.node, 0);
+      const auto& sizes = meta_of(y).sizes;
+      if (sizes.size() == 4 && sizes[0] == outer) return y;
+    }
+  }
+  return four_d(g, x, outer);
+}
+
 bool rewrite(graph::Graph& g, Node* last, const Attention& a) {
   graph::Graph::InsertPoint here(g, last);
   int64_t outer = a.scores.size() == 4 ? a.scores[0] : 0;
-  ValueRef k = emit(g, op::prims::transpose(), {a.kt, Value(std::vector<int64_t>{0, 2, 1})})->result();
+  ValueRef k =
+      emit(g, op::prims::transpose(), {uncollapsed(g, a.kt, outer), Value(std::vector<int64_t>{0, 1, 3, 2})})->result();
   Arg mask = Value();
   if (a.mask) {
     mask = outer > 0 ? *a.mask
@@ -204,9 +225,8 @@ bool rewrite(graph::Graph& g, Node* last, const Attention& a) {
                              Value(std::vector<int64_t>{1, 2, 3})})
                            ->result();
   }
-  Node* att =
-      emit(g, KILN_OP("kiln::attention"),
-           {four_d(g, a.q, outer), four_d(g, k, outer), four_d(g, a.v, outer), mask, Value(a.scale), Value(false)});
+  Node* att = emit(g, KILN_OP("kiln::attention"),
+                   {uncollapsed(g, a.q, outer), k, uncollapsed(g, a.v, outer), mask, Value(a.scale), Value(false)});
   Node* out = outer > 0 ? emit(g, op::prims::collapse_view(), {att->result(), Value(int64_t{0}), Value(int64_t{1})})
                         : emit(g, op::prims::squeeze(), {att->result(), Value(std::vector<int64_t>{0})});
   if (!(out->meta()[0] == last->meta()[0])) return false;  // left dead: DCE removes it

@@ -197,6 +197,26 @@ TEST(FuseAttention, RefusesWhatIsNotThePattern) {
   EXPECT_EQ(fuse_and_check(plain, bf16, 0.05), 0);
 }
 
+// Heads split from one projection ([B, T, 3C] viewed as [B, H, T, D]) cannot collapse to the bmm's
+// 3 dims in place, so eager copies them contiguous first; the fused call reads the views themselves.
+TEST(FuseAttention, SplitHeadsAreReadWhereTheyAre) {
+  manual_seed(30);
+  Fn fn = [](const std::vector<Tensor>& in) {
+    int64_t b = in[0].size(0), t = in[0].size(1), c = in[0].size(2) / 3, h = 4, d = c / h;
+    auto parts = split_with_sizes(in[0], {c, c, c}, 2);
+    auto heads = [&](const Tensor& x) { return x.view({b, t, h, d}).transpose(1, 2); };
+    Tensor scores = mul(matmul(heads(parts[0]), heads(parts[1]).transpose(-2, -1)), Scalar(0.25));
+    return std::vector<Tensor>{matmul(softmax(add(scores, causal_mask(t)), -1), heads(parts[2]))};
+  };
+  std::vector<Tensor> in = {randn({2, 70, 3 * 64})};
+  EXPECT_EQ(fuse_and_check(fn, in), 1);
+  graph::Graph g = trace::trace(fn, in, trace::Level::Prims);
+  EXPECT_GT(count_calls(g, "prims::clone"), 0);
+  fuse_attention(g);
+  graph::eliminate_dead_code(g);
+  EXPECT_EQ(count_calls(g, "prims::clone"), 0) << graph::print(g);
+}
+
 // A target whose kernel takes 16-bit queries (CUDA's) fuses a bfloat16 or float16 attention through
 // the roundings to the 16-bit type between its pieces: the scaled scores, the masked scores (the mask
 // added in float32) and the weights; the scale is the constant's. Head sizes past what it takes stay.
