@@ -77,5 +77,33 @@ TEST(CompositeCompile, ReductionsAndContractionsCompile) {
       {a, b});
 }
 
+TEST(CompositeCompile, ArithmeticAndActivationsCompile) {
+  Tensor a = mul(case_input({3, 8}, 1, DType::Float32), Scalar(3)), b = case_input({3, 8}, 2, DType::Float32);
+  Tensor w = case_input({8}, 3, DType::Float32);
+  expect_compiled_matches_eager(
+      [](const std::vector<Tensor>& in) {
+        const Tensor &x = in[0], &y = in[1], &v = in[2];
+        Tensor mask = gt(v, Scalar(0));
+        return std::vector<Tensor>{addcmul(x, y, v, 0.5),
+                                   addcdiv(x, y, add(v, Scalar(2)), -1),
+                                   lerp(x, y, 0.7),
+                                   lerp(x, y, v),
+                                   hypot(x, y),
+                                   copysign(x, v),
+                                   heaviside(x, y),
+                                   logaddexp2(x, y),
+                                   sinc(x),
+                                   nan_to_num(div(x, y)),
+                                   masked_fill(x, mask, 2),
+                                   softplus(x, 2, 1),
+                                   mish(x),
+                                   hardshrink(y, 0.3),
+                                   softshrink(y, 0.3),
+                                   threshold(x, 0.1, -1),
+                                   float_power(x, v)};
+      },
+      {a, b, w});
+}
+
 }  // namespace
 }  // namespace kiln

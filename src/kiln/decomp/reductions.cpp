@@ -110,8 +110,15 @@ Tensor adaptive_avg_pool2d_impl(const Tensor& self, IntArrayRef output_size) {
   return _adaptive_avg_pool2d(self, output_size);
 }
 
+// The sum of a matrix's diagonal, in sum's dtype (int64 for integers and bool).
+Tensor trace_impl(const Tensor& self) {
+  KILN_CHECK(self.dim() == 2, "trace: expected a matrix, got {}", self.describe());
+  return sum(diagonal(self));
+}
+
 const KernelRegistrar kRegister([](Registry& r) {
   r.set_compound_kernel("aten::logsumexp", kiln::detail::boxed<&logsumexp_impl>());
+  r.set_compound_kernel("aten::trace", kiln::detail::boxed<&trace_impl>());
   r.set_compound_kernel("aten::linalg_vector_norm", kiln::detail::boxed<&linalg_vector_norm_impl>());
   r.set_compound_kernel("aten::argsort", kiln::detail::boxed<&argsort_impl>());
   r.set_compound_kernel("aten::diff", kiln::detail::boxed<&diff_impl>());
