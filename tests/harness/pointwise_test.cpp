@@ -65,7 +65,7 @@ const std::vector<UnaryOp>& same_dtype_ops() {
       {"sign", sign, [](double x) { return static_cast<double>((0 < x) - (x < 0)); }},
       {"ceil", ceil, [](double x) { return std::ceil(x); }},
       {"floor", floor, [](double x) { return std::floor(x); }},
-      {"round", round, [](double x) { return std::nearbyint(x); }},
+      {"round", static_cast<Tensor (*)(const Tensor&)>(round), [](double x) { return std::nearbyint(x); }},
       {"trunc", trunc, [](double x) { return std::trunc(x); }},
   };
   return ops;

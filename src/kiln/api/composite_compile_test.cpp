@@ -100,7 +100,20 @@ TEST(CompositeCompile, ArithmeticAndActivationsCompile) {
                                    hardshrink(y, 0.3),
                                    softshrink(y, 0.3),
                                    threshold(x, 0.1, -1),
-                                   float_power(x, v)};
+                                   float_power(x, v),
+                                   addmv(v, transpose(y, 0, 1), y.select(1, 0), 0.5, 2),
+                                   addr(x, y.select(1, 0), v),
+                                   baddbmm(unsqueeze(x, 0), unsqueeze(x, 0), unsqueeze(outer(v, v), 0), 1, 0.5),
+                                   glu(x, 1),
+                                   nansum(div(x, round(y)), std::vector<int64_t>{1}),
+                                   fmin(x, y),
+                                   fmax(x, v),
+                                   floor_divide(x, 0.3),
+                                   round(x, 2),
+                                   mse_loss(x, y),
+                                   l1_loss(x, y, 0),
+                                   smooth_l1_loss(x, y, 2, 0.5),
+                                   huber_loss(x, y, 1, 0.7)};
       },
       {a, b, w});
 }

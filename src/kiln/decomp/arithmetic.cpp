@@ -1,6 +1,7 @@
 // Arithmetic ops outside Core ATen that PyTorch's decomposition table rewrites (torch.export's
 // default IR keeps them): products and quotients added to a tensor, linear interpolation,
-// float_power, hypot, copysign, heaviside, logaddexp2, sinc, nan_to_num and masked_fill. Each
+// float_power, hypot, copysign, heaviside, logaddexp2, sinc, nan_to_num, masked_fill, glu, nansum,
+// fmin and fmax, floor_divide and rounding to decimals. Each
 // follows PyTorch's CPU kernel's formula (its order of operations and its edge cases); 16-bit floats
 // compute in float32 and round once, as those kernels do.
 #include <cmath>
@@ -182,7 +183,59 @@ Tensor masked_fill_tensor_impl(const Tensor& self, const Tensor& mask, const Ten
   return masked_fill_of(self, mask, value);
 }
 
+// The first half of `dim` times the sigmoid of the second.
+Tensor glu_impl(const Tensor& self, int64_t dim) {
+  KILN_CHECK(self.dim() > 0, "glu: does not support 0-dimensional tensors ({})", self.describe());
+  const int64_t d = dim < 0 ? dim + self.dim() : dim;
+  KILN_CHECK(d >= 0 && d < self.dim(), "glu: dim {} is out of range for {}", dim, self.describe());
+  const int64_t n = self.size(d);
+  KILN_CHECK(n % 2 == 0, "glu: halving dimension must be even, but dimension {} is size {}", d, n);
+  Tensor x = upcast(self);
+  Tensor a = x.narrow(d, 0, n / 2), b = x.narrow(d, n / 2, n / 2);
+  return downcast(mul(a, sigmoid(b)), self.dtype());
+}
+
+// sum with NaN counted as 0 (integers have none).
+Tensor nansum_impl(const Tensor& self, std::optional<IntArrayRef> dim, bool keepdim, std::optional<DType> dtype) {
+  Tensor x = is_floating(self.dtype()) ? where(isnan(self), zeros_like(self), self) : self;
+  return sum(x, dim, keepdim, dtype);
+}
+
+// minimum and maximum that take the other operand where one is NaN (NaN only where both are).
+Tensor fmin_impl(const Tensor& self, const Tensor& other) {
+  Tensor m = minimum(self, other);
+  if (!is_floating(m.dtype())) return m;
+  return where(isnan(self), to(other, m.dtype()), where(isnan(other), to(self, m.dtype()), m));
+}
+Tensor fmax_impl(const Tensor& self, const Tensor& other) {
+  Tensor m = maximum(self, other);
+  if (!is_floating(m.dtype())) return m;
+  return where(isnan(self), to(other, m.dtype()), where(isnan(other), to(self, m.dtype()), m));
+}
+
+Tensor floor_divide_impl(const Tensor& self, const Tensor& other) { return div(self, other, "floor"); }
+Tensor floor_divide_scalar_impl(const Tensor& self, const Scalar& other) { return div(self, other, "floor"); }
+
+// round(x * 10^d) / 10^d, or round(x / 10^-d) * 10^-d for negative d (half to even, as round).
+Tensor round_decimals_impl(const Tensor& self, int64_t decimals) {
+  KILN_CHECK_TYPE(is_floating(self.dtype()) || decimals == 0,
+                  "round: decimals ({}) are not supported for integer tensors ({})", decimals, self.describe());
+  if (decimals == 0) return round(self);
+  Tensor x = upcast(self);
+  const double ten_pow = std::pow(10.0, static_cast<double>(std::abs(decimals)));
+  Tensor out = decimals > 0 ? div(round(mul(x, Scalar(ten_pow))), Scalar(ten_pow))
+                            : mul(round(div(x, Scalar(ten_pow))), Scalar(ten_pow));
+  return downcast(out, self.dtype());
+}
+
 const KernelRegistrar kRegister([](Registry& r) {
+  r.set_compound_kernel("aten::glu", kiln::detail::boxed<&glu_impl>());
+  r.set_compound_kernel("aten::nansum", kiln::detail::boxed<&nansum_impl>());
+  r.set_compound_kernel("aten::fmin", kiln::detail::boxed<&fmin_impl>());
+  r.set_compound_kernel("aten::fmax", kiln::detail::boxed<&fmax_impl>());
+  r.set_compound_kernel("aten::floor_divide", kiln::detail::boxed<&floor_divide_impl>());
+  r.set_compound_kernel("aten::floor_divide.Scalar", kiln::detail::boxed<&floor_divide_scalar_impl>());
+  r.set_compound_kernel("aten::round.decimals", kiln::detail::boxed<&round_decimals_impl>());
   r.set_compound_kernel("aten::addcmul", kiln::detail::boxed<&addcmul_impl>());
   r.set_compound_kernel("aten::addcdiv", kiln::detail::boxed<&addcdiv_impl>());
   r.set_compound_kernel("aten::lerp.Scalar", kiln::detail::boxed<&lerp_scalar_impl>());

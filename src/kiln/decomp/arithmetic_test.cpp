@@ -95,6 +95,55 @@ TEST(CompoundArithmetic, MatchesPyTorch) {
   testing::expect_cases_match_torch(python, cases, 1e-6, 1e-12);
 }
 
+TEST(CompoundArithmetic, ProductsReductionsAndLossesMatchPyTorch) {
+  KILN_REQUIRE_PYTHON(python);
+  Tensor m = case_input({3, 4}, 1), v = case_input({4}, 2), u = case_input({3}, 3), self3 = case_input({3}, 4);
+  Tensor b1 = case_input({2, 3, 4}, 5), b2 = case_input({2, 4, 5}, 6), s35 = case_input({3, 5}, 7);
+  Tensor x = mul(case_input({3, 4}, 1), Scalar(4.0)), y = mul(case_input({3, 4}, 2), Scalar(3.0));
+  Tensor s = special(), s2 = special2();
+  Tensor ints = from_vector<int64_t>({-7, 0, 7, 9}), ints2 = from_vector<int64_t>({2, -5, 3, -4});
+  Tensor bools = from_vector<int64_t>({1, 0, 1}).to(DType::Bool), bools2 = from_vector<int64_t>({0, 1}).to(DType::Bool);
+  Tensor self_b = from_vector<int64_t>({1, 0, 0, 0, 0, 1}).to(DType::Bool).view({3, 2});
+  std::vector<testing::TorchCase> cases = {
+      {"torch.addmv(inp([3],4), inp([3,4],1), inp([4],2), beta=0.5, alpha=2)", {addmv(self3, m, v, 0.5, 2)}},
+      {"torch.addmv(torch.full([3], float(\"nan\"), dtype=torch.float64), inp([3,4],1), inp([4],2), beta=0)",
+       {addmv(full({3}, std::numeric_limits<double>::quiet_NaN(), DType::Float64), m, v, 0)}},
+      {"torch.addr(inp([3,4],1), inp([3],3), inp([4],2), beta=2, alpha=-1)", {addr(m, u, v, 2, -1)}},
+      {"torch.addr(torch.tensor([[True, False], [False, False], [False, True]]), torch.tensor([True, False, "
+       "True]), torch.tensor([False, True]))",
+       {addr(self_b, bools, bools2)}},
+      {"torch.baddbmm(inp([3,5],7), inp([2,3,4],5), inp([2,4,5],6), alpha=0.25)", {baddbmm(s35, b1, b2, 1, 0.25)}},
+      {"torch.addbmm(inp([3,5],7), inp([2,3,4],5), inp([2,4,5],6), beta=3)", {addbmm(s35, b1, b2, 3)}},
+      {"torch.vdot(inp([4],2), inp([4],1))", {vdot(v, case_input({4}, 1))}},
+      {"torch.nn.functional.glu(inp([3,4],1), 1)", {glu(m, 1)}},
+      {"torch.nn.functional.glu(inp([3,4],1).bfloat16(), -1)", {glu(to(m, DType::BFloat16), -1)}},
+      {"torch.nansum(" + kSpecial + "[2:7])", {nansum(s.slice(0, 2, 7))}},
+      {"torch.nansum(inp([3,4],1) / inp([3,4],1).round(), 1, keepdim=True)",
+       {nansum(div(m, round(m)), std::vector<int64_t>{1}, true)}},
+      {"torch.nansum(torch.tensor([-7, 0, 7, 9]))", {nansum(ints)}},
+      {"torch.fmin(" + kSpecial + ", " + kSpecial2 + ")", {fmin(s, s2)}},
+      {"torch.fmax(" + kSpecial + ", " + kSpecial2 + ")", {fmax(s, s2)}},
+      {"torch.fmax(torch.tensor([-7, 0, 7, 9]), torch.tensor([2, -5, 3, -4]))", {fmax(ints, ints2)}},
+      {"torch.floor_divide(torch.tensor([-7, 0, 7, 9]), torch.tensor([2, -5, 3, -4]))", {floor_divide(ints, ints2)}},
+      {"torch.floor_divide(inp([3,4],1) * 4, 0.7)", {floor_divide(x, 0.7)}},
+      {"torch.round(inp([3,4],1) * 400, decimals=2)", {round(mul(x, Scalar(100)), 2)}},
+      {"torch.round(inp([3,4],1) * 400, decimals=-1)", {round(mul(x, Scalar(100)), -1)}},
+      {"torch.round((inp([3,4],1) * 4).float(), decimals=1)", {round(to(x, DType::Float32), 1)}},
+      {"torch.nn.functional.mse_loss(inp([3,4],1) * 4, inp([3,4],2) * 3)", {mse_loss(x, y)}},
+      {"torch.nn.functional.mse_loss(inp([3,4],1) * 4, inp([3,4],2) * 3, reduction=\"none\")", {mse_loss(x, y, 0)}},
+      {"torch.nn.functional.l1_loss(inp([3,4],1) * 4, inp([3,4],2) * 3, reduction=\"sum\")", {l1_loss(x, y, 2)}},
+      {"torch.nn.functional.smooth_l1_loss(inp([3,4],1) * 4, inp([3,4],2) * 3, beta=2.0)",
+       {smooth_l1_loss(x, y, 1, 2.0)}},
+      {"torch.nn.functional.smooth_l1_loss(inp([3,4],1) * 4, inp([3,4],2) * 3, reduction=\"none\", beta=0.0)",
+       {smooth_l1_loss(x, y, 0, 0.0)}},
+      {"torch.nn.functional.huber_loss(inp([3,4],1) * 4, inp([3,4],2) * 3, reduction=\"none\", delta=1.5)",
+       {huber_loss(x, y, 0, 1.5)}},
+      {"torch.nn.functional.huber_loss((inp([3,4],1) * 4).float(), (inp([3,4],2) * 3).float())",
+       {huber_loss(to(x, DType::Float32), to(y, DType::Float32))}},
+  };
+  testing::expect_cases_match_torch(python, cases, 1e-6, 1e-12);
+}
+
 TEST(CompoundArithmetic, BadArgumentsAreErrors) {
   Tensor ints = from_vector<int64_t>({1, 2}), f = from_vector<double>({1, 2});
   EXPECT_KILN_ERROR(addcmul(ints, ints, ints, 0.5), "addcmul: for integral input tensors");
@@ -108,6 +157,12 @@ TEST(CompoundArithmetic, BadArgumentsAreErrors) {
   EXPECT_KILN_ERROR(softshrink(f, -1), "softshrink: lambda must be greater or equal to 0");
   EXPECT_KILN_ERROR(softplus(ints), "softplus: not implemented for int64");
   EXPECT_KILN_ERROR(trace_of(f), "trace: expected a matrix");
+  EXPECT_KILN_ERROR(glu(from_vector<double>({1, 2, 3}), 0), "glu: halving dimension must be even");
+  EXPECT_KILN_ERROR(addmv(f, f, f), "addmv: vector + matrix @ vector expected");
+  EXPECT_KILN_ERROR(addmv(ints.slice(0, 0, 1), ints.view({1, 2}), ints, 0.5), "must not be floating point numbers");
+  EXPECT_KILN_ERROR(round(ints, 2), "round: decimals (2) are not supported for integer tensors");
+  EXPECT_KILN_ERROR(mse_loss(f, f, 3), "mse_loss: reduction 3 is not one of");
+  EXPECT_KILN_ERROR(huber_loss(f, f, 1, 0.0), "huber_loss: delta must be positive");
 }
 
 }  // namespace
