@@ -1,0 +1,67 @@
+// The copying variants of views (`view_copy`, `permute_copy`, ...): what functionalization and
+// torch.export write where a program's view must not alias its input; each is the view, copied into
+// a new contiguous tensor. And broadcast_tensors: each tensor expanded to the shape they broadcast to.
+#include "kiln/core/broadcast.h"
+#include "kiln/kernels/register.h"
+#include "kiln/ops/api.h"
+
+namespace kiln::decomp {
+namespace {
+
+Tensor copied(const Tensor& view) { return clone(view, MemoryFormat::Contiguous); }
+
+std::vector<Tensor> broadcast_tensors_impl(std::span<const Tensor> tensors) {
+  Shape shape;
+  for (const Tensor& t : tensors) shape = broadcast_shapes(shape, t.sizes(), "broadcast_tensors");
+  std::vector<Tensor> out;
+  out.reserve(tensors.size());
+  for (const Tensor& t : tensors) out.push_back(expand(t, shape));
+  return out;
+}
+
+Tensor alias_copy_impl(const Tensor& self) { return copied(alias(self)); }
+Tensor diagonal_copy_impl(const Tensor& self, int64_t offset, int64_t dim1, int64_t dim2) {
+  return copied(diagonal(self, offset, dim1, dim2));
+}
+Tensor expand_copy_impl(const Tensor& self, IntArrayRef size, bool implicit) {
+  return copied(expand(self, size, implicit));
+}
+Tensor narrow_copy_impl(const Tensor& self, int64_t dim, int64_t start, int64_t length) {
+  return copied(narrow(self, dim, start, length));
+}
+Tensor permute_copy_impl(const Tensor& self, IntArrayRef dims) { return copied(permute(self, dims)); }
+Tensor select_copy_impl(const Tensor& self, int64_t dim, int64_t index) { return copied(select(self, dim, index)); }
+Tensor slice_copy_impl(const Tensor& self, int64_t dim, std::optional<int64_t> start, std::optional<int64_t> end,
+                       int64_t step) {
+  return copied(slice(self, dim, start, end, step));
+}
+Tensor squeeze_copy_impl(const Tensor& self) { return copied(squeeze(self)); }
+Tensor squeeze_copy_dim_impl(const Tensor& self, int64_t dim) { return copied(squeeze(self, dim)); }
+Tensor squeeze_copy_dims_impl(const Tensor& self, IntArrayRef dims) { return copied(squeeze(self, dims)); }
+Tensor t_copy_impl(const Tensor& self) { return copied(t(self)); }
+Tensor transpose_copy_impl(const Tensor& self, int64_t dim0, int64_t dim1) {
+  return copied(transpose(self, dim0, dim1));
+}
+Tensor unsqueeze_copy_impl(const Tensor& self, int64_t dim) { return copied(unsqueeze(self, dim)); }
+Tensor view_copy_impl(const Tensor& self, IntArrayRef size) { return copied(view(self, size)); }
+
+const KernelRegistrar kRegister([](Registry& r) {
+  r.set_compound_kernel("aten::broadcast_tensors", kiln::detail::boxed<&broadcast_tensors_impl>());
+  r.set_compound_kernel("aten::alias_copy", kiln::detail::boxed<&alias_copy_impl>());
+  r.set_compound_kernel("aten::diagonal_copy", kiln::detail::boxed<&diagonal_copy_impl>());
+  r.set_compound_kernel("aten::expand_copy", kiln::detail::boxed<&expand_copy_impl>());
+  r.set_compound_kernel("aten::narrow_copy", kiln::detail::boxed<&narrow_copy_impl>());
+  r.set_compound_kernel("aten::permute_copy", kiln::detail::boxed<&permute_copy_impl>());
+  r.set_compound_kernel("aten::select_copy.int", kiln::detail::boxed<&select_copy_impl>());
+  r.set_compound_kernel("aten::slice_copy.Tensor", kiln::detail::boxed<&slice_copy_impl>());
+  r.set_compound_kernel("aten::squeeze_copy", kiln::detail::boxed<&squeeze_copy_impl>());
+  r.set_compound_kernel("aten::squeeze_copy.dim", kiln::detail::boxed<&squeeze_copy_dim_impl>());
+  r.set_compound_kernel("aten::squeeze_copy.dims", kiln::detail::boxed<&squeeze_copy_dims_impl>());
+  r.set_compound_kernel("aten::t_copy", kiln::detail::boxed<&t_copy_impl>());
+  r.set_compound_kernel("aten::transpose_copy.int", kiln::detail::boxed<&transpose_copy_impl>());
+  r.set_compound_kernel("aten::unsqueeze_copy", kiln::detail::boxed<&unsqueeze_copy_impl>());
+  r.set_compound_kernel("aten::view_copy", kiln::detail::boxed<&view_copy_impl>());
+});
+
+}  // namespace
+}  // namespace kiln::decomp

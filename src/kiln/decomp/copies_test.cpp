@@ -1,0 +1,46 @@
+// decomp/copies.cpp against PyTorch 2.13 (tests/torch_cases.h): each copying variant of a view has
+// the view's values in a new contiguous tensor (strides compared), and broadcast_tensors expands
+// every tensor to the broadcast shape.
+#include <gtest/gtest.h>
+
+#include "kiln/ops/api.h"
+#include "kiln_error.h"
+#include "torch_cases.h"
+
+namespace kiln {
+namespace {
+
+using testing::case_input;
+
+TEST(ViewCopies, MatchPyTorch) {
+  KILN_REQUIRE_PYTHON(python);
+  Tensor x = case_input({3, 4, 2}, 1), m = case_input({3, 4}, 2), one = case_input({3, 1, 4}, 3);
+  std::vector<Tensor> b = broadcast_tensors(std::vector<Tensor>{case_input({4, 1}, 4), case_input({3}, 5)});
+  std::vector<testing::TorchCase> cases = {
+      {"torch.broadcast_tensors(inp([4,1],4), inp([3],5))", b, false},
+      {"torch.alias_copy(inp([3,4,2],1))", {alias_copy(x)}},
+      {"torch.diagonal_copy(inp([3,4,2],1), 1, 0, 1)", {diagonal_copy(x, 1, 0, 1)}},
+      {"torch.expand_copy(inp([3,1,4],3), [2,3,5,4])", {expand_copy(one, {2, 3, 5, 4})}},
+      {"torch.narrow_copy(inp([3,4,2],1), 1, 1, 2)", {narrow_copy(x, 1, 1, 2)}},
+      {"torch.permute_copy(inp([3,4,2],1), [2,0,1])", {permute_copy(x, {2, 0, 1})}},
+      {"torch.select_copy(inp([3,4,2],1), 1, -1)", {select_copy(x, 1, -1)}},
+      {"torch.slice_copy(inp([3,4,2],1), 1, 1, None, 2)", {slice_copy(x, 1, 1, std::nullopt, 2)}},
+      {"torch.squeeze_copy(inp([3,1,4],3))", {squeeze_copy(one)}},
+      {"torch.squeeze_copy(inp([3,1,4],3), 1)", {squeeze_copy(one, 1)}},
+      {"torch.squeeze_copy(inp([3,1,4],3), [0, 1])", {squeeze_copy(one, std::vector<int64_t>{0, 1})}},
+      {"torch.t_copy(inp([3,4],2))", {t_copy(m)}},
+      {"torch.transpose_copy(inp([3,4,2],1), 0, 2)", {transpose_copy(x, 0, 2)}},
+      {"torch.unsqueeze_copy(inp([3,4],2), -1)", {unsqueeze_copy(m, -1)}},
+      {"torch.view_copy(inp([3,4,2],1), [4, -1])", {view_copy(x, {4, -1})}},
+  };
+  testing::expect_cases_match_torch(python, cases);
+}
+
+TEST(ViewCopies, BadArgumentsAreErrors) {
+  EXPECT_KILN_ERROR(broadcast_tensors(std::vector<Tensor>{case_input({3}, 1), case_input({4}, 2)}),
+                    "broadcast_tensors");
+  EXPECT_KILN_ERROR(view_copy(case_input({3, 4}, 1), {5, -1}), "view");
+}
+
+}  // namespace
+}  // namespace kiln
