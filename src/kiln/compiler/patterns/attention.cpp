@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "kiln/compiler/patterns/match.h"
+#include "kiln/core/type_promotion.h"
 
 namespace kiln::compiler {
 namespace {
@@ -169,6 +170,13 @@ std::optional<Attention> match(const Node* last, const AttentionSupport& support
   auto computed = [&](DType d) { return d == q.dtype || (reduced && d == DType::Float32); };
   if (kt.dtype != q.dtype || v.dtype != q.dtype || !computed(meta_of(*x).dtype)) return std::nullopt;
   if (a.mask && !computed(meta_of(*a.mask).dtype)) return std::nullopt;
+  // The conversions looked through: widenings (exact), and for 16-bit queries the roundings to
+  // their dtype (eager's rounding of each piece's float32 result). Any other rounding stays.
+  for (const Node* n : m.nodes()) {
+    if (!is_call(n, op::prims::convert_element_type())) continue;
+    DType from = meta_of(*ref_arg(n, 0)).dtype, to = n->meta()[0].dtype;
+    if (promote_types(from, to) != to && !(reduced && to == q.dtype)) return std::nullopt;
+  }
   int64_t head = q.sizes.empty() ? 0 : q.sizes.back();
   if (support.max_head_size > 0 && head > support.max_head_size) return std::nullopt;
   if (head % support.head_size_multiple != 0) return std::nullopt;

@@ -250,6 +250,16 @@ TEST(FuseAttention, SixteenBitAttentionWhereTheKernelTakesIt) {
       expect_close(graph::interpret(g, in)[0].to(DType::Float64), fn(wide)[0], 0.03);
     }
   }
+  // A float32 attention whose weights are rounded to float16 and back keeps that rounding: no fusion.
+  Fn rounded_weights = [](const std::vector<Tensor>& x) {
+    Tensor w = softmax(mul(matmul(x[0], x[1].transpose(-1, -2)), Scalar(0.125)), -1);
+    return std::vector<Tensor>{matmul(to(to(w, DType::Float16), DType::Float32), x[2])};
+  };
+  std::vector<Tensor> f32_in;
+  for (int i = 0; i < 3; ++i) f32_in.push_back(randn({2, 2, 40, 16}));
+  graph::Graph rounded = trace::trace(rounded_weights, f32_in, trace::Level::Prims);
+  EXPECT_EQ(fuse_attention(rounded, sixteen), 0) << graph::print(rounded);
+  EXPECT_EQ(fuse_attention(rounded), 0) << graph::print(rounded);
   std::vector<Tensor> wide_heads;
   for (int i = 0; i < 3; ++i) wide_heads.push_back(randn({1, 2, 8, 144}).to(DType::BFloat16));
   graph::Graph g = trace::trace(plain, wide_heads, trace::Level::Prims);

@@ -35,6 +35,7 @@ class Match {
   graph::ValueRef through_broadcasts(graph::ValueRef r);
   void take(const graph::Node* n) { nodes_.insert(n); }
   void take_all(const Match& other) { nodes_.insert(other.nodes_.begin(), other.nodes_.end()); }
+  const std::set<const graph::Node*>& nodes() const { return nodes_; }
   // Every taken node but `last` (the node that is replaced, taken or not) is used only by taken
   // nodes or by `last`.
   bool closed(const graph::Node* last) const;
