@@ -66,6 +66,10 @@ void attention_cuda(const Tensor& query, const Tensor& key, const Tensor& value,
   const int64_t batch = query.size(0), heads = query.size(1), L = query.size(2), S = key.size(2), D = query.size(3);
   KILN_CHECK_KIND(D > 0 && D % 16 == 0 && D <= 128, ErrorKind::NotImplemented,
                   "{}: on CUDA the head size must be a multiple of 16 up to 128, got query {}", op, query.sizes());
+  for (const Tensor* t : {&key, &value, attn_mask ? &*attn_mask : nullptr}) {
+    KILN_CHECK(t == nullptr || t->device() == query.device(),
+               "{}: every tensor must be on the queries' device {}, got {}", op, query.device(), t->describe());
+  }
   if (out.numel() == 0) return;
   FlashAttentionVariant v{.half = dt == DType::Float16, .head_size = D, .causal = is_causal};
   const int warps = flash_attention_warps(v);

@@ -145,6 +145,10 @@ TEST(CudaAttention, RefusesWhatTheKernelDoesNotTake) {
   EXPECT_KILN_ERROR(cuda_attention(f32, f32, f32, std::nullopt, 1.0), "float16 or bfloat16");
   Tensor wide = randn({1, 1, 8, 144}, TensorOptions(DType::BFloat16)).to(kCuda);
   EXPECT_KILN_ERROR(cuda_attention(wide, wide, wide, std::nullopt, 1.0), "multiple of 16 up to 128");
+  // A 0-d CPU mask passes the dispatcher's device check (a CPU scalar joins any device), not the kernel's.
+  Tensor q = randn({1, 1, 8, 16}, TensorOptions(DType::BFloat16)).to(kCuda);
+  EXPECT_KILN_ERROR(cuda_attention(q, q, q, scalar_tensor(0, DType::BFloat16), 1.0),
+                    "every tensor must be on the queries' device");
 }
 
 }  // namespace
