@@ -34,14 +34,17 @@ typedef long long i64;
 
 __device__ __forceinline__ u32 att_smem(const void* p) { return static_cast<u32>(__cvta_generic_to_shared(p)); }
 
+// The inputs' type as PTX spells it.
+#if KILN_ATT_HALF
+#define KILN_ATT_PTX "f16"
+#else
+#define KILN_ATT_PTX "bf16"
+#endif
+
 // Two floats as a pair of 16-bit values, `lo` in the low half (the lower index of a fragment).
 __device__ __forceinline__ u32 att_pack(float lo, float hi) {
   u32 r;
-#if KILN_ATT_HALF
-  asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
-#else
-  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
-#endif
+  asm("cvt.rn." KILN_ATT_PTX "x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
   return r;
 }
 
@@ -57,19 +60,10 @@ __device__ __forceinline__ float att_to_float(u16 x) {
 
 // d += a b for one 16x8x16 tile: a 16x16 row-major fragment, b 16x8 column-major, d float32.
 __device__ __forceinline__ void att_mma(float* d, const u32* a, u32 b0, u32 b1) {
-#if KILN_ATT_HALF
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-      "{%0,%1,%2,%3};\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-#else
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-      "{%0,%1,%2,%3};\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-#endif
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32." KILN_ATT_PTX "." KILN_ATT_PTX
+               ".f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
 __device__ __forceinline__ void att_ldmatrix(u32* r, const u16* p) {
