@@ -71,7 +71,10 @@ Tensor linear(const Tensor& input, const Tensor& weight, const std::optional<Ten
   if (input.dim() == 2 && bias) return addmm(*bias, input, t(weight));
   bool vector_bias = bias && (bias->dim() == 1 || squeeze(*bias).dim() == 1);
   if (vector_bias && bias->is_contiguous() && input.is_contiguous()) {
-    Tensor flat = reshape(input, {-1, input.size(-1)});
+    // The rows counted, not inferred: a -1 is ambiguous where the input is empty with 0 features.
+    int64_t rows = 1;
+    for (int64_t d = 0; d + 1 < input.dim(); ++d) rows *= input.size(d);
+    Tensor flat = reshape(input, {rows, input.size(-1)});
     Tensor product = addmm(*bias, flat, t(weight));
     Shape sizes(input.sizes().begin(), input.sizes().end() - 1);
     sizes.push_back(product.size(-1));

@@ -94,6 +94,13 @@ TEST(Decompositions, LinearLayerNormSoftmax) {
   EXPECT_LT(max_abs_diff(folded[1], add(reference_mm(x3c[1], w.t()), b)), 1e-12);
   Tensor x3 = randn({2, 6, 4}, DType::Float64);
   EXPECT_LT(max_abs_diff(linear(x3, w)[1], reference_mm(x3[1], w.t())), 1e-12);
+  // No features: each output is its bias (an empty sum), for an empty vector and a batch of them.
+  Tensor no_features = zeros({3, 0}, DType::Float64);
+  EXPECT_EQ(max_abs_diff(linear(zeros({0}, DType::Float64), no_features, b), b), 0.0);
+  Tensor batch = linear(zeros({2, 5, 0}, DType::Float64), no_features, b);
+  ASSERT_EQ(batch.sizes().vec(), (std::vector<int64_t>{2, 5, 3}));
+  EXPECT_EQ(max_abs_diff(batch[1][4], b), 0.0);
+  EXPECT_EQ(linear(zeros({0, 0}, DType::Float64), no_features, b).sizes().vec(), (std::vector<int64_t>{0, 3}));
   Tensor gamma = randn({4}, DType::Float64), beta = randn({4}, DType::Float64);
   EXPECT_EQ(max_abs_diff(layer_norm(x, {4}, gamma, beta), std::get<0>(native_layer_norm(x, {4}, gamma, beta, 1e-5))),
             0.0);
