@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kiln/ops/api.h"
+#include "kiln/ops/dispatcher.h"
 #include "python_ref.h"
 
 namespace kiln::testing {
@@ -21,6 +22,20 @@ inline Tensor case_input(IntArrayRef shape, int seed, DType dtype = DType::Float
   for (int64_t s : shape) n *= s;
   Tensor x = sin(add(mul(arange(Scalar(n), DType::Float64), Scalar(0.37)), Scalar(seed)));
   return to(reshape(x, shape), dtype);
+}
+
+// Calls an op by its qualified name as a .pt2 node would (positional arguments, defaults filled);
+// its results, a tensor list's elements in order.
+inline std::vector<Tensor> call_by_name(const char* op, Stack args) {
+  call_op_boxed(Registry::global().get(op), args);
+  std::vector<Tensor> out;
+  for (const Value& v : args) {
+    if (v.is_tensor()) out.push_back(v.to_tensor());
+    if (v.tag() == Value::Tag::TensorList) {
+      for (const Tensor& t : v.to_tensor_list()) out.push_back(t);
+    }
+  }
+  return out;
 }
 
 struct TorchCase {

@@ -118,5 +118,62 @@ TEST(CompositeCompile, ArithmeticAndActivationsCompile) {
       {a, b, w});
 }
 
+// The ops decomposed on 2026-12-07: aliases, views, diagonals, splits, statistics, distances,
+// products, integration, losses, indexing and factories, called by name as a .pt2 node calls them.
+TEST(CompositeCompile, LibraryOpsCompile) {
+  Tensor a = mul(case_input({4, 3}, 1, DType::Float32), Scalar(2)), b = case_input({4, 3}, 2, DType::Float32);
+  Tensor v = case_input({3}, 3, DType::Float32);
+  expect_compiled_matches_eager(
+      [](const std::vector<Tensor>& in) {
+        const Tensor &x = in[0], &y = in[1], &w = in[2], &idx = in[3], &rows = in[4], &picks = in[5];
+        auto op = [](const char* name, Stack args) { return testing::call_by_name(name, std::move(args)); };
+        Tensor p = sigmoid(y), sign = sub(mul(to(gt(y, Scalar(0)), DType::Float32), Scalar(2)), Scalar(1));
+        std::vector<Tensor> out = {
+            op("aten::divide.Tensor_mode", {x, add(abs(y), Scalar(0.5)), std::string("floor")})[0],
+            op("aten::arctan2", {x, y})[0],
+            op("aten::mT", {x})[0],
+            rot90(x, 1, {0, 1}),
+            diag_embed(w, 1),
+            diag(x, -1),
+            op("aten::diagonal_scatter", {x, w})[0],
+            op("aten::var_mean.dim", {x, std::vector<int64_t>{1}, false})[0],
+            op("aten::std_mean.dim", {x, std::vector<int64_t>{0}, true, true})[0],
+            op("aten::count_nonzero", {gt(x, Scalar(0)), int64_t{1}})[0],
+            op("aten::max", {x})[0],
+            cdist(x, y),
+            pairwise_distance(x, y),
+            cosine_similarity(x, y),
+            linalg_cross(x, y),
+            kron(w, x),
+            tensordot(x, y, {0}, {0}),
+            inner(x, y),
+            op("aten::trapezoid.x", {x, y, int64_t{0}})[0],
+            op("aten::cumulative_trapezoid.dx", {x, Scalar(0.5), int64_t{1}})[0],
+            op("aten::binary_cross_entropy", {p, sigmoid(x)})[0],
+            op("aten::binary_cross_entropy_with_logits", {x, p, std::nullopt, w})[0],
+            op("aten::soft_margin_loss", {x, sign, int64_t{0}})[0],
+            op("aten::kl_div", {x, p})[0],
+            op("aten::hinge_embedding_loss", {x, sign})[0],
+            rms_norm(x, {3}, w),
+            op("aten::log_sigmoid", {x})[0],
+            op("aten::celu", {x, Scalar(0.7)})[0],
+            logit(p, 0.1),
+            op("aten::exp2", {x})[0],
+            op("aten::special_entr", {p})[0],
+            isclose(x, add(x, Scalar(1e-6))),
+            op("aten::isin.Tensor_Tensor", {round(x), round(y)})[0],
+            op("aten::rsub.Scalar", {x, Scalar(2)})[0],
+            index_add(x, 1, idx, y, Scalar(2)),
+            index_copy(x, 0, rows, slice(y, 0, 0, 2, 1)),
+            take_along_dim(x, picks, 1),
+            op("aten::eye.m", {int64_t{4}, int64_t{3}})[0],
+            op("aten::linspace", {Scalar(-1), Scalar(2), int64_t{7}})[0]};
+        for (const Tensor& piece : op("aten::tensor_split.sections", {x, int64_t{2}, int64_t{1}})) out.push_back(piece);
+        return out;
+      },
+      {a, b, v, from_vector<int64_t>({2, 0, 2}), from_vector<int64_t>({3, 1}),
+       from_vector<int64_t>({2, 0, 1, 1}).reshape({4, 1})});
+}
+
 }  // namespace
 }  // namespace kiln

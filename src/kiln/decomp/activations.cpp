@@ -1,6 +1,7 @@
 // Activations outside Core ATen that PyTorch's decomposition table rewrites (torch.export's default
-// IR keeps them): softplus, mish, hardshrink, softshrink and threshold, each by its CPU kernel's
-// formula and NaN behaviour; 16-bit floats compute in float32 and round once (decomp/opmath.h).
+// IR keeps them): softplus, mish, hardshrink, softshrink, threshold, log_sigmoid, celu, rrelu and
+// logit, each by its CPU kernel's formula and NaN behaviour; 16-bit floats compute in float32 and round once
+// (decomp/opmath.h).
 #include "kiln/decomp/opmath.h"
 #include "kiln/kernels/register.h"
 #include "kiln/ops/api.h"
@@ -55,12 +56,54 @@ Tensor threshold_impl(const Tensor& self, const Scalar& threshold, const Scalar&
   return where(le(self, threshold), scalar_tensor(value, self.dtype()), self);
 }
 
+// min(x, 0) - log1p(exp(-|x|)): no overflow at either end.
+Tensor log_sigmoid_impl(const Tensor& self) {
+  check_floating("log_sigmoid", self);
+  Tensor x = upcast(self);
+  Tensor below = clamp_max(x, Scalar(0));
+  Tensor out = sub(below, log1p(exp(neg(abs(x)))));
+  return downcast(out, self.dtype());
+}
+
+// elu with input scale 1 / alpha: max(0, x) + min(0, alpha (exp(x / alpha) - 1)).
+Tensor celu_impl(const Tensor& self, const Scalar& alpha) {
+  KILN_CHECK(alpha.to_double() != 0, "celu: ZeroDivisionError, alpha must not be 0 (input {})", self.describe());
+  return elu(self, alpha, Scalar(1.0), Scalar(1.0 / alpha.to_double()));
+}
+
+// Leaky ReLU with a random slope in [lower, upper] per negative element in training, the mean slope
+// in eval.
+Tensor rrelu_impl(const Tensor& self, const Scalar& lower, const Scalar& upper, bool training, const Value&) {
+  check_floating("rrelu", self);
+  double lo = lower.to_double(), hi = upper.to_double();
+  KILN_CHECK(lo <= hi, "rrelu: lower bound should be less than or equal to the upper bound, got lower {} upper {}", lo,
+             hi);
+  if (!training) return leaky_relu(self, Scalar((lo + hi) / 2));
+  Tensor slope =
+      add(mul(rand(self.sizes(), TensorOptions(self.dtype()).device(self.device())), Scalar(hi - lo)), Scalar(lo));
+  Tensor scaled = mul(self, slope);
+  return where(ge(self, Scalar(0)), self, scaled);
+}
+
+// log(x / (1 - x)), x clamped to [eps, 1 - eps] first when eps is given; integers compute in float32.
+Tensor logit_impl(const Tensor& self, std::optional<double> eps) {
+  DType r = is_floating(self.dtype()) ? self.dtype() : DType::Float32;
+  Tensor x = upcast(to(self, r));
+  if (eps) x = clamp(x, Scalar(*eps), Scalar(1.0 - *eps));
+  Tensor complement = neg(sub(x, Scalar(1)));  // 1 - x, rounded as -(x - 1) is
+  return downcast(log(div(x, complement)), r);
+}
+
 const KernelRegistrar kRegister([](Registry& r) {
   r.set_compound_kernel("aten::softplus", kiln::detail::boxed<&softplus_impl>());
   r.set_compound_kernel("aten::mish", kiln::detail::boxed<&mish_impl>());
   r.set_compound_kernel("aten::hardshrink", kiln::detail::boxed<&hardshrink_impl>());
   r.set_compound_kernel("aten::softshrink", kiln::detail::boxed<&softshrink_impl>());
   r.set_compound_kernel("aten::threshold", kiln::detail::boxed<&threshold_impl>());
+  r.set_compound_kernel("aten::log_sigmoid", kiln::detail::boxed<&log_sigmoid_impl>());
+  r.set_compound_kernel("aten::celu", kiln::detail::boxed<&celu_impl>());
+  r.set_compound_kernel("aten::rrelu", kiln::detail::boxed<&rrelu_impl>());
+  r.set_compound_kernel("aten::logit", kiln::detail::boxed<&logit_impl>());
 });
 
 }  // namespace

@@ -1,7 +1,7 @@
 // Arithmetic ops outside Core ATen that PyTorch's decomposition table rewrites (torch.export's
 // default IR keeps them): products and quotients added to a tensor, linear interpolation,
 // float_power, hypot, copysign, heaviside, logaddexp2, sinc, nan_to_num, masked_fill, glu, nansum,
-// fmin and fmax, floor_divide and rounding to decimals. Each
+// fmin and fmax, floor_divide, rsub and rounding to decimals. Each
 // follows PyTorch's CPU kernel's formula (its order of operations and its edge cases); 16-bit floats
 // compute in float32 and round once, as those kernels do.
 #include <cmath>
@@ -228,12 +228,21 @@ Tensor round_decimals_impl(const Tensor& self, int64_t decimals) {
   return downcast(out, self.dtype());
 }
 
+// other - alpha * self (PyTorch's reversed subtraction; the number `other` promotes as a Python number).
+Tensor rsub_tensor(const Tensor& self, const Tensor& other, const Scalar& alpha) { return sub(other, self, alpha); }
+Tensor rsub_scalar(const Tensor& self, const Scalar& other, const Scalar& alpha) {
+  DType number = other.is_floating_point() ? default_float_dtype() : other.is_bool() ? DType::Bool : DType::Int64;
+  return sub(scalar_tensor(other, TensorOptions(number).device(self.device())), self, alpha);
+}
+
 const KernelRegistrar kRegister([](Registry& r) {
   r.set_compound_kernel("aten::glu", kiln::detail::boxed<&glu_impl>());
   r.set_compound_kernel("aten::nansum", kiln::detail::boxed<&nansum_impl>());
   r.set_compound_kernel("aten::fmin", kiln::detail::boxed<&fmin_impl>());
   r.set_compound_kernel("aten::fmax", kiln::detail::boxed<&fmax_impl>());
   r.set_compound_kernel("aten::floor_divide", kiln::detail::boxed<&floor_divide_impl>());
+  r.set_compound_kernel("aten::rsub.Tensor", kiln::detail::boxed<&rsub_tensor>());
+  r.set_compound_kernel("aten::rsub.Scalar", kiln::detail::boxed<&rsub_scalar>());
   r.set_compound_kernel("aten::floor_divide.Scalar", kiln::detail::boxed<&floor_divide_scalar_impl>());
   r.set_compound_kernel("aten::round.decimals", kiln::detail::boxed<&round_decimals_impl>());
   r.set_compound_kernel("aten::addcmul", kiln::detail::boxed<&addcmul_impl>());

@@ -3,14 +3,12 @@
 // reduced: None (0) keeps them, Mean (1) averages them, Sum (2) adds them. 16-bit floats compute
 // in float32 and round once (decomp/opmath.h).
 #include "kiln/core/type_promotion.h"
-#include "kiln/decomp/opmath.h"
+#include "kiln/decomp/loss_reduction.h"
 #include "kiln/kernels/register.h"
 #include "kiln/ops/api.h"
 
 namespace kiln::decomp {
 namespace {
-
-constexpr int64_t kNone = 0, kMean = 1, kSum = 2;
 
 // self - target in the computing dtype, with the result dtype.
 std::pair<Tensor, DType> difference(const char* op, const Tensor& self, const Tensor& target) {
@@ -20,21 +18,14 @@ std::pair<Tensor, DType> difference(const char* op, const Tensor& self, const Te
   return {sub(upcast(to(self, r)), upcast(to(target, r))), r};
 }
 
-Tensor reduced(const char* op, const Tensor& loss, int64_t reduction, DType r) {
-  KILN_CHECK(reduction == kNone || reduction == kMean || reduction == kSum,
-             "{}: reduction {} is not one of None (0), Mean (1), Sum (2)", op, reduction);
-  if (reduction == kNone) return downcast(loss, r);
-  return downcast(reduction == kSum ? sum(loss) : mean(loss), r);
-}
-
 Tensor mse_loss_impl(const Tensor& self, const Tensor& target, int64_t reduction) {
   auto [d, r] = difference("mse_loss", self, target);
-  return reduced("mse_loss", mul(d, d), reduction, r);
+  return reduce_loss("mse_loss", mul(d, d), reduction, r);
 }
 
 Tensor l1_loss_impl(const Tensor& self, const Tensor& target, int64_t reduction) {
   auto [d, r] = difference("l1_loss", self, target);
-  return reduced("l1_loss", abs(d), reduction, r);
+  return reduce_loss("l1_loss", abs(d), reduction, r);
 }
 
 // 0.5 z^2 / beta where z = |self - target| < beta, else z - 0.5 beta; beta 0 is the l1 loss.
@@ -42,10 +33,10 @@ Tensor smooth_l1_loss_impl(const Tensor& self, const Tensor& target, int64_t red
   KILN_CHECK(beta >= 0, "smooth_l1_loss: beta must not be negative, got {}", beta);
   auto [d, r] = difference("smooth_l1_loss", self, target);
   Tensor z = abs(d);
-  if (beta == 0) return reduced("smooth_l1_loss", z, reduction, r);
+  if (beta == 0) return reduce_loss("smooth_l1_loss", z, reduction, r);
   Tensor quadratic = div(mul(mul(z, z), Scalar(0.5)), Scalar(beta));
   Tensor linear = sub(z, Scalar(0.5 * beta));
-  return reduced("smooth_l1_loss", where(lt(z, Scalar(beta)), quadratic, linear), reduction, r);
+  return reduce_loss("smooth_l1_loss", where(lt(z, Scalar(beta)), quadratic, linear), reduction, r);
 }
 
 // 0.5 z^2 where z = |self - target| < delta, else delta (z - 0.5 delta).
@@ -55,7 +46,7 @@ Tensor huber_loss_impl(const Tensor& self, const Tensor& target, int64_t reducti
   Tensor z = abs(d);
   Tensor quadratic = mul(mul(z, z), Scalar(0.5));
   Tensor linear = mul(sub(z, Scalar(0.5 * delta)), Scalar(delta));
-  return reduced("huber_loss", where(lt(z, Scalar(delta)), quadratic, linear), reduction, r);
+  return reduce_loss("huber_loss", where(lt(z, Scalar(delta)), quadratic, linear), reduction, r);
 }
 
 const KernelRegistrar kRegister([](Registry& r) {

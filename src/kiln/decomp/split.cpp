@@ -1,5 +1,6 @@
 // Compound shape ops PyTorch programs call and torch.export's default IR keeps: splitting a tensor
-// into views (split, chunk, unbind, narrow), naming a dim's sizes (unflatten, expand_as), and the
+// into views (split, chunk, unbind, narrow, tensor_split and h/v/dsplit; their unsafe_ and _copy
+// variants), naming a dim's sizes (unflatten, expand_as), and the
 // copies roll and pad make. Each is written once against kiln's ops, so it runs eagerly, traces and
 // compiles; errors are PyTorch's.
 #include <numeric>
@@ -63,6 +64,104 @@ Tensor narrow_impl(const Tensor& self, int64_t dim, int64_t start, int64_t lengt
              length, n, self.describe());
   return slice(self, d, start, start + length, 1);
 }
+
+// tensor_split: `sections` views of near-equal length (the first size % sections one longer), or the
+// views between consecutive `indices` (clamped as slices are, so they may be empty).
+std::vector<Tensor> tensor_split_sections_impl(const Tensor& self, int64_t sections, int64_t dim) {
+  KILN_CHECK(self.dim() > 0, "tensor_split: expected at least a 1-dimensional tensor, got {}", self.describe());
+  KILN_CHECK(sections > 0, "tensor_split: number of sections must be greater than 0, but was {}", sections);
+  int64_t d = wrap_dim(dim, self.dim(), "tensor_split"), n = self.size(d);
+  std::vector<Tensor> out;
+  for (int64_t i = 0, start = 0; i < sections; ++i) {
+    int64_t length = n / sections + (i < n % sections ? 1 : 0);
+    out.push_back(slice(self, d, start, start + length, 1));
+    start += length;
+  }
+  return out;
+}
+
+std::vector<Tensor> tensor_split_indices_impl(const Tensor& self, IntArrayRef indices, int64_t dim) {
+  KILN_CHECK(self.dim() > 0, "tensor_split: expected at least a 1-dimensional tensor, got {}", self.describe());
+  int64_t d = wrap_dim(dim, self.dim(), "tensor_split");
+  std::vector<Tensor> out;
+  int64_t start = 0;
+  for (int64_t end : indices) {
+    out.push_back(slice(self, d, start, end, 1));
+    start = end;
+  }
+  out.push_back(slice(self, d, start, self.size(d), 1));
+  return out;
+}
+
+// A 0-d int64 CPU tensor is a number of sections, a 1-d one the indices.
+std::vector<Tensor> tensor_split_tensor_impl(const Tensor& self, const Tensor& indices_or_sections, int64_t dim) {
+  const Tensor& t = indices_or_sections;
+  KILN_CHECK_TYPE(t.device().is_cpu() && t.dtype() == DType::Int64,
+                  "tensor_split expected tensor_indices_or_sections to be a CPU tensor of dtype long, got {}",
+                  t.describe());
+  KILN_CHECK(t.dim() <= 1,
+             "tensor_split expected tensor_indices_or_sections to be a zero-dimensional or one-dimensional tensor, "
+             "but got a tensor with {} dims",
+             t.dim());
+  if (t.dim() == 0) return tensor_split_sections_impl(self, t.item<int64_t>(), dim);
+  Tensor c = contiguous(t);
+  const int64_t* p = c.data_ptr<int64_t>();
+  return tensor_split_indices_impl(self, std::vector<int64_t>(p, p + c.numel()), dim);
+}
+
+// hsplit, vsplit and dsplit: tensor_split along dim 1 (0 for a vector), 0 or 2; a number of
+// sections must divide the dim.
+struct SplitAlong {
+  const char* op;
+  int64_t min_dims;
+};
+int64_t split_dim(const Tensor& self, const SplitAlong& along) {
+  KILN_CHECK(self.dim() >= along.min_dims,
+             "torch.{} requires a tensor with at least {} dimension, but got a tensor with {} dimensions!", along.op,
+             along.min_dims, self.dim());
+  if (std::string_view(along.op) == "hsplit") return self.dim() == 1 ? 0 : 1;
+  return std::string_view(along.op) == "vsplit" ? 0 : 2;
+}
+std::vector<Tensor> split_sections_along(const Tensor& self, int64_t sections, const SplitAlong& along) {
+  int64_t d = split_dim(self, along);
+  KILN_CHECK(sections != 0 && self.size(d) % sections == 0,
+             "torch.{} attempted to split along dimension {}, but the size of the dimension {} is not divisible by "
+             "the split_size {}!",
+             along.op, d, self.size(d), sections);
+  return tensor_split_sections_impl(self, sections, d);
+}
+constexpr SplitAlong kH{"hsplit", 1}, kV{"vsplit", 2}, kD{"dsplit", 3};
+std::vector<Tensor> hsplit_int(const Tensor& self, int64_t sections) {
+  return split_sections_along(self, sections, kH);
+}
+std::vector<Tensor> vsplit_int(const Tensor& self, int64_t sections) {
+  return split_sections_along(self, sections, kV);
+}
+std::vector<Tensor> dsplit_int(const Tensor& self, int64_t sections) {
+  return split_sections_along(self, sections, kD);
+}
+std::vector<Tensor> hsplit_array(const Tensor& self, IntArrayRef indices) {
+  return tensor_split_indices_impl(self, indices, split_dim(self, kH));
+}
+std::vector<Tensor> vsplit_array(const Tensor& self, IntArrayRef indices) {
+  return tensor_split_indices_impl(self, indices, split_dim(self, kV));
+}
+std::vector<Tensor> dsplit_array(const Tensor& self, IntArrayRef indices) {
+  return tensor_split_indices_impl(self, indices, split_dim(self, kD));
+}
+
+// The copying variants functionalization writes: each piece a new contiguous tensor.
+std::vector<Tensor> copied_pieces(std::vector<Tensor> pieces) {
+  for (Tensor& p : pieces) p = clone(p, MemoryFormat::Contiguous);
+  return pieces;
+}
+std::vector<Tensor> split_copy_impl(const Tensor& self, int64_t split_size, int64_t dim) {
+  return copied_pieces(split_impl(self, split_size, dim));
+}
+std::vector<Tensor> split_with_sizes_copy_impl(const Tensor& self, IntArrayRef split_sizes, int64_t dim) {
+  return copied_pieces(split_with_sizes(self, split_sizes, dim));
+}
+std::vector<Tensor> unbind_copy_impl(const Tensor& self, int64_t dim) { return copied_pieces(unbind_impl(self, dim)); }
 
 // Dim `dim` as the sizes `sizes` (one of them may be -1: inferred).
 Tensor unflatten_impl(const Tensor& self, int64_t dim, IntArrayRef sizes) {
@@ -183,6 +282,22 @@ const KernelRegistrar kRegister([](Registry& r) {
   r.set_compound_kernel("aten::expand_as", kiln::detail::boxed<&expand_as_impl>());
   r.set_compound_kernel("aten::roll", kiln::detail::boxed<&roll_impl>());
   r.set_compound_kernel("aten::pad", kiln::detail::boxed<&pad_impl>());
+  r.set_compound_kernel("aten::unsafe_split.Tensor", kiln::detail::boxed<&split_impl>());
+  r.set_compound_kernel("aten::unsafe_split_with_sizes", kiln::detail::boxed<&split_sizes_impl>());
+  r.set_compound_kernel("aten::unsafe_chunk", kiln::detail::boxed<&chunk_impl>());
+  r.set_compound_kernel("aten::tensor_split.sections", kiln::detail::boxed<&tensor_split_sections_impl>());
+  r.set_compound_kernel("aten::tensor_split.indices", kiln::detail::boxed<&tensor_split_indices_impl>());
+  r.set_compound_kernel("aten::tensor_split.tensor_indices_or_sections",
+                        kiln::detail::boxed<&tensor_split_tensor_impl>());
+  r.set_compound_kernel("aten::hsplit.int", kiln::detail::boxed<&hsplit_int>());
+  r.set_compound_kernel("aten::vsplit.int", kiln::detail::boxed<&vsplit_int>());
+  r.set_compound_kernel("aten::dsplit.int", kiln::detail::boxed<&dsplit_int>());
+  r.set_compound_kernel("aten::hsplit.array", kiln::detail::boxed<&hsplit_array>());
+  r.set_compound_kernel("aten::vsplit.array", kiln::detail::boxed<&vsplit_array>());
+  r.set_compound_kernel("aten::dsplit.array", kiln::detail::boxed<&dsplit_array>());
+  r.set_compound_kernel("aten::split_copy.Tensor", kiln::detail::boxed<&split_copy_impl>());
+  r.set_compound_kernel("aten::split_with_sizes_copy", kiln::detail::boxed<&split_with_sizes_copy_impl>());
+  r.set_compound_kernel("aten::unbind_copy.int", kiln::detail::boxed<&unbind_copy_impl>());
 });
 
 }  // namespace

@@ -48,6 +48,41 @@ TEST(Split, ViewsAndCopiesMatchPyTorch) {
   testing::expect_cases_match_torch(python, cases);
 }
 
+std::vector<Tensor> split_op(const char* op, Stack args) { return testing::call_by_name(op, std::move(args)); }
+
+TEST(Split, TensorSplitAndItsVariantsMatchPyTorch) {
+  KILN_REQUIRE_PYTHON(python);
+  Tensor x = case_input({5, 6}, 1), y = case_input({2, 3, 4}, 2);
+  std::vector<int64_t> cuts{1, 4, 2, 9};
+  std::vector<testing::TorchCase> cases = {
+      {"inp([5,6],1).tensor_split(3)", split_op("aten::tensor_split.sections", {x, int64_t{3}})},
+      {"inp([5,6],1).tensor_split(4, 1)", split_op("aten::tensor_split.sections", {x, int64_t{4}, int64_t{1}})},
+      {"inp([5,6],1).tensor_split([1, 4, 2, 9], 1)", split_op("aten::tensor_split.indices", {x, cuts, int64_t{1}})},
+      {"inp([5,6],1).tensor_split(torch.tensor([-2]))",
+       split_op("aten::tensor_split.tensor_indices_or_sections", {x, from_vector<int64_t>({-2})})},
+      {"inp([5,6],1).tensor_split(torch.tensor(2))",
+       split_op("aten::tensor_split.tensor_indices_or_sections", {x, scalar_tensor(2, DType::Int64)})},
+      {"inp([5,6],1).hsplit(3)", split_op("aten::hsplit.int", {x, int64_t{3}})},
+      {"inp([5,6],1).vsplit([2])", split_op("aten::vsplit.array", {x, std::vector<int64_t>{2}})},
+      {"inp([2,3,4],2).dsplit(2)", split_op("aten::dsplit.int", {y, int64_t{2}})},
+      {"inp([2,3,4],2).dsplit([1, 3])", split_op("aten::dsplit.array", {y, std::vector<int64_t>{1, 3}})},
+      {"inp([5,6],1)[:, 0].hsplit([2])", split_op("aten::hsplit.array", {select(x, 1, 0), std::vector<int64_t>{2}})},
+      {"inp([5,6],1).unsafe_split(2)", split_op("aten::unsafe_split.Tensor", {x, int64_t{2}})},
+      {"inp([5,6],1).unsafe_chunk(4, 1)", split_op("aten::unsafe_chunk", {x, int64_t{4}, int64_t{1}})},
+      {"torch.split_copy(inp([5,6],1).t(), 4)", split_op("aten::split_copy.Tensor", {transpose(x, 0, 1), int64_t{4}})},
+      {"torch.split_with_sizes_copy(inp([5,6],1), [3, 2])",
+       split_op("aten::split_with_sizes_copy", {x, std::vector<int64_t>{3, 2}})},
+      {"torch.unbind_copy(inp([2,3,4],2), 2)", split_op("aten::unbind_copy.int", {y, int64_t{2}})},
+  };
+  testing::expect_cases_match_torch(python, cases);
+  EXPECT_KILN_ERROR(split_op("aten::tensor_split.sections", {x, int64_t{0}}),
+                    "number of sections must be greater than 0");
+  EXPECT_KILN_ERROR(split_op("aten::hsplit.int", {x, int64_t{4}}), "is not divisible by the split_size 4");
+  EXPECT_KILN_ERROR(split_op("aten::dsplit.int", {x, int64_t{2}}), "at least 3 dimension");
+  EXPECT_KILN_ERROR(split_op("aten::tensor_split.tensor_indices_or_sections", {x, from_vector<float>({1.0f})}),
+                    "dtype long");
+}
+
 TEST(Split, BadArgumentsAreErrors) {
   Tensor x = case_input({5, 6}, 1), s = scalar_tensor(1.0);
   EXPECT_KILN_ERROR(x.split(-1), "split: split_size must be non-negative, but got split_size=-1");

@@ -73,7 +73,6 @@ Tensor positive_impl(const Tensor& self) {
   KILN_CHECK_TYPE(self.dtype() != DType::Bool, "positive: the `+` operator, on a bool tensor is not supported");
   return self;
 }
-Tensor true_divide_impl(const Tensor& self, const Tensor& other) { return div(self, other); }
 
 // The input itself in eval mode (or with p = 0), as PyTorch's; in training, native_dropout's values.
 Tensor dropout_impl(const Tensor& input, double p, bool train) {
@@ -116,7 +115,6 @@ const KernelRegistrar kRegister([](Registry& r) {
   r.set_compound_kernel("aten::__xor__.Scalar", kiln::detail::boxed<&xor_scalar>());
   r.set_compound_kernel("aten::dropout", kiln::detail::boxed<&dropout_impl>());
   r.set_compound_kernel("aten::positive", kiln::detail::boxed<&positive_impl>());
-  r.set_compound_kernel("aten::true_divide.Tensor", kiln::detail::boxed<&true_divide_impl>());
 });
 
 }  // namespace

@@ -1,0 +1,67 @@
+// decomp/indexing.cpp and the factories eye, linspace and logspace against PyTorch 2.13
+// (tests/torch_cases.h), and the errors of bad input.
+#include <gtest/gtest.h>
+
+#include "kiln_error.h"
+#include "torch_cases.h"
+
+namespace kiln {
+namespace {
+
+using testing::call_by_name;
+using testing::case_input;
+
+Tensor one(const char* op, Stack args) { return call_by_name(op, std::move(args)).at(0); }
+
+TEST(Indexing, MatchesPyTorch) {
+  KILN_REQUIRE_PYTHON(python);
+  Tensor x = case_input({4, 3}, 1), idx = from_vector<int64_t>({2, 0, 2}), src = case_input({4, 3}, 2);
+  std::vector<testing::TorchCase> cases = {
+      {"inp([4,3],1).index_add(1, torch.tensor([2, 0, 2]), inp([4,3],2), alpha=2)",
+       {index_add(x, 1, idx, src, Scalar(2))}},
+      {"inp([4,3],1).index_copy(0, torch.tensor([3, 1]), inp([2,3],2))",
+       {index_copy(x, 0, from_vector<int64_t>({3, 1}), case_input({2, 3}, 2))}},
+      {"inp([4,3],1).index_fill(1, torch.tensor([2, 0, 2]), -1.5)",
+       {one("aten::index_fill.int_Scalar", {x, int64_t{1}, idx, Scalar(-1.5)})}},
+      {"inp([4,3],1).index_fill(0, torch.tensor(1), torch.tensor(7.0, dtype=torch.float64))",
+       {one("aten::index_fill.int_Tensor",
+            {x, int64_t{0}, scalar_tensor(1, DType::Int64), scalar_tensor(7.0, DType::Float64)})}},
+      {"torch.take(inp([4,3],1).t(), torch.tensor([[11, 0], [-1, 5]]))",
+       {take(transpose(x, 0, 1), from_vector<int64_t>({11, 0, -1, 5}).reshape({2, 2}))}},
+      {"torch.put(inp([4,3],1), torch.tensor([1, 1, 7]), inp([3],3), accumulate=True)",
+       {one("aten::put", {x, from_vector<int64_t>({1, 1, 7}), case_input({3}, 3), true})}},
+      {"torch.take_along_dim(inp([4,3],1), torch.tensor([[2], [0], [1], [1]]), 1)",
+       {take_along_dim(x, from_vector<int64_t>({2, 0, 1, 1}).reshape({4, 1}), 1)}},
+      {"torch.take_along_dim(inp([4,3],1), torch.tensor([[1, 0, 3]]), 0)",
+       {take_along_dim(x, from_vector<int64_t>({1, 0, 3}).reshape({1, 3}), 0)}},
+      {"torch.take_along_dim(inp([4,3],1), torch.tensor([5, 0]))", {take_along_dim(x, from_vector<int64_t>({5, 0}))}},
+      {"torch.eye(3)", {one("aten::eye", {int64_t{3}})}},
+      {"torch.eye(2, 4, dtype=torch.int64)", {one("aten::eye.m", {int64_t{2}, int64_t{4}, DType::Int64})}},
+      {"torch.linspace(-1, 2.5, 7)", {one("aten::linspace", {Scalar(-1), Scalar(2.5), int64_t{7}})}},
+      {"torch.linspace(-1, 2.5, 8, dtype=torch.float64)",
+       {one("aten::linspace", {Scalar(-1), Scalar(2.5), int64_t{8}, DType::Float64})}},
+      {"torch.linspace(3, 3, 1)", {one("aten::linspace", {Scalar(3), Scalar(3), int64_t{1}})}},
+      {"torch.linspace(0, 10, 4, dtype=torch.int64)",
+       {one("aten::linspace", {Scalar(0), Scalar(10), int64_t{4}, DType::Int64})}},
+      {"torch.logspace(0, 2, 5, 2.0, dtype=torch.float64)",
+       {one("aten::logspace", {Scalar(0), Scalar(2), int64_t{5}, 2.0, DType::Float64})}},
+      {"torch.linspace(torch.tensor(0.5), torch.tensor(1.5), 3)",
+       {one("aten::linspace.Tensor_Tensor", {scalar_tensor(0.5), scalar_tensor(1.5), int64_t{3}})}},
+  };
+  testing::expect_cases_match_torch(python, cases, 1e-6, 1e-7);
+}
+
+TEST(Indexing, BadInputRaises) {
+  Tensor x = case_input({4, 3}, 1);
+  EXPECT_KILN_ERROR(index_add(x, 1, from_vector<int64_t>({0}), case_input({4, 2}, 2)), "does not fit self");
+  EXPECT_KILN_ERROR(index_copy(x, 0, from_vector<double>({0}), case_input({1, 3}, 2)), "Expected dtype int32/int64");
+  EXPECT_KILN_ERROR(one("aten::index_fill.int_Tensor", {x, int64_t{0}, from_vector<int64_t>({0}), case_input({2}, 1)}),
+                    "only supports a 0-dimensional value tensor");
+  EXPECT_KILN_ERROR(take(x, from_vector<int32_t>({0})), "Expected a long tensor for index");
+  EXPECT_KILN_ERROR(take_along_dim(x, from_vector<int64_t>({0}), 0), "should have the same number of dimensions");
+  EXPECT_KILN_ERROR(one("aten::eye", {int64_t{-1}}), "n must be greater or equal to 0");
+  EXPECT_KILN_ERROR(one("aten::linspace", {Scalar(0), Scalar(1), int64_t{-2}}), "number of steps must be non-negative");
+}
+
+}  // namespace
+}  // namespace kiln

@@ -1,0 +1,89 @@
+// The other overloads of PyTorch's reductions, each one call of the overload kiln implements: var,
+// std, var_mean and std_mean with `unbiased` (a correction of 1 or 0), std_mean with a correction,
+// max and min of a whole tensor, count_nonzero, nanmean (nansum over the count of non-NaN
+// elements) and msort (sort's values along dim 0).
+#include "kiln/kernels/register.h"
+#include "kiln/ops/api.h"
+
+namespace kiln::decomp {
+namespace {
+
+Scalar correction_of(bool unbiased) { return Scalar(static_cast<int64_t>(unbiased ? 1 : 0)); }
+
+Tensor var_all(const Tensor& self, bool unbiased) { return var(self, std::nullopt, correction_of(unbiased)); }
+Tensor std_all(const Tensor& self, bool unbiased) { return kiln::std(self, std::nullopt, correction_of(unbiased)); }
+Tensor std_dim(const Tensor& self, std::optional<IntArrayRef> dim, bool unbiased, bool keepdim) {
+  return kiln::std(self, dim, correction_of(unbiased), keepdim);
+}
+
+std::tuple<Tensor, Tensor> var_mean_all(const Tensor& self, bool unbiased) {
+  return var_mean(self, std::nullopt, correction_of(unbiased));
+}
+std::tuple<Tensor, Tensor> var_mean_dim(const Tensor& self, std::optional<IntArrayRef> dim, bool unbiased,
+                                        bool keepdim) {
+  return var_mean(self, dim, correction_of(unbiased), keepdim);
+}
+
+// (sqrt(var), mean), var and mean computed together.
+std::tuple<Tensor, Tensor> std_mean_correction(const Tensor& self, std::optional<IntArrayRef> dim,
+                                               const std::optional<Scalar>& correction, bool keepdim) {
+  auto [v, m] = var_mean(self, dim, correction, keepdim);
+  return {sqrt(v), m};
+}
+std::tuple<Tensor, Tensor> std_mean_all(const Tensor& self, bool unbiased) {
+  return std_mean_correction(self, std::nullopt, correction_of(unbiased), false);
+}
+std::tuple<Tensor, Tensor> std_mean_dim(const Tensor& self, std::optional<IntArrayRef> dim, bool unbiased,
+                                        bool keepdim) {
+  return std_mean_correction(self, dim, correction_of(unbiased), keepdim);
+}
+
+Tensor extremum_of_all(const Tensor& self, bool largest) {
+  KILN_CHECK(self.numel() > 0,
+             "{}(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim with the "
+             "'dim' argument (input {}).",
+             largest ? "max" : "min", self.describe());
+  return largest ? amax(self) : amin(self);
+}
+Tensor max_all(const Tensor& self) { return extremum_of_all(self, true); }
+Tensor min_all(const Tensor& self) { return extremum_of_all(self, false); }
+
+Tensor count_nonzero_dims(const Tensor& self, IntArrayRef dim) {
+  return sum(ne(self, Scalar(0)), dim, false, DType::Int64);
+}
+Tensor count_nonzero_dim(const Tensor& self, std::optional<int64_t> dim) {
+  if (!dim) return sum(ne(self, Scalar(0)), std::nullopt, false, DType::Int64);
+  return count_nonzero_dims(self, std::vector<int64_t>{*dim});
+}
+
+Tensor nanmean_impl(const Tensor& self, std::optional<IntArrayRef> dim, bool keepdim, std::optional<DType> dtype) {
+  KILN_CHECK_TYPE(is_floating(self.dtype()),
+                  "nanmean(): expected input to have floating point or complex dtype but got {} (input {})",
+                  dtype_name(self.dtype()), self.describe());
+  Tensor count = sum(logical_not(isnan(self)), dim, keepdim);
+  return div(nansum(self, dim, keepdim, dtype), count);
+}
+
+Tensor msort_impl(const Tensor& self) {
+  return std::get<0>(detail::call<std::tuple<Tensor, Tensor>>(KILN_OP("aten::sort"), self, int64_t{0}, false));
+}
+
+const KernelRegistrar kRegister([](Registry& r) {
+  r.set_compound_kernel("aten::var", kiln::detail::boxed<&var_all>());
+  r.set_compound_kernel("aten::std", kiln::detail::boxed<&std_all>());
+  r.set_compound_kernel("aten::std.dim", kiln::detail::boxed<&std_dim>());
+  r.set_compound_kernel("aten::var_mean", kiln::detail::boxed<&var_mean_all>());
+  r.set_compound_kernel("aten::var_mean.dim", kiln::detail::boxed<&var_mean_dim>());
+  r.set_compound_kernel("aten::std_mean", kiln::detail::boxed<&std_mean_all>());
+  r.set_compound_kernel("aten::std_mean.dim", kiln::detail::boxed<&std_mean_dim>());
+  r.set_compound_kernel("aten::std_mean.correction", kiln::detail::boxed<&std_mean_correction>());
+  r.set_compound_kernel("aten::max", kiln::detail::boxed<&max_all>());
+  r.set_compound_kernel("aten::min", kiln::detail::boxed<&min_all>());
+  r.set_compound_kernel("aten::count_nonzero", kiln::detail::boxed<&count_nonzero_dim>());
+  r.set_compound_kernel("aten::count_nonzero.dim_IntList", kiln::detail::boxed<&count_nonzero_dims>());
+  r.set_compound_kernel("aten::nanmean", kiln::detail::boxed<&nanmean_impl>());
+  r.set_compound_kernel("aten::msort", kiln::detail::boxed<&msort_impl>());
+});
+
+}  // namespace
+}  // namespace kiln::decomp

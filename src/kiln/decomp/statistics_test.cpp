@@ -1,0 +1,52 @@
+// decomp/statistics.cpp against PyTorch 2.13 (tests/torch_cases.h): the other overloads of var, std,
+// var_mean, std_mean, max and min, count_nonzero, nanmean and msort.
+#include <gtest/gtest.h>
+
+#include <limits>
+
+#include "kiln_error.h"
+#include "torch_cases.h"
+
+namespace kiln {
+namespace {
+
+using testing::call_by_name;
+using testing::case_input;
+
+TEST(Statistics, OverloadsMatchPyTorch) {
+  KILN_REQUIRE_PYTHON(python);
+  Tensor x = case_input({3, 4}, 1), ints = from_vector<int64_t>({0, 3, 0, -2, 5, 0});
+  double nan = std::numeric_limits<double>::quiet_NaN();
+  Tensor holes = from_vector<double>({1.0, nan, 3.0, nan, nan, nan});
+  std::vector<int64_t> d1{1};
+  std::vector<testing::TorchCase> cases = {
+      {"torch.var(inp([3,4],1), False)", call_by_name("aten::var", {x, false})},
+      {"torch.std(inp([3,4],1))", call_by_name("aten::std", {x})},
+      {"torch.std(inp([3,4],1), [1], False, True)", call_by_name("aten::std.dim", {x, d1, false, true})},
+      {"torch.var_mean(inp([3,4],1))", call_by_name("aten::var_mean", {x})},
+      {"torch.var_mean(inp([3,4],1), [1], False)", call_by_name("aten::var_mean.dim", {x, d1, false})},
+      {"torch.std_mean(inp([3,4],1), False)", call_by_name("aten::std_mean", {x, false})},
+      {"torch.std_mean(inp([3,4],1), [1], True, True)", call_by_name("aten::std_mean.dim", {x, d1, true, true})},
+      {"torch.std_mean(inp([3,4],1), [0], correction=2)",
+       call_by_name("aten::std_mean.correction", {x, std::vector<int64_t>{0}, Scalar(int64_t{2})})},
+      {"torch.max(inp([3,4],1))", call_by_name("aten::max", {x})},
+      {"torch.min(torch.tensor([0, 3, 0, -2, 5, 0]))", call_by_name("aten::min", {ints})},
+      {"torch.count_nonzero(torch.tensor([0, 3, 0, -2, 5, 0]))", call_by_name("aten::count_nonzero", {ints})},
+      {"torch.count_nonzero(inp([3,4],1) > 0, 1)", call_by_name("aten::count_nonzero", {gt(x, Scalar(0)), int64_t{1}})},
+      {"torch.count_nonzero(inp([3,4],1), [0, 1])",
+       call_by_name("aten::count_nonzero.dim_IntList", {x, std::vector<int64_t>{0, 1}})},
+      {"torch.nanmean(torch.tensor([1.0, float(\"nan\"), 3.0, float(\"nan\"), float(\"nan\"), float(\"nan\")], "
+       "dtype=torch.float64).reshape(3, 2), 1)",
+       {nanmean(reshape(holes, {3, 2}), std::vector<int64_t>{1})}},
+      {"torch.msort(inp([3,4],1))", call_by_name("aten::msort", {x})},
+  };
+  testing::expect_cases_match_torch(python, cases);
+}
+
+TEST(Statistics, BadInputRaises) {
+  EXPECT_KILN_ERROR(call_by_name("aten::max", {empty({0})}), "Expected reduction dim to be specified");
+  EXPECT_KILN_ERROR(nanmean(from_vector<int64_t>({1, 2})), "nanmean(): expected input to have floating point");
+}
+
+}  // namespace
+}  // namespace kiln
