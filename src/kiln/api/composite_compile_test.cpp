@@ -175,5 +175,30 @@ TEST(CompositeCompile, LibraryOpsCompile) {
        from_vector<int64_t>({2, 0, 1, 1}).reshape({4, 1})});
 }
 
+// Convolutions, pooling and softmax variants decomposed on 2026-12-07, compiled.
+TEST(CompositeCompile, LayerVariantsCompile) {
+  Tensor x = case_input({2, 4, 9}, 1, DType::Float32), w = case_input({4, 3, 3}, 2, DType::Float32);
+  Tensor img = case_input({1, 2, 4, 6}, 3, DType::Float32);
+  expect_compiled_matches_eager(
+      [](const std::vector<Tensor>& in) {
+        const Tensor &x = in[0], &w = in[1], &img = in[2];
+        auto op = [](const char* name, Stack args) { return testing::call_by_name(name, std::move(args)); };
+        std::vector<int64_t> one1{1}, two1{2};
+        auto [pooled, where] = max_pool2d_with_indices(img, {2, 2});
+        return std::vector<Tensor>{
+            op("aten::conv_transpose1d", {x, w, std::nullopt, two1, one1, one1})[0],
+            op("aten::conv1d.padding", {x, transpose(w, 0, 1), std::nullopt, one1, std::string("same")})[0],
+            op("aten::max_pool1d", {x, std::vector<int64_t>{3}})[0],
+            op("aten::upsample_linear1d.vec", {x, std::vector<int64_t>{5}, false, std::nullopt})[0],
+            op("aten::max_unpool2d", {pooled, where, std::vector<int64_t>{4, 6}})[0],
+            op("aten::_safe_softmax", {x, int64_t{2}})[0],
+            op("aten::_softmax_backward_data", {x, softmax(x, 2), int64_t{2}, DType::Float32})[0],
+            op("aten::unfold", {x, int64_t{2}, int64_t{4}, int64_t{2}})[0],
+            op("aten::native_batch_norm",
+               {x, std::nullopt, std::nullopt, std::nullopt, std::nullopt, true, 0.1, 1e-5})[0]};
+      },
+      {x, w, img});
+}
+
 }  // namespace
 }  // namespace kiln

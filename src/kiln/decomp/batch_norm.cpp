@@ -153,7 +153,31 @@ Tensor batch_norm(const Tensor& input, const std::optional<Tensor>& weight, cons
                                                                             *running_var, training, momentum, eps));
 }
 
+// native_batch_norm: _native_batch_norm_legit (or its no_stats form), or in eval with running
+// statistics the no_training form, as PyTorch's CPU kernel dispatches.
+std::tuple<Tensor, Tensor, Tensor> native_batch_norm(const Tensor& input, const std::optional<Tensor>& weight,
+                                                     const std::optional<Tensor>& bias,
+                                                     const std::optional<Tensor>& running_mean,
+                                                     const std::optional<Tensor>& running_var, bool training,
+                                                     double momentum, double eps) {
+  using Three = std::tuple<Tensor, Tensor, Tensor>;
+  KILN_CHECK(running_mean.has_value() == running_var.has_value(),
+             "native_batch_norm: running_mean and running_var must both be given or both be None");
+  if (!running_mean) {
+    KILN_CHECK(training, "native_batch_norm: running_mean and running_var are required when not training");
+    return kiln::detail::call<Three>(KILN_OP("aten::_native_batch_norm_legit.no_stats"), input, weight, bias, training,
+                                     momentum, eps);
+  }
+  if (!training) {
+    return kiln::detail::call<Three>(KILN_OP("aten::_native_batch_norm_legit_no_training"), input, weight, bias,
+                                     *running_mean, *running_var, momentum, eps);
+  }
+  return kiln::detail::call<Three>(KILN_OP("aten::_native_batch_norm_legit"), input, weight, bias, *running_mean,
+                                   *running_var, training, momentum, eps);
+}
+
 const KernelRegistrar kRegister([](Registry& r) {
+  r.set_compound_kernel("aten::native_batch_norm", kiln::detail::boxed<&native_batch_norm>());
   kernels::def_meta_and_cpu<&batch_norm_no_training>(r, "aten::_native_batch_norm_legit_no_training");
   kernels::def_meta_and_cpu<&batch_norm_no_stats>(r, "aten::_native_batch_norm_legit.no_stats");
   kernels::def_meta_and_cpu<&legit>(r, "aten::_native_batch_norm_legit");

@@ -45,7 +45,33 @@ Tensor transpose_copy_impl(const Tensor& self, int64_t dim0, int64_t dim1) {
 Tensor unsqueeze_copy_impl(const Tensor& self, int64_t dim) { return copied(unsqueeze(self, dim)); }
 Tensor view_copy_impl(const Tensor& self, IntArrayRef size) { return copied(view(self, size)); }
 
+// Every window of `size` elements along `dimension`, `step` apart, as a new last dim: a view.
+Tensor unfold_impl(const Tensor& self, int64_t dimension, int64_t size, int64_t step) {
+  int64_t d = self.dim() == 0 ? 0 : wrap_dim(dimension, self.dim(), "unfold");
+  int64_t n = self.dim() == 0 ? 1 : self.size(d);
+  KILN_CHECK(size <= n, "unfold: maximum size for tensor at dimension {} is {} but size is {}", dimension, n, size);
+  KILN_CHECK(size >= 0, "unfold: size is {} but must be >= 0", size);
+  KILN_CHECK(step > 0, "unfold: step is {} but must be > 0", step);
+  if (self.dim() == 0) return as_strided(self, {size}, {1}, self.storage_offset());
+  std::vector<int64_t> sizes = self.sizes().vec(), strides = self.strides().vec();
+  sizes[static_cast<size_t>(d)] = (n - size) / step + 1;
+  strides[static_cast<size_t>(d)] = self.stride(d) * step;
+  sizes.push_back(size);
+  strides.push_back(self.stride(d));
+  return as_strided(self, sizes, strides, self.storage_offset());
+}
+Tensor unfold_copy_impl(const Tensor& self, int64_t dimension, int64_t size, int64_t step) {
+  return copied(unfold_impl(self, dimension, size, step));
+}
+Tensor as_strided_copy_impl(const Tensor& self, IntArrayRef size, IntArrayRef stride,
+                            std::optional<int64_t> storage_offset) {
+  return copied(as_strided(self, size, stride, storage_offset));
+}
+
 const KernelRegistrar kRegister([](Registry& r) {
+  r.set_compound_kernel("aten::unfold", kiln::detail::boxed<&unfold_impl>());
+  r.set_compound_kernel("aten::unfold_copy", kiln::detail::boxed<&unfold_copy_impl>());
+  r.set_compound_kernel("aten::as_strided_copy", kiln::detail::boxed<&as_strided_copy_impl>());
   r.set_compound_kernel("aten::broadcast_tensors", kiln::detail::boxed<&broadcast_tensors_impl>());
   r.set_compound_kernel("aten::alias_copy", kiln::detail::boxed<&alias_copy_impl>());
   r.set_compound_kernel("aten::diagonal_copy", kiln::detail::boxed<&diagonal_copy_impl>());

@@ -8,10 +8,13 @@
 namespace kiln::decomp {
 namespace {
 
+// 0, 1, ..., n - 1 on `device` (the inputs' device: meta while a program's shapes are computed).
+Tensor positions(int64_t n, Device device) { return arange(Scalar(n), TensorOptions(DType::Int64).device(device)); }
+
 // An [n1, n2] bool mask of the positions (i, j) with j - i == offset.
-Tensor diagonal_mask(int64_t n1, int64_t n2, int64_t offset) {
-  Tensor rows = unsqueeze(add(arange(Scalar(n1), DType::Int64), Scalar(offset)), 1);
-  return eq(rows, arange(Scalar(n2), DType::Int64));
+Tensor diagonal_mask(int64_t n1, int64_t n2, int64_t offset, Device device) {
+  Tensor rows = unsqueeze(add(positions(n1, device), Scalar(offset)), 1);
+  return eq(rows, positions(n2, device));
 }
 
 // `values` [..., L] laid over a [..., n1, n2] grid as a diagonal of `offset` reads them: its k-th
@@ -19,8 +22,8 @@ Tensor diagonal_mask(int64_t n1, int64_t n2, int64_t offset) {
 // values[j], clamped to the vector; only the diagonal's positions are kept by the caller.
 Tensor spread(const Tensor& values, int64_t n1, int64_t n2, int64_t offset) {
   bool by_row = offset >= 0;
-  Tensor index = clamp(arange(Scalar(by_row ? n1 : n2), DType::Int64), Scalar(0),
-                       Scalar(std::max<int64_t>(values.size(-1) - 1, 0)));
+  Tensor index =
+      clamp(positions(by_row ? n1 : n2, values.device()), Scalar(0), Scalar(std::max<int64_t>(values.size(-1) - 1, 0)));
   Tensor picked = index_select(values, -1, index);
   std::vector<int64_t> sizes(values.sizes().begin(), values.sizes().end() - 1);
   sizes.push_back(n1);
@@ -42,7 +45,7 @@ Tensor diag_embed_impl(const Tensor& self, int64_t offset, int64_t dim1, int64_t
   int64_t d1 = wrap_dim(dim1, rank, "diag_embed"), d2 = wrap_dim(dim2, rank, "diag_embed");
   KILN_CHECK(d1 != d2, "diag_embed: diagonal dimensions cannot be identical {}, {}", dim1, dim2);
   int64_t n = self.size(-1) + std::abs(offset);
-  Tensor mask = diagonal_mask(n, n, offset);
+  Tensor mask = diagonal_mask(n, n, offset, self.device());
   Tensor values = spread(self, n, n, offset);
   Tensor placed = where(mask, values, zero_of(self));
   return contiguous(last_two_to(placed, d1, d2));
@@ -70,7 +73,7 @@ Tensor diagonal_scatter_impl(const Tensor& self, const Tensor& src, int64_t offs
   std::vector<int64_t> mask_sizes(static_cast<size_t>(self.dim() - 2), 1);
   mask_sizes.push_back(n1);
   mask_sizes.push_back(n2);
-  Tensor mask = last_two_to(reshape(diagonal_mask(n1, n2, offset), mask_sizes), d1, d2);
+  Tensor mask = last_two_to(reshape(diagonal_mask(n1, n2, offset, self.device()), mask_sizes), d1, d2);
   return where(mask, grid, self);
 }
 

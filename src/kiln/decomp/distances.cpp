@@ -70,7 +70,8 @@ Tensor linalg_cross_impl(const Tensor& self, const Tensor& other, int64_t dim) {
   KILN_CHECK(self.size(d) == 3 && other.size(d) == 3,
              "linalg.cross: inputs dimension {} must have length 3. Got {} and {}", dim, self.size(d), other.size(d));
   auto shifted = [&](const Tensor& x, int64_t by) {
-    Tensor index = remainder(add(arange(Scalar(3), DType::Int64), Scalar(by)), Scalar(3));
+    Tensor index =
+        remainder(add(arange(Scalar(3), TensorOptions(DType::Int64).device(x.device())), Scalar(by)), Scalar(3));
     return index_select(x, d, index);
   };
   Tensor a1 = shifted(both[0], 1);

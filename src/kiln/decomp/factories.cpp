@@ -84,18 +84,25 @@ Tensor logspace_impl(const Scalar& start, const Scalar& end, int64_t steps, doub
   return to(pow(Scalar(base), spaced(start.to_double(), end.to_double(), steps, r, device, "logspace")), r);
 }
 
-// The Tensor_Tensor overloads: 0-d start and end, read as numbers.
+// The Tensor_Tensor overloads: 0-d start and end, read as numbers (on the meta device, where a
+// program's shapes are computed, only the shape is known: `steps` elements).
 double number_of(const Tensor& t, std::string_view op, std::string_view which) {
   KILN_CHECK(t.dim() == 0, "{}(): {} must be a 0-dimensional tensor, got {}", op, which, t.describe());
   return to(t, DType::Float64).item<double>();
 }
 Tensor linspace_tensors(const Tensor& start, const Tensor& end, int64_t steps, std::optional<DType> dtype,
                         std::optional<Layout> layout, std::optional<Device> device, std::optional<bool> pin) {
+  if (start.device().is_meta() || end.device().is_meta()) {
+    return empty({steps}, options(dtype.value_or(default_float_dtype()), Device(DeviceType::Meta)));
+  }
   return linspace_impl(Scalar(number_of(start, "linspace", "start")), Scalar(number_of(end, "linspace", "end")), steps,
                        dtype, layout, device, pin);
 }
 Tensor logspace_tensors(const Tensor& start, const Tensor& end, int64_t steps, double base, std::optional<DType> dtype,
                         std::optional<Layout> layout, std::optional<Device> device, std::optional<bool> pin) {
+  if (start.device().is_meta() || end.device().is_meta()) {
+    return empty({steps}, options(dtype.value_or(default_float_dtype()), Device(DeviceType::Meta)));
+  }
   return logspace_impl(Scalar(number_of(start, "logspace", "start")), Scalar(number_of(end, "logspace", "end")), steps,
                        base, dtype, layout, device, pin);
 }

@@ -1,7 +1,9 @@
 // Compound Tensor-method ops PyTorch programs call and torch.export's default IR keeps: the other
 // `to` overloads and type_as, the `new_*` factories (the new tensor takes self's dtype and device
 // unless told), the Python operators (`a & b` is aten::__and__), and dropout, which is the identity
-// in eval mode.
+// in eval mode (so are its feature and alpha variants).
+#include <cmath>
+
 #include "kiln/core/device_hooks.h"
 #include "kiln/kernels/register.h"
 #include "kiln/ops/api.h"
@@ -82,6 +84,36 @@ Tensor dropout_impl(const Tensor& input, double p, bool train) {
       detail::call<std::tuple<Tensor, Tensor>>(KILN_OP("aten::native_dropout"), input, p, std::optional<bool>(true)));
 }
 
+// The dropout variants, the input itself in eval (or with p = 0): feature_dropout zeroes whole
+// channels (a mask of [N, C, 1, ...]); alpha_dropout keeps the mean and variance of a SELU network's
+// activations (dropped elements become -alpha', then an affine a x + b); feature_alpha_dropout both.
+Tensor dropout_variant(const Tensor& input, double p, bool train, bool feature, bool alpha, std::string_view op) {
+  KILN_CHECK(p >= 0 && p <= 1, "{}: dropout probability has to be between 0 and 1, but got {}", op, p);
+  if (!train || p == 0 || input.numel() == 0) return input;
+  KILN_CHECK(!feature || input.dim() >= 2, "{}: Feature dropout requires at least 2 dimensions in the input, got {}",
+             op, input.describe());
+  std::vector<int64_t> noise_sizes = input.sizes().vec();
+  for (size_t d = 2; feature && d < noise_sizes.size(); ++d) noise_sizes[d] = 1;
+  TensorOptions o = TensorOptions(input.dtype()).device(input.device());
+  if (p == 1) return mul(input, zeros({}, o));
+  Tensor keep = to(lt(rand(noise_sizes, o), Scalar(1 - p)), input.dtype());
+  if (!alpha) return mul(input, div(keep, Scalar(1 - p)));
+  constexpr double kAlpha = 1.7580993408473766;
+  double a = 1.0 / std::sqrt((kAlpha * kAlpha * p + 1) * (1 - p));
+  Tensor b = add(mul(sub(keep, Scalar(1)), Scalar(kAlpha * a)), Scalar(kAlpha * a * p));
+  Tensor scaled = mul(input, mul(keep, Scalar(a)));
+  return add(scaled, b);
+}
+Tensor feature_dropout_impl(const Tensor& input, double p, bool train) {
+  return dropout_variant(input, p, train, true, false, "feature_dropout");
+}
+Tensor alpha_dropout_impl(const Tensor& input, double p, bool train) {
+  return dropout_variant(input, p, train, false, true, "alpha_dropout");
+}
+Tensor feature_alpha_dropout_impl(const Tensor& input, double p, bool train) {
+  return dropout_variant(input, p, train, true, true, "feature_alpha_dropout");
+}
+
 // What torch.export records of a tensor's metadata: checked, nothing computed (a trace records no op).
 void assert_tensor_metadata(const Tensor& a, std::optional<IntArrayRef> size, std::optional<IntArrayRef> stride,
                             std::optional<DType> dtype, std::optional<Device> device, std::optional<Layout> layout) {
@@ -114,6 +146,9 @@ const KernelRegistrar kRegister([](Registry& r) {
   r.set_compound_kernel("aten::__xor__.Tensor", kiln::detail::boxed<&xor_tensor>());
   r.set_compound_kernel("aten::__xor__.Scalar", kiln::detail::boxed<&xor_scalar>());
   r.set_compound_kernel("aten::dropout", kiln::detail::boxed<&dropout_impl>());
+  r.set_compound_kernel("aten::feature_dropout", kiln::detail::boxed<&feature_dropout_impl>());
+  r.set_compound_kernel("aten::alpha_dropout", kiln::detail::boxed<&alpha_dropout_impl>());
+  r.set_compound_kernel("aten::feature_alpha_dropout", kiln::detail::boxed<&feature_alpha_dropout_impl>());
   r.set_compound_kernel("aten::positive", kiln::detail::boxed<&positive_impl>());
 });
 

@@ -1,0 +1,119 @@
+// Pooling and resampling ops outside Core ATen, as the 2-D (or 3-D) Core ATen op they are a case of:
+// adaptive_avg_pool3d, max_pool1d (with indices) over a height of 1, upsample_nearest1d and
+// upsample_linear1d (bilinear over a height of 1: its one row is read exactly), and max_unpool2d and
+// max_unpool3d (each pooled value scattered to its index in a zeroed output plane).
+#include "kiln/kernels/register.h"
+#include "kiln/ops/api.h"
+
+namespace kiln::decomp {
+namespace {
+
+Tensor adaptive_avg_pool3d_impl(const Tensor& self, IntArrayRef output_size) {
+  return detail::call<Tensor>(KILN_OP("aten::_adaptive_avg_pool3d"), self, output_size);
+}
+
+// A 1-d pooling argument as its 2-d form over a height of 1 (kernel 1, stride 1, padding 0, dilation 1).
+std::vector<int64_t> with_height(IntArrayRef arg, int64_t height_value, std::string_view op, std::string_view name) {
+  KILN_CHECK(arg.size() <= 1, "{}: {} must be a single int, got {}", op, name, arg.vec());
+  if (arg.empty()) return {};
+  return {height_value, arg[0]};
+}
+
+std::tuple<Tensor, Tensor> max_pool1d_with_indices_impl(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride,
+                                                        IntArrayRef padding, IntArrayRef dilation, bool ceil_mode) {
+  KILN_CHECK(self.dim() == 2 || self.dim() == 3, "max_pool1d: Expected 2D or 3D (batch mode) tensor, got {}",
+             self.describe());
+  KILN_CHECK(kernel_size.size() == 1, "max_pool1d: kernel_size must be a single int, got {}", kernel_size.vec());
+  Tensor rows = unsqueeze(self, -2);
+  auto [values, indices] = max_pool2d_with_indices(
+      rows, with_height(kernel_size, 1, "max_pool1d", "kernel_size"), with_height(stride, 1, "max_pool1d", "stride"),
+      with_height(padding, 0, "max_pool1d", "padding"), with_height(dilation, 1, "max_pool1d", "dilation"), ceil_mode);
+  Tensor flat_indices = squeeze(indices, -2);
+  return {squeeze(values, -2), flat_indices};
+}
+Tensor max_pool1d_impl(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding,
+                       IntArrayRef dilation, bool ceil_mode) {
+  return std::get<0>(max_pool1d_with_indices_impl(self, kernel_size, stride, padding, dilation, ceil_mode));
+}
+
+// An output size or scale of one dim as the 2-d op's (a height of 1 kept).
+std::optional<std::vector<int64_t>> size_with_height(const std::optional<IntArrayRef>& size) {
+  if (!size) return std::nullopt;
+  KILN_CHECK(size->size() == 1, "upsample: expected an output_size of 1 element for a 1-d resampling, got {}",
+             size->vec());
+  return std::vector<int64_t>{1, (*size)[0]};
+}
+std::optional<std::vector<double>> scales_with_height(const std::optional<std::vector<double>>& scales) {
+  if (!scales) return std::nullopt;
+  KILN_CHECK(scales->size() == 1, "upsample: expected 1 scale factor for a 1-d resampling, got {}", scales->size());
+  return std::vector<double>{1.0, (*scales)[0]};
+}
+
+Tensor upsample_nearest1d_impl(const Tensor& input, std::optional<IntArrayRef> output_size,
+                               std::optional<std::vector<double>> scale_factors) {
+  KILN_CHECK(input.dim() == 3, "upsample_nearest1d: expected a 3D input, got {}", input.describe());
+  Tensor rows = unsqueeze(input, 2);
+  auto size = size_with_height(output_size);
+  auto scales = scales_with_height(scale_factors);
+  Tensor out = detail::call<Tensor>(KILN_OP("aten::upsample_nearest2d.vec"), rows,
+                                    size ? std::optional<IntArrayRef>(*size) : std::nullopt, scales);
+  return squeeze(out, 2);
+}
+
+Tensor upsample_linear1d_impl(const Tensor& input, std::optional<IntArrayRef> output_size, bool align_corners,
+                              std::optional<std::vector<double>> scale_factors) {
+  KILN_CHECK(input.dim() == 3, "upsample_linear1d: expected a 3D input, got {}", input.describe());
+  Tensor rows = unsqueeze(input, 2);
+  auto size = size_with_height(output_size);
+  auto scales = scales_with_height(scale_factors);
+  Tensor out = detail::call<Tensor>(KILN_OP("aten::upsample_bilinear2d.vec"), rows,
+                                    size ? std::optional<IntArrayRef>(*size) : std::nullopt, align_corners, scales);
+  return squeeze(out, 2);
+}
+
+// Each value of self [N, C, spatial...] scattered to position indices[...] of its flattened output
+// plane of `output_size`, zeros elsewhere.
+Tensor max_unpool(const Tensor& self, const Tensor& indices, IntArrayRef output_size, int64_t spatial,
+                  std::string_view op) {
+  KILN_CHECK(self.dim() == spatial + 1 || self.dim() == spatial + 2, "{}: Expected {}D or {}D input, got {}", op,
+             spatial + 1, spatial + 2, self.describe());
+  KILN_CHECK(self.sizes().equals(indices.sizes()),
+             "{}: Expected shape of indices to be same as that of the input {}, got {}", op, self.sizes().vec(),
+             indices.sizes().vec());
+  KILN_CHECK_TYPE(indices.dtype() == DType::Int64, "{}: Expected indices to be of dtype int64, got {}", op,
+                  dtype_name(indices.dtype()));
+  KILN_CHECK(static_cast<int64_t>(output_size.size()) == spatial,
+             "{}: There should be exactly {} elements in output_size, got {}", op, spatial, output_size.vec());
+  int64_t plane = 1;
+  for (int64_t s : output_size) plane *= s;
+  int64_t lead = self.dim() - spatial;
+  std::vector<int64_t> flat_sizes(self.sizes().begin(), self.sizes().begin() + lead), out_sizes = flat_sizes;
+  flat_sizes.push_back(-1);
+  out_sizes.insert(out_sizes.end(), output_size.begin(), output_size.end());
+  std::vector<int64_t> plane_sizes(self.sizes().begin(), self.sizes().begin() + lead);
+  plane_sizes.push_back(plane);
+  Tensor values = reshape(self, flat_sizes);
+  Tensor positions = reshape(indices, flat_sizes);
+  Tensor zero_plane = zeros(plane_sizes, TensorOptions(self.dtype()).device(self.device()));
+  Tensor out = detail::call<Tensor>(KILN_OP("aten::scatter.src"), zero_plane, int64_t{-1}, positions, values);
+  return reshape(out, out_sizes);
+}
+Tensor max_unpool2d_impl(const Tensor& self, const Tensor& indices, IntArrayRef output_size) {
+  return max_unpool(self, indices, output_size, 2, "max_unpool2d");
+}
+Tensor max_unpool3d_impl(const Tensor& self, const Tensor& indices, IntArrayRef output_size, IntArrayRef, IntArrayRef) {
+  return max_unpool(self, indices, output_size, 3, "max_unpool3d");
+}
+
+const KernelRegistrar kRegister([](Registry& r) {
+  r.set_compound_kernel("aten::adaptive_avg_pool3d", kiln::detail::boxed<&adaptive_avg_pool3d_impl>());
+  r.set_compound_kernel("aten::max_pool1d_with_indices", kiln::detail::boxed<&max_pool1d_with_indices_impl>());
+  r.set_compound_kernel("aten::max_pool1d", kiln::detail::boxed<&max_pool1d_impl>());
+  r.set_compound_kernel("aten::upsample_nearest1d.vec", kiln::detail::boxed<&upsample_nearest1d_impl>());
+  r.set_compound_kernel("aten::upsample_linear1d.vec", kiln::detail::boxed<&upsample_linear1d_impl>());
+  r.set_compound_kernel("aten::max_unpool2d", kiln::detail::boxed<&max_unpool2d_impl>());
+  r.set_compound_kernel("aten::max_unpool3d", kiln::detail::boxed<&max_unpool3d_impl>());
+});
+
+}  // namespace
+}  // namespace kiln::decomp
