@@ -69,7 +69,9 @@ TEST(PoolVariants, DropoutVariantsInTraining) {
     for (int64_t c = 0; c < 6; ++c) {
       Tensor row = y.select(0, n).select(0, c), in = x.select(0, n).select(0, c);
       bool dropped = row.abs().amax().item<double>() == 0;
-      if (!dropped) EXPECT_EQ(row.to_string(), mul(in, Scalar(2.0)).to_string());
+      if (!dropped) {
+        EXPECT_EQ(row.to_string(), mul(in, Scalar(2.0)).to_string());
+      }
     }
   }
   EXPECT_EQ(one("aten::alpha_dropout", {x, 1.0, true}).abs().amax().item<double>(), 0.0);
