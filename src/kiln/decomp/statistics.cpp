@@ -1,7 +1,9 @@
 // The other overloads of PyTorch's reductions, each one call of the overload kiln implements: var,
 // std, var_mean and std_mean with `unbiased` (a correction of 1 or 0), std_mean with a correction,
 // max and min of a whole tensor, count_nonzero, nanmean (nansum over the count of non-NaN
-// elements) and msort (sort's values along dim 0).
+// elements), msort (sort's values along dim 0), and median and nanmedian of all elements.
+#include <limits>
+
 #include "kiln/kernels/register.h"
 #include "kiln/ops/api.h"
 
@@ -68,7 +70,35 @@ Tensor msort_impl(const Tensor& self) {
   return std::get<0>(detail::call<std::tuple<Tensor, Tensor>>(KILN_OP("aten::sort"), self, int64_t{0}, false));
 }
 
+// The lower median of all elements: the ((n - 1) / 2)-th in sorted order; NaN if any is NaN (median)
+// or of the non-NaN elements, NaN if all are (nanmedian).
+Tensor median_of_all(const Tensor& self, bool skip_nan, std::string_view op) {
+  Tensor flat = reshape(self, {-1});
+  if (flat.numel() == 0) {
+    KILN_CHECK_TYPE(is_floating(self.dtype()), "{}: cannot compute the median of an empty {} tensor", op,
+                    dtype_name(self.dtype()));
+    return full({}, Scalar(std::numeric_limits<double>::quiet_NaN()),
+                TensorOptions(self.dtype()).device(self.device()));
+  }
+  Tensor sorted = std::get<0>(detail::call<std::tuple<Tensor, Tensor>>(KILN_OP("aten::sort"), flat, int64_t{0}, false));
+  if (!is_floating(self.dtype())) return select(sorted, 0, (flat.numel() - 1) / 2);
+  Tensor nan = isnan(flat);
+  if (!skip_nan) {
+    Tensor middle = select(sorted, 0, (flat.numel() - 1) / 2);
+    Tensor any_nan = any(nan);
+    return where(any_nan, full_like(middle, Scalar(std::numeric_limits<double>::quiet_NaN())), middle);
+  }
+  // NaN sorts last: the middle of the non-NaN prefix, the first element (NaN) when there is none.
+  Tensor count = sum(logical_not(nan), std::nullopt, false, DType::Int64);
+  Tensor position = clamp_min(div(sub(count, Scalar(1)), Scalar(2), std::string("floor")), Scalar(0));
+  return reshape(gather(sorted, 0, reshape(position, {1})), std::vector<int64_t>{});
+}
+Tensor median_impl(const Tensor& self) { return median_of_all(self, false, "median"); }
+Tensor nanmedian_impl(const Tensor& self) { return median_of_all(self, true, "nanmedian"); }
+
 const KernelRegistrar kRegister([](Registry& r) {
+  r.set_compound_kernel("aten::median", kiln::detail::boxed<&median_impl>());
+  r.set_compound_kernel("aten::nanmedian", kiln::detail::boxed<&nanmedian_impl>());
   r.set_compound_kernel("aten::var", kiln::detail::boxed<&var_all>());
   r.set_compound_kernel("aten::std", kiln::detail::boxed<&std_all>());
   r.set_compound_kernel("aten::std.dim", kiln::detail::boxed<&std_dim>());

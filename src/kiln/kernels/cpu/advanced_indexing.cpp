@@ -28,16 +28,18 @@ Tensor nonzero(const Tensor& self) {
       if (p[k] != T(0)) found.push_back(k);
     }
   });
-  Tensor out(empty_tensor({static_cast<int64_t>(found.size()), nd}, DType::Int64, kCPU));
-  int64_t* o = out.data_ptr<int64_t>();
-  for (size_t r = 0; r < found.size(); ++r) {
-    int64_t rest = found[r];
+  // Stored dim by dim, [nd, n], and returned transposed: PyTorch's layout (strides (1, n)).
+  int64_t n = static_cast<int64_t>(found.size());
+  Tensor by_dim(empty_tensor({nd, n}, DType::Int64, kCPU));
+  int64_t* o = by_dim.data_ptr<int64_t>();
+  for (int64_t r = 0; r < n; ++r) {
+    int64_t rest = found[static_cast<size_t>(r)];
     for (int64_t d = nd - 1; d >= 0; --d) {
-      o[static_cast<int64_t>(r) * nd + d] = rest % self.sizes()[d];
+      o[d * n + r] = rest % self.sizes()[d];
       rest /= self.sizes()[d];
     }
   }
-  return out;
+  return kiln::t(by_dim);
 }
 
 // The element offsets (in self) an index list selects, and the selection's sizes.
