@@ -200,5 +200,22 @@ TEST(CompositeCompile, LayerVariantsCompile) {
       {x, w, img});
 }
 
+// Tensors made from host values inside the traced function (index lists that decompositions compute
+// from sizes, a captured table) become graph constants: compiled, they are bound as buffers.
+TEST(CompositeCompile, ConstantsMadeInsideTheFunctionCompile) {
+  Tensor x = case_input({4, 3}, 1, DType::Float32), v = case_input({5}, 2, DType::Float32);
+  expect_compiled_matches_eager(
+      [](const std::vector<Tensor>& in) {
+        const Tensor &x = in[0], &v = in[1];
+        auto op = [](const char* name, Stack args) { return testing::call_by_name(name, std::move(args)); };
+        Tensor table = from_vector<float>({0.5f, -1.0f, 2.0f});
+        return std::vector<Tensor>{add(x, table), op("aten::pdist", {x})[0],
+                                   op("aten::combinations", {v, int64_t{2}})[0],
+                                   op("aten::triu_indices", {int64_t{3}, int64_t{4}, int64_t{1}})[0],
+                                   op("aten::repeat_interleave.self_int", {x, int64_t{2}, int64_t{0}})[0]};
+      },
+      {x, v});
+}
+
 }  // namespace
 }  // namespace kiln

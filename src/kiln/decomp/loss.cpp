@@ -118,7 +118,24 @@ Tensor cross_entropy_loss(const Tensor& self, const Tensor& target, const std::o
   return add(kept, spread);
 }
 
+// nll_loss over [N, C, d...] inputs: the class dim moved last and every position a row of the 2-D
+// loss (the mean's weights are summed over all positions either way); without a reduction, the
+// losses shaped [N, d...].
+Tensor nll_loss_nd(const Tensor& self, const Tensor& target, const std::optional<Tensor>& weight, int64_t reduction,
+                   int64_t ignore_index) {
+  KILN_CHECK(self.dim() >= 1, "nll_loss_nd: expected input to have at least 1 dimension, got {}", self.describe());
+  if (self.dim() <= 2) return nll_loss(self, target, weight, reduction, ignore_index);
+  KILN_CHECK(self.size(0) == target.size(0) && target.dim() == self.dim() - 1,
+             "nll_loss_nd: expected target of size [{}, d...] for input {}, got {}", self.size(0), self.describe(),
+             target.describe());
+  Tensor rows = reshape(movedim(self, 1, -1), {-1, self.size(1)});
+  Tensor loss = nll_loss(rows, reshape(target, {-1}), weight, reduction, ignore_index);
+  return reduction == 0 ? reshape(loss, target.sizes()) : loss;
+}
+
 const KernelRegistrar kRegister([](Registry& r) {
+  r.set_compound_kernel("aten::nll_loss_nd", kiln::detail::boxed<&nll_loss_nd>());
+  r.set_compound_kernel("aten::nll_loss2d", kiln::detail::boxed<&nll_loss_nd>());
   r.set_compound_kernel("aten::nll_loss", kiln::detail::boxed<&nll_loss>());
   r.set_compound_kernel("aten::cross_entropy_loss", kiln::detail::boxed<&cross_entropy_loss>());
 });

@@ -53,6 +53,25 @@ TEST(MarginLoss, MatchesPyTorch) {
   testing::expect_cases_match_torch(python, cases, 1e-6, 1e-7);
 }
 
+// nll_loss_nd and nll_loss2d: the class dim second, any number of positions after it.
+TEST(MarginLoss, NllLossOverMoreDims) {
+  KILN_REQUIRE_PYTHON(python);
+  Tensor logp = log_softmax(case_input({2, 4, 3, 2}, 1), 1);
+  Tensor target = from_vector<int64_t>({0, 3, 1, 2, 2, -100, 3, 0, 1, 1, 0, 2}).reshape({2, 3, 2});
+  Tensor w = abs(case_input({4}, 2));
+  const std::string L = "torch.log_softmax(inp([2,4,3,2],1), 1)",
+                    T = "torch.tensor([0, 3, 1, 2, 2, -100, 3, 0, 1, 1, 0, 2]).reshape(2, 3, 2)";
+  std::vector<testing::TorchCase> cases = {
+      {"torch.ops.aten.nll_loss_nd(" + L + ", " + T + ", inp([4],2).abs(), 1, -100)",
+       {one("aten::nll_loss_nd", {logp, target, w, int64_t{1}, int64_t{-100}})}},
+      {"torch.ops.aten.nll_loss_nd(" + L + ", " + T + ", None, 0, -100)",
+       {one("aten::nll_loss_nd", {logp, target, std::nullopt, int64_t{0}, int64_t{-100}})}},
+      {"torch.ops.aten.nll_loss2d(" + L + ", " + T + ".clamp(min=0), None, 2, 3)",
+       {one("aten::nll_loss2d", {logp, clamp_min(target, Scalar(0)), std::nullopt, int64_t{2}, int64_t{3}})}},
+  };
+  testing::expect_cases_match_torch(python, cases);
+}
+
 TEST(MarginLoss, BadInputRaises) {
   Tensor x = case_input({3, 4}, 1);
   EXPECT_KILN_ERROR(one("aten::binary_cross_entropy", {x, case_input({4}, 2)}), "must be the same as input size");

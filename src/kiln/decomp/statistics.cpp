@@ -96,7 +96,23 @@ Tensor median_of_all(const Tensor& self, bool skip_nan, std::string_view op) {
 Tensor median_impl(const Tensor& self) { return median_of_all(self, false, "median"); }
 Tensor nanmedian_impl(const Tensor& self) { return median_of_all(self, true, "nanmedian"); }
 
+// all: no element is false (bool, or uint8 for a uint8 input, as PyTorch's).
+Tensor all_of(const Tensor& self, const Tensor& any_false) {
+  Tensor r = logical_not(any_false);
+  return self.dtype() == DType::UInt8 ? to(r, DType::UInt8) : r;
+}
+Tensor all_impl(const Tensor& self) { return all_of(self, any(logical_not(self))); }
+Tensor all_dim(const Tensor& self, int64_t dim, bool keepdim) {
+  return all_of(self, any(logical_not(self), dim, keepdim));
+}
+Tensor all_dims(const Tensor& self, std::optional<IntArrayRef> dim, bool keepdim) {
+  return all_of(self, any(logical_not(self), dim, keepdim));
+}
+
 const KernelRegistrar kRegister([](Registry& r) {
+  r.set_compound_kernel("aten::all", kiln::detail::boxed<&all_impl>());
+  r.set_compound_kernel("aten::all.dim", kiln::detail::boxed<&all_dim>());
+  r.set_compound_kernel("aten::all.dims", kiln::detail::boxed<&all_dims>());
   r.set_compound_kernel("aten::median", kiln::detail::boxed<&median_impl>());
   r.set_compound_kernel("aten::nanmedian", kiln::detail::boxed<&nanmedian_impl>());
   r.set_compound_kernel("aten::var", kiln::detail::boxed<&var_all>());

@@ -39,6 +39,12 @@ TEST(Statistics, OverloadsMatchPyTorch) {
        "dtype=torch.float64).reshape(3, 2), 1)",
        {nanmean(reshape(holes, {3, 2}), std::vector<int64_t>{1})}},
       {"torch.msort(inp([3,4],1))", call_by_name("aten::msort", {x})},
+      {"torch.all(inp([3,4],1) > -0.9)", call_by_name("aten::all", {gt(x, Scalar(-0.9))})},
+      {"torch.all(inp([3,4],1) > -0.5, 1, True)",
+       call_by_name("aten::all.dim", {gt(x, Scalar(-0.5)), int64_t{1}, true})},
+      {"torch.all(torch.tensor([[3, 0], [1, 2]], dtype=torch.uint8), dim=(0,))",
+       call_by_name("aten::all.dims",
+                    {to(from_vector<int64_t>({3, 0, 1, 2}).reshape({2, 2}), DType::UInt8), std::vector<int64_t>{0}})},
   };
   testing::expect_cases_match_torch(python, cases);
 }

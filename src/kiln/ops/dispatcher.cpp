@@ -12,17 +12,20 @@ namespace kiln {
 namespace {
 
 // Adds the backend of `t`; a 0-d CPU tensor (a scalar) may join any device, as in PyTorch, and an
-// op that crosses devices keeps the first tensor's.
-void add_tensor_device(const Tensor& t, OpHandle op, std::optional<Device>& device, bool& cpu_scalar) {
+// op that crosses devices keeps the first tensor's. While a program is traced (`tracing`), meta
+// tensors stand for its values, and a tensor of another device among them is a constant the program
+// made: meta wins, and the tracer lifts the constant into the graph.
+void add_tensor_device(const Tensor& t, OpHandle op, std::optional<Device>& device, bool& cpu_scalar, bool tracing) {
   if (!t.defined()) return;
   Device d = t.device();
   if (d.is_cpu() && t.dim() == 0) {
     cpu_scalar = true;
     return;
   }
-  if (!device) {
+  bool constant_among_traced = tracing && device && (device->is_meta() || d.is_meta());
+  if (!device || (constant_among_traced && d.is_meta())) {
     device = d;
-  } else if (*device != d && !crosses_devices_attr().has(op)) {
+  } else if (*device != d && !constant_among_traced && !crosses_devices_attr().has(op)) {
     KILN_FAIL(ErrorKind::Value,
               "{}: expected all tensors to be on the same device, but found at least two devices, {} and {}",
               op->name(), *device, d);
@@ -70,8 +73,10 @@ DispatchKeySet dispatch_keys_for(OpHandle op, const Stack& stack) {
   bool cpu_scalar = false;
   std::optional<Device> device_arg;
   std::optional<ComplexArgument> complex;
+  const auto& local = local_dispatch_keys();
+  bool tracing = local.included.has(DispatchKey::Trace) && !local.excluded.has(DispatchKey::Trace);
   auto add = [&](size_t i, const Tensor& t, std::string_view what) {
-    add_tensor_device(t, op, device, cpu_scalar);
+    add_tensor_device(t, op, device, cpu_scalar, tracing);
     if (!complex && t.defined() && is_complex(t.dtype())) complex = ComplexArgument{i, t.dtype(), what};
   };
   for (size_t i = 0; i < stack.size(); ++i) {
@@ -96,7 +101,6 @@ DispatchKeySet dispatch_keys_for(OpHandle op, const Stack& stack) {
   if (complex) refuse_complex(op, *complex);
   // Factories place their result by their device argument; ops on tensors follow the tensors.
   Device backend = device ? *device : device_arg ? *device_arg : kCPU;
-  const auto& local = local_dispatch_keys();
   return (DispatchKeySet(backend_key(backend)) | local.included) - local.excluded;
 }
 

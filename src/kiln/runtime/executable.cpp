@@ -20,6 +20,10 @@ Executable::Executable(std::vector<graph::TensorMeta> inputs, compiler::Compiled
   KILN_CHECK_KIND(inputs_.size() == program_.inputs.size(), ErrorKind::Internal,
                   "compiled function: {} input metas for a program of {} inputs", inputs_.size(),
                   program_.inputs.size());
+  for (const auto& [buffer, value] : program_.constants) {
+    constants_.push_back(value.device() == device_ ? value
+                                                   : kiln::to(value, TensorOptions(value.dtype()).device(device_)));
+  }
   // An extern call runs eagerly on the graph's device: it needs a kernel there.
   for (const auto& step : program_.steps) {
     const auto* call = std::get_if<loopir::ExternCall>(&step);
@@ -138,6 +142,7 @@ std::vector<Tensor> Executable::run(std::span<const Tensor> inputs) const {
     check_input(i, inputs[i]);
     tensors[static_cast<size_t>(p.inputs[i])] = inputs[i];
   }
+  for (size_t k = 0; k < p.constants.size(); ++k) tensors[static_cast<size_t>(p.constants[k].first)] = constants_[k];
   std::vector<Tensor> slots;
   for (int64_t bytes : plan_.slot_bytes) slots.push_back(empty({bytes}, TensorOptions(DType::UInt8).device(device_)));
   for (const auto& b : p.buffers) {

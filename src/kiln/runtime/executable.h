@@ -39,6 +39,7 @@ class Executable {
   // Raises the error of status word `status` (an error site's number) of kernel `kernel`.
   [[noreturn]] void fail(const std::string& kernel, int status) const;
   std::vector<graph::TensorMeta> inputs_;
+  std::vector<Tensor> constants_;  // the program's constants, on its device
   loopir::Program program_;
   compiler::Schedule schedule_;
   compiler::GeneratedSource source_;

@@ -71,6 +71,51 @@ struct Tracer {
 
   void refresh_view(const Tensor& t);
 
+  // A tensor with values made outside the trace (an index list a decomposition computed from sizes,
+  // a tensor the traced function captured): the graph holds a copy, read by a get_attr node, as
+  // torch.export lifts constants, and the trace goes on with its meta twin.
+  std::unordered_map<const TensorImpl*, Tensor> constants;
+  Tensor lifted(const Tensor& t) {
+    if (t.device().is_meta() || values.count(t.impl())) return t;
+    if (auto it = constants.find(t.impl()); it != constants.end()) return it->second;
+    ExcludeDispatchKeys exclude{DispatchKeySet(DispatchKey::Trace)};
+    Tensor value = clone(t, MemoryFormat::Contiguous);
+    Tensor twin = empty(t.sizes(), TensorOptions(t.dtype()).device(Device(DeviceType::Meta)));
+    graph::Node* node = graph.get_attr("_constant_" + std::to_string(constants.size()), value);
+    bind(twin, node->result());
+    constants[t.impl()] = twin;
+    keep_alive.push_back(t);
+    return twin;
+  }
+  // A write into such a tensor is refused: the graph cannot write back to it.
+  void lift_constants(OpHandle op, Stack& stack) {
+    const auto& arguments = op->schema().arguments;
+    for (size_t i = 0; i < stack.size(); ++i) {
+      Value& v = stack[i];
+      if (i < arguments.size() && arguments[i].alias && arguments[i].alias->is_write && v.is_tensor()) {
+        const Tensor& target = v.to_tensor();
+        KILN_CHECK(target.device().is_meta() || values.count(target.impl()),
+                   "trace: {} writes into a tensor ({}) that is neither a traced input nor made inside the traced "
+                   "function; pass it as an input",
+                   op->name(), target.describe());
+        continue;
+      }
+      if (v.is_tensor()) {
+        v = Value(lifted(v.to_tensor()));
+      } else if (v.tag() == Value::Tag::TensorList) {
+        std::vector<Tensor> list = v.to_tensor_list();
+        for (Tensor& x : list) x = lifted(x);
+        v = Value(std::move(list));
+      } else if (v.tag() == Value::Tag::OptionalTensorList) {
+        std::vector<std::optional<Tensor>> list = v.to_optional_tensor_list();
+        for (auto& x : list) {
+          if (x) x = lifted(*x);
+        }
+        v = Value(std::move(list));
+      }
+    }
+  }
+
   graph::Arg arg_of(const Value& v, OpHandle op) {
     switch (v.tag()) {
       case Value::Tag::Tensor: return ref_of(v.to_tensor(), op);
@@ -408,6 +453,7 @@ void record(Tracer& t, OpHandle op, Stack& stack, DispatchKeySet rest) {
     ExcludeDispatchKeys exclude{DispatchKeySet(DispatchKey::Trace)};
     return redispatch(op, stack, DispatchKeySet(DispatchKey::Meta));
   }
+  t.lift_constants(op, stack);
   if (const BoxedKernel* compound = compound_decomposition(t, op)) return run_decomposition(t, op, *compound, stack);
   bool functionalizing = t.level != Level::ATen;
   if (functionalizing && op->schema().is_mutable()) {

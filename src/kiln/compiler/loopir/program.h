@@ -90,7 +90,10 @@ using Step = std::variant<LoopNode, ExternCall>;
 struct Program {
   std::vector<Buffer> buffers;
   std::vector<Step> steps;
-  std::vector<int> inputs;          // buffer per graph input, in order
+  std::vector<int> inputs;  // buffer per graph input, in order
+  // A graph constant (a get_attr: a lifted constant or a folded value): its buffer, read like an
+  // input's, and the tensor the executable binds to it.
+  std::vector<std::pair<int, Tensor>> constants;
   std::vector<BufferView> outputs;  // what the graph returns
   int add_buffer(DType dtype, Shape sizes, BufferRole role, std::string name, Shape strides = {});
   // One line per step: "buf3 = sum over [r0 < 64] of exp(...)".

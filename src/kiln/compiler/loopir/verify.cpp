@@ -40,6 +40,7 @@ void check_view(const BufferView& v, const Program& p, const std::vector<bool>& 
 void verify(const Program& p) {
   std::vector<bool> ready(p.buffers.size(), false);
   for (int b : p.inputs) ready.at(static_cast<size_t>(b)) = true;
+  for (const auto& c : p.constants) ready.at(static_cast<size_t>(c.first)) = true;
   for (const Step& step : p.steps) {
     if (const auto* n = std::get_if<LoopNode>(&step)) {
       auto out = static_cast<size_t>(n->out);

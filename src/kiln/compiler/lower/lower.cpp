@@ -135,9 +135,15 @@ loopir::Program Lowerer::run() {
           for (const auto& r : std::get<std::vector<graph::ValueRef>>(a)) p_.outputs.push_back(output_of(r));
         }
         break;
-      case graph::NodeKind::GetAttr:
-        KILN_FAIL(ErrorKind::NotImplemented, "compile: get_attr node %{} (graph constants) is not lowered yet",
-                  n->name());
+      case graph::NodeKind::GetAttr: {
+        const auto& m = n->meta()[0];
+        const Tensor& value = g_.attrs().at(n->name());
+        Shape strides(value.strides().begin(), value.strides().end());
+        int b = p_.add_buffer(m.dtype, m.sizes, BufferRole::Input, n->name(), strides);
+        p_.constants.emplace_back(b, value);
+        values_[key({n.get(), 0})] = strided(b, m.dtype, m.sizes, strides, 0);
+        break;
+      }
     }
   }
   return std::move(p_);
