@@ -11,14 +11,7 @@ namespace kiln::difftest {
 namespace {
 
 // The relative size of two ulps of `t`'s values (its mantissa's last place, times 2).
-double two_ulps(DType t) {
-  switch (t) {
-    case DType::BFloat16: return 0x1p-6;
-    case DType::Float16: return 0x1p-9;
-    case DType::Float32: return 0x1p-22;
-    default: return 0x1p-51;
-  }
-}
+double two_ulps(DType t) { return 2 * machine_epsilon(t); }
 
 bool depends_on_contraction(const Program& p, const std::string& name) {
   return computed_from(p, name, [](const OpCall& c) {

@@ -58,6 +58,15 @@ constexpr bool is_integral(DType t, bool include_bool) {
   return (include_bool && t == DType::Bool) || (t != DType::Bool && !is_floating(t) && !is_complex(t));
 }
 constexpr bool is_reduced_float(DType t) { return t == DType::Float16 || t == DType::BFloat16; }
+// torch.finfo(t).eps of a floating dtype: the distance from 1 to the next larger value.
+constexpr double machine_epsilon(DType t) {
+  switch (t) {
+    case DType::Float16: return 0x1p-10;
+    case DType::BFloat16: return 0x1p-7;
+    case DType::Float32: return 0x1p-23;
+    default: return 0x1p-52;
+  }
+}
 constexpr bool is_signed(DType t) { return t != DType::Bool && t != DType::UInt8; }
 
 template <class T>

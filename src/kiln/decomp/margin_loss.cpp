@@ -24,16 +24,6 @@ Tensor in(const Tensor& t, DType r) { return upcast(to(t, r)); }
 // c - x, rounded as -(x - c) is.
 Tensor rsub_of(const Tensor& x, double c) { return neg(sub(x, Scalar(c))); }
 
-// torch.finfo(dtype).eps: the distance from 1 to the next larger value.
-double machine_epsilon(DType d) {
-  switch (d) {
-    case DType::Float16: return 0x1p-10;
-    case DType::BFloat16: return 0x1p-7;
-    case DType::Float32: return 0x1p-23;
-    default: return 0x1p-52;
-  }
-}
-
 // (target - 1) max(log(1 - p), -100) - target max(log p, -100), times weight.
 Tensor binary_cross_entropy_impl(const Tensor& self, const Tensor& target, const std::optional<Tensor>& weight,
                                  int64_t reduction) {

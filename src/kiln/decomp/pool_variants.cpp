@@ -49,26 +49,28 @@ std::optional<std::vector<double>> scales_with_height(const std::optional<std::v
   return std::vector<double>{1.0, (*scales)[0]};
 }
 
-Tensor upsample_nearest1d_impl(const Tensor& input, std::optional<IntArrayRef> output_size,
-                               std::optional<std::vector<double>> scale_factors) {
-  KILN_CHECK(input.dim() == 3, "upsample_nearest1d: expected a 3D input, got {}", input.describe());
+// A 1-d resampling as the 2-d op over a height of 1 (align_corners for the linear one).
+Tensor resampled_rows(const Tensor& input, std::optional<IntArrayRef> output_size,
+                      const std::optional<std::vector<double>>& scale_factors, std::optional<bool> align_corners) {
+  std::string_view op = align_corners ? "upsample_linear1d" : "upsample_nearest1d";
+  KILN_CHECK(input.dim() == 3, "{}: expected a 3D input, got {}", op, input.describe());
   Tensor rows = unsqueeze(input, 2);
   auto size = size_with_height(output_size);
   auto scales = scales_with_height(scale_factors);
-  Tensor out = detail::call<Tensor>(KILN_OP("aten::upsample_nearest2d.vec"), rows,
-                                    size ? std::optional<IntArrayRef>(*size) : std::nullopt, scales);
+  std::optional<IntArrayRef> sizes = size ? std::optional<IntArrayRef>(*size) : std::nullopt;
+  Tensor out = align_corners
+                   ? detail::call<Tensor>(KILN_OP("aten::upsample_bilinear2d.vec"), rows, sizes, *align_corners, scales)
+                   : detail::call<Tensor>(KILN_OP("aten::upsample_nearest2d.vec"), rows, sizes, scales);
   return squeeze(out, 2);
 }
 
+Tensor upsample_nearest1d_impl(const Tensor& input, std::optional<IntArrayRef> output_size,
+                               std::optional<std::vector<double>> scale_factors) {
+  return resampled_rows(input, output_size, scale_factors, std::nullopt);
+}
 Tensor upsample_linear1d_impl(const Tensor& input, std::optional<IntArrayRef> output_size, bool align_corners,
                               std::optional<std::vector<double>> scale_factors) {
-  KILN_CHECK(input.dim() == 3, "upsample_linear1d: expected a 3D input, got {}", input.describe());
-  Tensor rows = unsqueeze(input, 2);
-  auto size = size_with_height(output_size);
-  auto scales = scales_with_height(scale_factors);
-  Tensor out = detail::call<Tensor>(KILN_OP("aten::upsample_bilinear2d.vec"), rows,
-                                    size ? std::optional<IntArrayRef>(*size) : std::nullopt, align_corners, scales);
-  return squeeze(out, 2);
+  return resampled_rows(input, output_size, scale_factors, align_corners);
 }
 
 // Each value of self [N, C, spatial...] scattered to position indices[...] of its flattened output
