@@ -1,6 +1,9 @@
 // The copying variants of views (`view_copy`, `permute_copy`, ...): what functionalization and
 // torch.export write where a program's view must not alias its input; each is the view, copied into
 // a new contiguous tensor. And broadcast_tensors: each tensor expanded to the shape they broadcast to.
+#include <algorithm>
+#include <numeric>
+
 #include "kiln/core/broadcast.h"
 #include "kiln/kernels/register.h"
 #include "kiln/ops/api.h"
@@ -68,7 +71,56 @@ Tensor as_strided_copy_impl(const Tensor& self, IntArrayRef size, IntArrayRef st
   return copied(as_strided(self, size, stride, storage_offset));
 }
 
+// self's elements in the order of their memory (dims by decreasing stride): the storage of a clone
+// that keeps self's strides, as PyTorch's clone of a dense tensor does.
+Tensor memory_order(const Tensor& self) {
+  std::vector<int64_t> dims(static_cast<size_t>(self.dim()));
+  std::iota(dims.begin(), dims.end(), 0);
+  std::stable_sort(dims.begin(), dims.end(), [&](int64_t a, int64_t b) { return self.stride(a) > self.stride(b); });
+  return reshape(permute(self, dims), {-1});
+}
+
+// A clone of self (its strides kept) with as_strided(size, stride, storage_offset) of it replaced by
+// src: the view's storage positions offset + sum_k i_k stride_k get src's elements.
+Tensor as_strided_scatter_impl(const Tensor& self, const Tensor& src, IntArrayRef size, IntArrayRef stride,
+                               std::optional<int64_t> storage_offset) {
+  KILN_CHECK(size.size() == stride.size(), "as_strided_scatter: mismatch in length of strides and shape ({} vs {})",
+             stride.vec(), size.vec());
+  KILN_CHECK(src.sizes().equals(size),
+             "as_strided_scatter: expected src to have a size equal to the slice of self. "
+             "src size = {}, slice size = {}",
+             src.sizes().vec(), size.vec());
+  KILN_CHECK(self.is_non_overlapping_and_dense(),
+             "as_strided_scatter: self {} overlaps itself or has gaps; kiln scatters into dense tensors only",
+             self.describe());
+  int64_t offset = storage_offset.value_or(0), last = offset, n = 1;
+  for (size_t k = 0; k < size.size(); ++k) {
+    KILN_CHECK(size[k] >= 0 && stride[k] >= 0, "as_strided_scatter: negative size or stride in {} / {}", size.vec(),
+               stride.vec());
+    last += (size[k] - 1) * stride[k];
+    n *= size[k];
+  }
+  KILN_CHECK(n == 0 || (offset >= 0 && last < self.numel()),
+             "as_strided_scatter: the view (size {}, stride {}, offset {}) reaches past self's {} elements", size.vec(),
+             stride.vec(), offset, self.numel());
+  Tensor storage = memory_order(self);
+  if (n == 0) return as_strided(clone(storage), self.sizes(), self.strides(), 0);
+  TensorOptions positions_options = TensorOptions(DType::Int64).device(self.device());
+  Tensor positions = full({}, Scalar(offset), positions_options);
+  for (size_t k = 0; k < size.size(); ++k) {
+    std::vector<int64_t> along(size.size(), 1);
+    along[k] = size[k];
+    Tensor steps = reshape(mul(arange(Scalar(size[k]), positions_options), Scalar(stride[k])), along);
+    positions = add(positions, steps);
+  }
+  std::vector<std::optional<Tensor>> where{reshape(positions, {-1})};
+  Tensor values = reshape(to(src, self.dtype()), {-1});
+  Tensor written = detail::call<Tensor>(KILN_OP("aten::index_put"), storage, where, values, false);
+  return as_strided(written, self.sizes(), self.strides(), 0);
+}
+
 const KernelRegistrar kRegister([](Registry& r) {
+  r.set_compound_kernel("aten::as_strided_scatter", kiln::detail::boxed<&as_strided_scatter_impl>());
   r.set_compound_kernel("aten::unfold", kiln::detail::boxed<&unfold_impl>());
   r.set_compound_kernel("aten::unfold_copy", kiln::detail::boxed<&unfold_copy_impl>());
   r.set_compound_kernel("aten::as_strided_copy", kiln::detail::boxed<&as_strided_copy_impl>());

@@ -42,5 +42,24 @@ TEST(ViewCopies, BadArgumentsAreErrors) {
   EXPECT_KILN_ERROR(view_copy(case_input({3, 4}, 1), {5, -1}), "view");
 }
 
+// as_strided_scatter: a clone keeping self's strides, with a strided window of its storage replaced.
+TEST(Copies, AsStridedScatterMatchesPyTorch) {
+  KILN_REQUIRE_PYTHON(python);
+  Tensor x = transpose(case_input({3, 4}, 1), 0, 1), src = case_input({2, 2}, 2), flat = case_input({10}, 3);
+  auto scatter = [](Stack args) { return testing::call_by_name("aten::as_strided_scatter", std::move(args)).at(0); };
+  std::vector<testing::TorchCase> cases = {
+      {"torch.as_strided_scatter(inp([3,4],1).t(), inp([2,2],2), (2, 2), (1, 3), 1)",
+       {scatter({x, src, std::vector<int64_t>{2, 2}, std::vector<int64_t>{1, 3}, int64_t{1}})}},
+      {"torch.as_strided_scatter(inp([10],3), inp([2,2],2), (2, 2), (4, 2))",
+       {scatter({flat, src, std::vector<int64_t>{2, 2}, std::vector<int64_t>{4, 2}})}},
+      {"torch.as_strided_scatter(inp([10],3), inp([0,2],2), (0, 2), (4, 2))",
+       {scatter({flat, case_input({0, 2}, 2), std::vector<int64_t>{0, 2}, std::vector<int64_t>{4, 2}})}},
+  };
+  testing::expect_cases_match_torch(python, cases);
+  EXPECT_KILN_ERROR(scatter({flat, src, std::vector<int64_t>{2, 2}, std::vector<int64_t>{9, 1}}), "reaches past");
+  EXPECT_KILN_ERROR(scatter({flat, flat, std::vector<int64_t>{2, 2}, std::vector<int64_t>{2, 1}}),
+                    "expected src to have a size equal to the slice of self");
+}
+
 }  // namespace
 }  // namespace kiln
