@@ -176,7 +176,20 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm(const Tensor& input, const 
                                    *running_var, training, momentum, eps);
 }
 
+// The training step of batch norm that updates the running statistics in place: the normalized
+// input, the batch's mean and inverse std, and an empty reserve (cuDNN's workspace, unused on CPU).
+std::tuple<Tensor, Tensor, Tensor, Tensor> batch_norm_with_update(const Tensor& input,
+                                                                  const std::optional<Tensor>& weight,
+                                                                  const std::optional<Tensor>& bias,
+                                                                  const Tensor& running_mean, const Tensor& running_var,
+                                                                  double momentum, double eps) {
+  auto [out, mean, rstd] = legit(input, weight, bias, running_mean, running_var, true, momentum, eps);
+  Tensor reserve = empty({0}, TensorOptions(DType::UInt8).device(input.device()));
+  return {out, mean, rstd, reserve};
+}
+
 const KernelRegistrar kRegister([](Registry& r) {
+  r.set_compound_kernel("aten::_batch_norm_with_update", kiln::detail::boxed<&batch_norm_with_update>());
   r.set_compound_kernel("aten::native_batch_norm", kiln::detail::boxed<&native_batch_norm>());
   kernels::def_meta_and_cpu<&batch_norm_no_training>(r, "aten::_native_batch_norm_legit_no_training");
   kernels::def_meta_and_cpu<&batch_norm_no_stats>(r, "aten::_native_batch_norm_legit.no_stats");

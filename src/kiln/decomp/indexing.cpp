@@ -1,6 +1,6 @@
 // Indexing ops outside Core ATen, written with index_put, index.Tensor and gather: index_add,
 // index_copy and index_fill along a dim (self[..., index, ...] += / = / fill), take and put on the
-// flattened tensor, and take_along_dim (gather after broadcasting all but the dim).
+// flattened tensor, take_along_dim (gather after broadcasting all but the dim) and index_reduce.
 #include "kiln/core/broadcast.h"
 #include "kiln/kernels/register.h"
 #include "kiln/ops/api.h"
@@ -102,7 +102,23 @@ Tensor take_along_dim_impl(const Tensor& self, const Tensor& indices, std::optio
   return gather(src, d, idx);
 }
 
+// Each slice of source along dim reduced into self's slice index[k] ("prod", "mean", "amax", "amin";
+// self's value counted unless include_self is false): scatter_reduce with the index spread over
+// source's shape.
+Tensor index_reduce_impl(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source,
+                         std::string_view reduce, bool include_self) {
+  KILN_CHECK(reduce == "prod" || reduce == "mean" || reduce == "amax" || reduce == "amin",
+             "index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got {}.", reduce);
+  check_source(self, dim, index, source, "index_reduce");
+  int64_t d = wrap_dim(dim, self.dim(), "index_reduce");
+  std::vector<int64_t> along(static_cast<size_t>(source.dim()), 1);
+  along[static_cast<size_t>(d)] = index.numel();
+  Tensor spread = expand(reshape(to(index, DType::Int64), along), source.sizes());
+  return detail::call<Tensor>(KILN_OP("aten::scatter_reduce.two"), self, d, spread, source, reduce, include_self);
+}
+
 const KernelRegistrar kRegister([](Registry& r) {
+  r.set_compound_kernel("aten::index_reduce", kiln::detail::boxed<&index_reduce_impl>());
   r.set_compound_kernel("aten::index_add", kiln::detail::boxed<&index_add_impl>());
   r.set_compound_kernel("aten::index_copy", kiln::detail::boxed<&index_copy_impl>());
   r.set_compound_kernel("aten::index_fill.int_Tensor", kiln::detail::boxed<&index_fill_tensor>());

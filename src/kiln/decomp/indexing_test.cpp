@@ -51,6 +51,38 @@ TEST(Indexing, MatchesPyTorch) {
   testing::expect_cases_match_torch(python, cases, 1e-6, 1e-7);
 }
 
+// index_reduce, dropout's gradient and the training batch norm that updates running statistics.
+TEST(Indexing, ReductionsAndTrainingOpsMatchPyTorch) {
+  KILN_REQUIRE_PYTHON(python);
+  Tensor x = case_input({4, 3}, 1), idx = from_vector<int64_t>({2, 0, 2}), src = case_input({4, 3}, 2);
+  Tensor mask = gt(case_input({4, 3}, 3), Scalar(0));
+  Tensor bn = case_input({2, 3, 5}, 4), mean = zeros({3}, DType::Float64), var = ones({3}, DType::Float64);
+  std::vector<Tensor> updated =
+      call_by_name("aten::_batch_norm_with_update", {bn, std::nullopt, std::nullopt, mean, var, 0.1, 1e-5});
+  updated.push_back(mean);
+  updated.push_back(var);
+  std::vector<testing::TorchCase> cases;
+  for (const char* reduce : {"prod", "mean", "amax", "amin"}) {
+    for (bool include_self : {true, false}) {
+      cases.push_back({fmt::format("inp([4,3],1).index_reduce(1, torch.tensor([2, 0, 2]), inp([4,3],2), \"{}\", "
+                                   "include_self={})",
+                                   reduce, include_self ? "True" : "False"),
+                       {one("aten::index_reduce", {x, int64_t{1}, idx, src, std::string(reduce), include_self})}});
+    }
+  }
+  cases.push_back({"torch.ops.aten.native_dropout_backward(inp([4,3],1), inp([4,3],3) > 0, 2.5)",
+                   {one("aten::native_dropout_backward", {x, mask, 2.5})}});
+  cases.push_back(
+      {"(lambda m, v: list(torch.ops.aten._batch_norm_with_update(inp([2,3,5],4), None, None, m, v, 0.1, "
+       "1e-5)) + [m, v])(torch.zeros(3, dtype=torch.float64), torch.ones(3, dtype=torch.float64))",
+       updated});
+  testing::expect_cases_match_torch(python, cases);
+  Tensor e = one("aten::empty_permuted", {std::vector<int64_t>{2, 3, 4}, std::vector<int64_t>{0, 2, 1}});
+  EXPECT_EQ(e.strides().vec(), (std::vector<int64_t>{12, 1, 3}));  // PyTorch's
+  EXPECT_KILN_ERROR(one("aten::index_reduce", {x, int64_t{1}, idx, src, std::string("sum")}),
+                    "Expected reduce to be one of prod, mean, amax or amin");
+}
+
 TEST(Indexing, BadInputRaises) {
   Tensor x = case_input({4, 3}, 1);
   EXPECT_KILN_ERROR(index_add(x, 1, from_vector<int64_t>({0}), case_input({4, 2}, 2)), "does not fit self");

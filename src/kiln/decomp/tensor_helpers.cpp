@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "kiln/core/device_hooks.h"
+#include "kiln/core/type_promotion.h"
 #include "kiln/kernels/register.h"
 #include "kiln/ops/api.h"
 
@@ -114,6 +115,34 @@ Tensor feature_alpha_dropout_impl(const Tensor& input, double p, bool train) {
   return dropout_variant(input, p, train, true, true, "feature_alpha_dropout");
 }
 
+// dropout's gradient: grad * mask * scale.
+Tensor native_dropout_backward_impl(const Tensor& grad_output, const Tensor& mask, double scale) {
+  Tensor kept = mul(grad_output, to(mask, grad_output.dtype()));
+  return mul(kept, Scalar(scale));
+}
+
+// An uninitialized tensor whose dims lie in memory in the order `physical_layout` (outermost first).
+Tensor empty_permuted_impl(IntArrayRef size, IntArrayRef physical_layout, std::optional<DType> dtype,
+                           std::optional<Layout>, std::optional<Device> device, std::optional<bool>) {
+  KILN_CHECK(size.size() == physical_layout.size(),
+             "empty_permuted: Number of dimensions in size does not match the length of the physical_layout; "
+             "size {}, physical_layout {}",
+             size.vec(), physical_layout.vec());
+  std::vector<int64_t> strides(size.size(), 0);
+  std::vector<bool> seen(size.size(), false);
+  int64_t step = 1;
+  for (size_t k = physical_layout.size(); k-- > 0;) {
+    int64_t d = physical_layout[k];
+    KILN_CHECK(d >= 0 && d < static_cast<int64_t>(size.size()) && !seen[static_cast<size_t>(d)],
+               "empty_permuted: physical_layout {} is not a permutation of the dims", physical_layout.vec());
+    seen[static_cast<size_t>(d)] = true;
+    strides[static_cast<size_t>(d)] = step;
+    step *= std::max<int64_t>(size[static_cast<size_t>(d)], 1);
+  }
+  return empty_strided(size, strides,
+                       TensorOptions(dtype.value_or(default_float_dtype())).device(device.value_or(Device())));
+}
+
 // What torch.export records of a tensor's metadata: checked, nothing computed (a trace records no op).
 void assert_tensor_metadata(const Tensor& a, std::optional<IntArrayRef> size, std::optional<IntArrayRef> stride,
                             std::optional<DType> dtype, std::optional<Device> device, std::optional<Layout> layout) {
@@ -146,6 +175,8 @@ const KernelRegistrar kRegister([](Registry& r) {
   r.set_compound_kernel("aten::__xor__.Tensor", kiln::detail::boxed<&xor_tensor>());
   r.set_compound_kernel("aten::__xor__.Scalar", kiln::detail::boxed<&xor_scalar>());
   r.set_compound_kernel("aten::dropout", kiln::detail::boxed<&dropout_impl>());
+  r.set_compound_kernel("aten::native_dropout_backward", kiln::detail::boxed<&native_dropout_backward_impl>());
+  r.set_compound_kernel("aten::empty_permuted", kiln::detail::boxed<&empty_permuted_impl>());
   r.set_compound_kernel("aten::feature_dropout", kiln::detail::boxed<&feature_dropout_impl>());
   r.set_compound_kernel("aten::alpha_dropout", kiln::detail::boxed<&alpha_dropout_impl>());
   r.set_compound_kernel("aten::feature_alpha_dropout", kiln::detail::boxed<&feature_alpha_dropout_impl>());
