@@ -4,6 +4,8 @@
 
 #include <limits>
 
+#include <fmt/format.h>
+
 #include "kiln_error.h"
 #include "torch_cases.h"
 
@@ -47,6 +49,35 @@ TEST(Statistics, OverloadsMatchPyTorch) {
                     {to(from_vector<int64_t>({3, 0, 1, 2}).reshape({2, 2}), DType::UInt8), std::vector<int64_t>{0}})},
   };
   testing::expect_cases_match_torch(python, cases);
+}
+
+// quantile and nanquantile: scalar and tensor q, each interpolation, rows with NaN, keepdim.
+TEST(Statistics, QuantilesMatchPyTorch) {
+  KILN_REQUIRE_PYTHON(python);
+  Tensor x = case_input({3, 5}, 1), q = from_vector<double>({0.0, 0.3, 0.5, 1.0});
+  double nan = std::numeric_limits<double>::quiet_NaN();
+  Tensor holes = reshape(from_vector<double>({1.0, nan, 3.0, 2.0, nan, nan, nan, nan, 4.0, 0.5, -1.0, 8.0}), {3, 4});
+  const std::string H =
+      "torch.tensor([1.0, float(\"nan\"), 3.0, 2.0, float(\"nan\"), float(\"nan\"), "
+      "float(\"nan\"), float(\"nan\"), 4.0, 0.5, -1.0, 8.0], dtype=torch.float64).reshape(3, 4)";
+  std::vector<testing::TorchCase> cases;
+  for (const char* mode : {"linear", "lower", "higher", "nearest", "midpoint"}) {
+    cases.push_back({fmt::format("torch.quantile(inp([3,5],1), torch.tensor([0.0, 0.3, 0.5, 1.0], "
+                                 "dtype=torch.float64), 1, interpolation=\"{}\")",
+                                 mode),
+                     call_by_name("aten::quantile", {x, q, int64_t{1}, false, std::string(mode)})});
+  }
+  cases.push_back({"torch.quantile(inp([3,5],1), 0.25)", call_by_name("aten::quantile.scalar", {x, 0.25})});
+  cases.push_back({"torch.quantile(inp([3,5],1), 0.6, 0, True)",
+                   call_by_name("aten::quantile.scalar", {x, 0.6, int64_t{0}, true})});
+  cases.push_back(
+      {"torch.quantile(" + H + ", 0.5, 1)", call_by_name("aten::quantile.scalar", {holes, 0.5, int64_t{1}})});
+  cases.push_back({"torch.nanquantile(" + H + ", torch.tensor([0.2, 0.9], dtype=torch.float64), 1, True)",
+                   call_by_name("aten::nanquantile", {holes, from_vector<double>({0.2, 0.9}), int64_t{1}, true})});
+  cases.push_back({"torch.nanquantile(" + H + ", 0.4)", call_by_name("aten::nanquantile.scalar", {holes, 0.4})});
+  testing::expect_cases_match_torch(python, cases);
+  EXPECT_KILN_ERROR(call_by_name("aten::quantile.scalar", {x, 1.5}), "q must be in the range [0, 1]");
+  EXPECT_KILN_ERROR(call_by_name("aten::quantile", {x, to(q, DType::Float32)}), "q tensor must be same dtype");
 }
 
 TEST(Statistics, BadInputRaises) {
