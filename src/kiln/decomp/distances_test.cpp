@@ -63,6 +63,25 @@ TEST(Distances, MatchPyTorch) {
   testing::expect_cases_match_torch(python, cases);
 }
 
+// torch.gradient with a constant spacing: every dim or chosen ones, both edge orders.
+TEST(Distances, GradientMatchesPyTorch) {
+  KILN_REQUIRE_PYTHON(python);
+  Tensor x = mul(case_input({4, 5}, 1), Scalar(3));
+  std::vector<testing::TorchCase> cases = {
+      {"torch.gradient(inp([4,5],1) * 3)", call_by_name("aten::gradient.scalarint", {x})},
+      {"torch.gradient(inp([4,5],1) * 3, spacing=0.5, dim=1, edge_order=2)",
+       call_by_name("aten::gradient.scalarint", {x, Scalar(0.5), int64_t{1}, int64_t{2}})},
+      {"torch.gradient(inp([4,5],1) * 3, spacing=2.0, dim=[1, 0])",
+       call_by_name("aten::gradient.scalararray", {x, Scalar(2.0), std::vector<int64_t>{1, 0}})},
+      {"torch.gradient(inp([4,5],1) * 3, dim=[0], edge_order=2)",
+       call_by_name("aten::gradient.array", {x, std::vector<int64_t>{0}, int64_t{2}})},
+  };
+  testing::expect_cases_match_torch(python, cases);
+  EXPECT_KILN_ERROR(
+      call_by_name("aten::gradient.scalarint", {case_input({2, 5}, 1), std::nullopt, int64_t{0}, int64_t{2}}),
+      "at least edge_order+1");
+}
+
 TEST(Distances, BadInputRaises) {
   Tensor a = case_input({4, 3}, 1);
   EXPECT_KILN_ERROR(cdist(a, case_input({5, 2}, 2)), "X1 and X2 must have the same number of columns");
