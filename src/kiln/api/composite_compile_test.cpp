@@ -194,6 +194,8 @@ TEST(CompositeCompile, LayerVariantsCompile) {
             op("aten::_safe_softmax", {x, int64_t{2}})[0],
             op("aten::_softmax_backward_data", {x, softmax(x, 2), int64_t{2}, DType::Float32})[0],
             op("aten::unfold", {x, int64_t{2}, int64_t{4}, int64_t{2}})[0],
+            op("aten::im2col", {img, std::vector<int64_t>{2, 3}, std::vector<int64_t>{1, 1}, std::vector<int64_t>{1, 0},
+                                std::vector<int64_t>{1, 2}})[0],
             op("aten::as_strided_scatter", {x, mul(slice(w, 2, 0, 2, 1).select(0, 0), Scalar(3)),
                                             std::vector<int64_t>{3, 2}, std::vector<int64_t>{5, 2}, int64_t{1}})[0],
             op("aten::native_batch_norm",

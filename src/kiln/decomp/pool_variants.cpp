@@ -107,7 +107,38 @@ Tensor max_unpool3d_impl(const Tensor& self, const Tensor& indices, IntArrayRef 
   return max_unpool(self, indices, output_size, 3, "max_unpool3d");
 }
 
+// im2col (nn.functional.unfold): every kernel-sized patch of the zero-padded input as a column,
+// [N, C kh kw, OH OW]: a strided view of the padded input (element (c, i, j, oh, ow) is
+// x[c, oh sh + i dh, ow sw + j dw]), copied.
+Tensor im2col_impl(const Tensor& self, IntArrayRef kernel_size, IntArrayRef dilation, IntArrayRef padding,
+                   IntArrayRef stride) {
+  KILN_CHECK(self.dim() == 3 || self.dim() == 4, "im2col: Expected 3D or 4D (batch mode) tensor, got {}",
+             self.describe());
+  KILN_CHECK(kernel_size.size() == 2 && dilation.size() == 2 && padding.size() == 2 && stride.size() == 2,
+             "im2col: kernel_size, dilation, padding and stride must each hold 2 values");
+  for (size_t k = 0; k < 2; ++k) {
+    KILN_CHECK(kernel_size[k] > 0 && dilation[k] > 0 && stride[k] > 0 && padding[k] >= 0,
+               "im2col: kernel_size {}, dilation {} and stride {} must be positive and padding {} non-negative",
+               kernel_size.vec(), dilation.vec(), stride.vec(), padding.vec());
+  }
+  Tensor x = self.dim() == 3 ? unsqueeze(self, 0) : self;
+  Tensor padded = contiguous(constant_pad_nd(x, {padding[1], padding[1], padding[0], padding[0]}, 0.0));
+  int64_t n = padded.size(0), c = padded.size(1), h = padded.size(2), w = padded.size(3);
+  int64_t oh = (h - dilation[0] * (kernel_size[0] - 1) - 1) / stride[0] + 1;
+  int64_t ow = (w - dilation[1] * (kernel_size[1] - 1) - 1) / stride[1] + 1;
+  KILN_CHECK(
+      oh > 0 && ow > 0,
+      "im2col: Given input with spatial size ({}, {}), kernel_size {}, dilation {}, padding {}, calculated shape "
+      "of the array of sliding blocks as ({}, {}), which is too small (non-positive)",
+      self.size(-2), self.size(-1), kernel_size.vec(), dilation.vec(), padding.vec(), oh, ow);
+  Tensor patches = as_strided(padded, {n, c, kernel_size[0], kernel_size[1], oh, ow},
+                              {c * h * w, h * w, dilation[0] * w, dilation[1], stride[0] * w, stride[1]}, 0);
+  Tensor columns = reshape(patches, {n, c * kernel_size[0] * kernel_size[1], oh * ow});
+  return self.dim() == 3 ? squeeze(columns, 0) : columns;
+}
+
 const KernelRegistrar kRegister([](Registry& r) {
+  r.set_compound_kernel("aten::im2col", kiln::detail::boxed<&im2col_impl>());
   r.set_compound_kernel("aten::adaptive_avg_pool3d", kiln::detail::boxed<&adaptive_avg_pool3d_impl>());
   r.set_compound_kernel("aten::max_pool1d_with_indices", kiln::detail::boxed<&max_pool1d_with_indices_impl>());
   r.set_compound_kernel("aten::max_pool1d", kiln::detail::boxed<&max_pool1d_impl>());
