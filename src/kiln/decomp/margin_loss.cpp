@@ -183,7 +183,61 @@ Tensor rms_norm_impl(const Tensor& input, IntArrayRef normalized_shape, const st
   return downcast(out, input.dtype());
 }
 
+// Per sample: sum over classes i != y of max(0, margin - x[y] + x[i])^p (times weight[y]), over C.
+Tensor multi_margin_loss_impl(const Tensor& self, const Tensor& target, const Scalar& p, const Scalar& margin,
+                              const std::optional<Tensor>& weight, int64_t reduction) {
+  KILN_CHECK(p.to_double() == 1 || p.to_double() == 2, "multi_margin_loss: only p == 1 and p == 2 supported, got {}",
+             p.to_double());
+  KILN_CHECK(
+      self.dim() >= 1 && self.dim() <= 2 && target.dim() <= 1 && target.numel() == (self.dim() == 2 ? self.size(0) : 1),
+      "multi_margin_loss: inconsistent target size {} for input of size {}", target.sizes().vec(), self.sizes().vec());
+  KILN_CHECK_TYPE(is_floating(self.dtype()), "multi_margin_loss: expected a floating input, got {}", self.describe());
+  Tensor x = upcast(self.dim() == 1 ? unsqueeze(self, 0) : self);
+  Tensor y = reshape(target, {-1, 1});
+  Tensor picked = gather(x, 1, y);
+  Tensor z = clamp_min(add(sub(x, picked), margin), Scalar(0));
+  if (p.to_double() == 2) z = mul(z, z);
+  if (weight) z = mul(z, index_select(upcast(*weight), 0, reshape(target, {-1})).unsqueeze(1));
+  Tensor classes = arange(Scalar(x.size(1)), TensorOptions(DType::Int64).device(self.device()));
+  Tensor others = ne(unsqueeze(classes, 0), y);
+  Tensor per_sample = div(sum(where(others, z, zeros_like(z)), std::vector<int64_t>{1}), Scalar(x.size(1)));
+  if (self.dim() == 1) per_sample = squeeze(per_sample, 0);
+  return reduce_loss("multi_margin_loss", per_sample, reduction, self.dtype());
+}
+
+// Per sample: the targets are target's classes before its first -1; sum over them j and the other
+// classes i of max(0, 1 - (x[j] - x[i])), over C.
+Tensor multilabel_margin_loss_impl(const Tensor& self, const Tensor& target, int64_t reduction) {
+  KILN_CHECK(self.dim() >= 1 && self.dim() <= 2 && target.sizes().equals(self.sizes()),
+             "multilabel_margin_loss: inconsistent target size {} for input of size {}", target.sizes().vec(),
+             self.sizes().vec());
+  KILN_CHECK_TYPE(is_floating(self.dtype()), "multilabel_margin_loss: expected a floating input, got {}",
+                  self.describe());
+  Tensor x = upcast(self.dim() == 1 ? unsqueeze(self, 0) : self);
+  Tensor t = self.dim() == 1 ? unsqueeze(target, 0) : target;
+  int64_t c = x.size(1);
+  // valid[n, j]: position j comes before the row's first -1.
+  Tensor ends = cumsum(to(eq(t, Scalar(-1)), DType::Int64), 1);
+  Tensor valid = eq(ends, Scalar(0));
+  Tensor labels = where(valid, t, zeros_like(t));
+  // is_target[n, i]: class i is one of the row's targets.
+  Tensor classes = arange(Scalar(c), TensorOptions(DType::Int64).device(self.device()));
+  Tensor valid_j = unsqueeze(valid, 2);
+  Tensor matches = logical_and(valid_j, eq(unsqueeze(labels, 2), classes));
+  Tensor is_target = any(matches, 1);
+  Tensor target_values = gather(x, 1, labels);  // [N, C] by position j
+  Tensor at_j = unsqueeze(target_values, 2);
+  Tensor margins = add(neg(sub(at_j, unsqueeze(x, 1))), Scalar(1));  // [N, j, i]
+  Tensor hinge = clamp_min(margins, Scalar(0));
+  Tensor counted = logical_and(valid_j, unsqueeze(logical_not(is_target), 1));
+  Tensor per_sample = div(sum(where(counted, hinge, zeros_like(hinge)), std::vector<int64_t>{1, 2}), Scalar(c));
+  if (self.dim() == 1) per_sample = squeeze(per_sample, 0);
+  return reduce_loss("multilabel_margin_loss", per_sample, reduction, self.dtype());
+}
+
 const KernelRegistrar kRegister([](Registry& r) {
+  r.set_compound_kernel("aten::multi_margin_loss", kiln::detail::boxed<&multi_margin_loss_impl>());
+  r.set_compound_kernel("aten::multilabel_margin_loss", kiln::detail::boxed<&multilabel_margin_loss_impl>());
   r.set_compound_kernel("aten::binary_cross_entropy", kiln::detail::boxed<&binary_cross_entropy_impl>());
   r.set_compound_kernel("aten::binary_cross_entropy_with_logits", kiln::detail::boxed<&bce_with_logits_impl>());
   r.set_compound_kernel("aten::soft_margin_loss", kiln::detail::boxed<&soft_margin_loss_impl>());

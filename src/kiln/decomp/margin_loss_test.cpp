@@ -72,6 +72,30 @@ TEST(MarginLoss, NllLossOverMoreDims) {
   testing::expect_cases_match_torch(python, cases);
 }
 
+// The multi-class margin losses: class indices as targets (multi), or each row's classes before its
+// first -1 (multilabel).
+TEST(MarginLoss, MultiClassMarginLossesMatchPyTorch) {
+  KILN_REQUIRE_PYTHON(python);
+  Tensor x = case_input({3, 4}, 1), y = from_vector<int64_t>({2, 0, 3}), w = abs(case_input({4}, 2));
+  Tensor labels = from_vector<int64_t>({3, 0, -1, 1, 1, -1, 2, 2, 0, 1, 2, 3}).reshape({3, 4});
+  const std::string T = "torch.tensor([3, 0, -1, 1, 1, -1, 2, 2, 0, 1, 2, 3]).reshape(3, 4)";
+  std::vector<testing::TorchCase> cases = {
+      {"torch.nn.functional.multi_margin_loss(inp([3,4],1), torch.tensor([2, 0, 3]))",
+       {one("aten::multi_margin_loss", {x, y})}},
+      {"torch.nn.functional.multi_margin_loss(inp([3,4],1), torch.tensor([2, 0, 3]), 2, 0.7, inp([4],2).abs(), "
+       "reduction=\"none\")",
+       {one("aten::multi_margin_loss", {x, y, Scalar(int64_t{2}), Scalar(0.7), w, int64_t{0}})}},
+      {"torch.nn.functional.multi_margin_loss(inp([4],1), torch.tensor([1]), reduction=\"sum\")",
+       {one("aten::multi_margin_loss", {case_input({4}, 1), from_vector<int64_t>({1}), Scalar(int64_t{1}),
+                                        Scalar(int64_t{1}), std::nullopt, int64_t{2}})}},
+      {"torch.nn.functional.multilabel_margin_loss(inp([3,4],1), " + T + ", reduction=\"none\")",
+       {one("aten::multilabel_margin_loss", {x, labels, int64_t{0}})}},
+      {"torch.nn.functional.multilabel_margin_loss(inp([3,4],1), " + T + ")",
+       {one("aten::multilabel_margin_loss", {x, labels})}},
+  };
+  testing::expect_cases_match_torch(python, cases);
+}
+
 TEST(MarginLoss, BadInputRaises) {
   Tensor x = case_input({3, 4}, 1);
   EXPECT_KILN_ERROR(one("aten::binary_cross_entropy", {x, case_input({4}, 2)}), "must be the same as input size");
