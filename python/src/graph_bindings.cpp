@@ -1,5 +1,6 @@
 // The backend's C++ half: PyTorch's FX graphs arrive through import::GraphImporter (the importer the
 // `.pt2` loader uses), become a kiln graph, and compile with kiln::compile's pipeline.
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <optional>
@@ -131,6 +132,15 @@ bool has_op(const std::string& name) {
   return op && op->runs_on(DispatchKey::CPU);
 }
 
+// Every op has_op accepts, sorted: what a cache of choices made with has_op is keyed by.
+std::vector<std::string> runnable_ops() {
+  std::vector<std::string> names;
+  for (const OpHandle& op : Registry::global().ops())
+    if (op->runs_on(DispatchKey::CPU)) names.push_back(op->name());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
 }  // namespace kiln::python
 
 void bind_graph(nb::module_& m) {
@@ -210,6 +220,7 @@ void bind_graph(nb::module_& m) {
       },
       nb::arg("graph"), nb::arg("names"));
   m.def("has_op", &has_op, nb::arg("name"));
+  m.def("runnable_ops", &runnable_ops);
 }
 
 }  // namespace kiln::python

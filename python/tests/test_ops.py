@@ -70,6 +70,8 @@ EXPECTED_FALLBACK: dict[str, str] = {
     "empty_strided": "creates a tensor from nothing: Dynamo's graph has no op for the backend",
     "randn": "creates a tensor from nothing: Dynamo's graph has no op for the backend",
     "argwhere": "nonzero underneath: its output size depends on the data, so Dynamo breaks the graph",
+    "combinations": "PyTorch's composite picks its rows with masked_select, whose output size depends on"
+    " the data: Dynamo breaks the graph (graphs: 0)",
     "nn.functional.linear_cross_entropy.chunked_none": "Dynamo hands the backend no graph for it (graphs: 0);"
     " selected since the recorder's decompositions run (its Core ATen calls were unseen before)",
 }
@@ -199,7 +201,9 @@ def _select() -> list[tuple[str, torch.dtype, int, frozenset]]:
 def _selection_cache() -> str:
     """Where the selection is kept between runs (it runs ~10,000 samples under a dispatch mode: a
     minute or more on two cores): beside kiln's kernel cache, keyed by what decides it."""
-    h = hashlib.sha256(repr((torch.__version__, CAPS, SAMPLES_PER_DTYPE, sorted(_NEVER_IN_GRAPH))).encode())
+    # kiln's op table, not its module file: the ops live in libkiln, which the module only links.
+    key = (torch.__version__, CAPS, SAMPLES_PER_DTYPE, sorted(_NEVER_IN_GRAPH), kiln._kiln.runnable_ops())
+    h = hashlib.sha256(repr(key).encode())
     for fn in (_select, _kiln_lacks, _Reached):
         h.update(inspect.getsource(fn).encode())
     for path in (record_opinfo.__file__, kiln._kiln.__file__):
