@@ -3,6 +3,8 @@
 // decomp tests check against PyTorch).
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "kiln/api/compile.h"
 #include "kiln/ops/api.h"
 #include "torch_cases.h"
@@ -173,6 +175,50 @@ TEST(CompositeCompile, LibraryOpsCompile) {
       },
       {a, b, v, from_vector<int64_t>({2, 0, 2}), from_vector<int64_t>({3, 1}),
        from_vector<int64_t>({2, 0, 1, 1}).reshape({4, 1})});
+}
+
+// The special functions: their prims fuse into one kernel whose generated C++ calls
+// kernels/special_math.h, and give eager's values, special values included.
+TEST(CompositeCompile, SpecialFunctionsCompile) {
+  double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  Tensor wide = mul(case_input({4, 5}, 1, DType::Float32), Scalar(12));
+  Tensor edges = from_vector<float>({float(inf), float(-inf), float(nan), 0.0f, -0.0f, 2.5f, -2.5f, 1e30f, 0.3f, 1.0f});
+  for (const Tensor& x : {wide, edges, to(wide, DType::Float64), to(edges, DType::Float64)}) {
+    SCOPED_TRACE(x.describe());
+    expect_compiled_matches_eager(
+        [](const std::vector<Tensor>& in) {
+          const Tensor& x = in[0];
+          auto op = [](const char* name, Stack args) { return testing::call_by_name(name, std::move(args))[0]; };
+          Tensor p = sigmoid(x), unit = tanh(x);
+          return std::vector<Tensor>{lgamma(x),
+                                     digamma(x),
+                                     erfc(x),
+                                     erfinv(unit),
+                                     i0(x),
+                                     special_i0e(x),
+                                     special_i1(x),
+                                     special_i1e(x),
+                                     special_ndtri(p),
+                                     special_erfcx(x),
+                                     special_zeta(add(abs(x), Scalar(1.5)), x),
+                                     polygamma(1, x),
+                                     polygamma(3, x),
+                                     mvlgamma(add(abs(nan_to_num(x)), Scalar(3)), 3),
+                                     op("aten::special_log_ndtr", {x}),
+                                     op("aten::special_spherical_bessel_j0", {x}),
+                                     op("aten::special_zeta.self_scalar", {Scalar(2.0), x})};
+        },
+        {x});
+  }
+  // 16-bit floats compute in float32 and round once, compiled as eagerly (the functions PyTorch has
+  // for them). erfinv's argument is an input: a computed bfloat16 one is rounded between the ops
+  // eagerly and not in a fused kernel (docs/conformance.md), which near 1 is a different erfinv.
+  expect_compiled_matches_eager(
+      [](const std::vector<Tensor>& in) {
+        const Tensor &x = in[0], &unit = in[1];
+        return std::vector<Tensor>{lgamma(x), digamma(x), erfinv(unit), special_i0e(x), special_i1(x), polygamma(2, x)};
+      },
+      {to(wide, DType::BFloat16), to(tanh(wide), DType::BFloat16)});
 }
 
 // Convolutions, pooling and softmax variants decomposed on 2026-12-07, compiled.

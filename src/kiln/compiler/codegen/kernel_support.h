@@ -21,6 +21,7 @@
 #include "kiln/core/half.h"
 #include "kiln/kernels/cpu/vec_math.h"
 #include "kiln/kernels/cpu/wrapping.h"
+#include "kiln/kernels/special_math.h"
 
 namespace kiln::kernel_support {
 

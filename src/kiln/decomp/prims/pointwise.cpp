@@ -263,6 +263,13 @@ void add_pointwise_prims(DecompositionMap& t, const Registry& r) {
     std::string op = std::string("aten::") + name;
     def(op.c_str(), direct(name, Promotion::IntToFloat, 1, op));
   }
+  // The special functions: ATen's name, then the prim's (PyTorch's spellings differ).
+  const std::pair<const char*, const char*> special[] = {
+      {"aten::lgamma", "lgamma"},         {"aten::digamma", "digamma"},        {"aten::erfc", "erfc"},
+      {"aten::erfinv", "erf_inv"},        {"aten::special_erfcx", "erfcx"},    {"aten::special_ndtri", "ndtri"},
+      {"aten::i0", "bessel_i0"},          {"aten::special_i0e", "bessel_i0e"}, {"aten::special_i1", "bessel_i1"},
+      {"aten::special_i1e", "bessel_i1e"}};
+  for (const auto& [op, prim] : special) def(op, direct(prim, Promotion::IntToFloat, 1, op));
   for (const char* name : {"ceil", "floor", "round", "trunc", "sign"}) {
     std::string op = std::string("aten::") + name;
     def(op.c_str(), integral_identity(name, op));
@@ -297,6 +304,7 @@ void add_pointwise_prims(DecompositionMap& t, const Registry& r) {
       {"aten::div.Tensor", "div", Promotion::IntToFloat, SecondScalar::Exact},
       {"aten::div.Scalar", "div", Promotion::IntToFloat, SecondScalar::Exact},
       {"aten::atan2", "atan2", Promotion::IntToFloat},
+      {"aten::special_zeta", "zeta", Promotion::IntToFloat},
   };
   for (const Binary& b : binaries) def(b.op, direct(b.prim, b.kind, 2, b.op, b.second));
   def("aten::pow.Tensor_Scalar", pow_tensor_scalar());

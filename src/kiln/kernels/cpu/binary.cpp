@@ -10,6 +10,7 @@
 #include "kiln/kernels/cpu/wrapping.h"
 #include "kiln/kernels/meta/pointwise.h"
 #include "kiln/kernels/register.h"
+#include "kiln/kernels/special_math.h"
 
 namespace kiln::cpu {
 namespace {
@@ -160,6 +161,14 @@ struct Atan2 {
   M operator()(M x, M y) const {
     if constexpr (kIsFloat<M>) return std::atan2(x, y);
     else return x;  // unreachable: atan2's result dtype is always floating
+  }
+};
+// The Hurwitz zeta function zeta(x, q) (special_math.h).
+struct Zeta {
+  template <class M>
+  M operator()(M x, M q) const {
+    if constexpr (kIsFloat<M>) return special::zeta(x, q);
+    else return x;  // unreachable: zeta's result dtype is always floating
   }
 };
 struct Pow {
@@ -344,6 +353,16 @@ void pow_scalar_tensor_impl(const Scalar& self, const Tensor& exponent, const Te
 
 using namespace kiln::kernels;
 
+// zeta: PyTorch's CPU kernel has float32 and float64 only; float16 and bfloat16 are refused as there.
+meta::TensorSpec zeta_meta(const Tensor& self, const Tensor& other) {
+  meta::TensorSpec spec = meta::binary_float(self, other);
+  KILN_CHECK_KIND(
+      !is_reduced_float(spec.dtype), ErrorKind::NotImplemented,
+      "special_zeta: not implemented for {} (PyTorch's kernel has float32 and float64 only), inputs {} and {}",
+      dtype_name(spec.dtype), self.describe(), other.describe());
+  return spec;
+}
+
 const KernelRegistrar kRegister([](Registry& r) {
   def_structured<&meta::add, &add_impl>(r, "aten::add.Tensor");
   def_structured<&meta::add_scalar, &add_scalar_impl>(r, "aten::add.Scalar");
@@ -362,6 +381,7 @@ const KernelRegistrar kRegister([](Registry& r) {
   def_structured<&meta::binary, &binary_impl<Maximum>>(r, "aten::maximum");
   def_structured<&meta::binary, &binary_impl<Minimum>>(r, "aten::minimum");
   def_structured<&meta::binary_float, &binary_impl<Atan2>>(r, "aten::atan2");
+  def_structured<&zeta_meta, &binary_impl<Zeta>>(r, "aten::special_zeta");
   def_structured<&meta::pow, &binary_impl<Pow>>(r, "aten::pow.Tensor_Tensor");
   def_structured<&meta::pow_tensor_scalar, &pow_tensor_scalar_impl>(r, "aten::pow.Tensor_Scalar");
   def_structured<&meta::pow_scalar_tensor, &pow_scalar_tensor_impl>(r, "aten::pow.Scalar");

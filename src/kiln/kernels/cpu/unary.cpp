@@ -9,6 +9,7 @@
 #include "kiln/kernels/cpu/wrapping.h"
 #include "kiln/kernels/meta/pointwise.h"
 #include "kiln/kernels/register.h"
+#include "kiln/kernels/special_math.h"
 
 namespace kiln::cpu {
 namespace {
@@ -47,6 +48,17 @@ KILN_FLOAT_OP(Erf, act::erf(x))
 KILN_FLOAT_OP(Sigmoid, act::sigmoid(x))
 KILN_FLOAT_OP(GeluErf, act::gelu_erf(x))
 KILN_FLOAT_OP(GeluTanh, act::gelu_tanh(x))
+// The special functions: C++'s where it has them, special_math.h's otherwise.
+KILN_FLOAT_OP(Lgamma, std::lgamma(x))
+KILN_FLOAT_OP(Erfc, std::erfc(x))
+KILN_FLOAT_OP(Digamma, special::digamma(x))
+KILN_FLOAT_OP(Erfinv, special::erfinv(x))
+KILN_FLOAT_OP(Erfcx, special::erfcx(x))
+KILN_FLOAT_OP(Ndtri, special::ndtri(x))
+KILN_FLOAT_OP(I0, special::i0(x))
+KILN_FLOAT_OP(I0e, special::i0e(x))
+KILN_FLOAT_OP(I1, special::i1(x))
+KILN_FLOAT_OP(I1e, special::i1e(x))
 #undef KILN_FLOAT_OP
 
 // ---- Ops on every dtype: T is the compute type (an integer, bool, float or double).
@@ -149,6 +161,19 @@ void gelu_impl(const Tensor& self, std::string_view approximate, const Tensor& o
 
 using namespace kiln::kernels;
 
+// A float op PyTorch's CPU kernel computes in float32 and float64 only: float16 and bfloat16 (the
+// result dtype) are refused, as PyTorch refuses them.
+constexpr char kNdtri[] = "special_ndtri";
+constexpr char kErfcx[] = "special_erfcx";
+template <const char* Op>
+meta::TensorSpec wide_float(const Tensor& self) {
+  meta::TensorSpec spec = meta::unary_float(self);
+  KILN_CHECK_KIND(!is_reduced_float(spec.dtype), ErrorKind::NotImplemented,
+                  "{}: not implemented for {} (PyTorch's kernel has float32 and float64 only), input {}", Op,
+                  dtype_name(spec.dtype), self.describe());
+  return spec;
+}
+
 const KernelRegistrar kRegister([](Registry& r) {
   def_structured<&meta::unary_float, &float_impl<Exp>>(r, "aten::exp");
   def_structured<&meta::unary_float, &float_impl<Expm1>>(r, "aten::expm1");
@@ -174,6 +199,16 @@ const KernelRegistrar kRegister([](Registry& r) {
   def_structured<&meta::unary_float, &float_impl<Sigmoid>>(r, "aten::sigmoid");
   def_structured<&meta::unary_float, &float_impl<Erf>>(r, "aten::erf");
   def_structured<&meta::gelu, &gelu_impl>(r, "aten::gelu");
+  def_structured<&meta::unary_float, &float_impl<Lgamma>>(r, "aten::lgamma");
+  def_structured<&meta::unary_float, &float_impl<Erfc>>(r, "aten::erfc");
+  def_structured<&meta::unary_float, &float_impl<Digamma>>(r, "aten::digamma");
+  def_structured<&meta::unary_float, &float_impl<Erfinv>>(r, "aten::erfinv");
+  def_structured<&wide_float<kErfcx>, &float_impl<Erfcx>>(r, "aten::special_erfcx");
+  def_structured<&wide_float<kNdtri>, &float_impl<Ndtri>>(r, "aten::special_ndtri");
+  def_structured<&meta::unary_float, &float_impl<I0>>(r, "aten::i0");
+  def_structured<&meta::unary_float, &float_impl<I0e>>(r, "aten::special_i0e");
+  def_structured<&meta::unary_float, &float_impl<I1>>(r, "aten::special_i1");
+  def_structured<&meta::unary_float, &float_impl<I1e>>(r, "aten::special_i1e");
 
   def_structured<&meta::unary_signed, &same_impl<Abs>>(r, "aten::abs");
   def_structured<&meta::unary_signed, &same_impl<Neg>>(r, "aten::neg");

@@ -59,6 +59,28 @@ TEST(CudaCodegen, PointwiseKernelsCompile) {
   EXPECT_EQ(g.code.find("std::"), std::string::npos) << "no standard library on the device:\n" << g.code;
 }
 
+// The special functions: kernels/special_math.h compiles on the device (NVRTC, no system header) in
+// double, float and bfloat16 kernels (ndtri, erfcx and zeta have no 16-bit version, as in PyTorch).
+std::vector<Tensor> special_fn(const std::vector<Tensor>& in) {
+  std::vector<Tensor> out;
+  for (const Tensor& x : {in[0], in[0].to(DType::Float64), in[0].to(DType::BFloat16)}) {
+    Tensor unit = tanh(x);
+    Tensor sum = add(add(lgamma(x), digamma(x)), add(erfc(x), erfinv(unit)));
+    Tensor bessel = add(add(i0(x), special_i0e(x)), add(special_i1(x), special_i1e(x)));
+    out.push_back(add(sum, bessel));
+    if (x.dtype() == DType::BFloat16) continue;
+    Tensor normal = add(special_ndtri(sigmoid(x)), special_erfcx(x));
+    out.push_back(add(normal, special_zeta(add(abs(x), Scalar(1.5)), x)));
+  }
+  return out;
+}
+
+TEST(CudaCodegen, SpecialFunctionsCompile) {
+  GeneratedSource g = cuda_source(&special_fn, {randn({33, 70})});
+  for (const char* call : {"kiln::special::digamma(", "kiln::special::zeta(", "kiln::special::ndtri(", "lgamma("})
+    EXPECT_NE(g.code.find(call), std::string::npos) << call << "\n" << g.code;
+}
+
 std::vector<Tensor> integer_fn(const std::vector<Tensor>& in) {
   Tensor a = in[0], b = in[1];
   return {div(a, b, "floor"), remainder(a, b), a * b - b, abs(a)};

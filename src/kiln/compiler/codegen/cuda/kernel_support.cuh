@@ -17,6 +17,8 @@ typedef unsigned long long uint64_t;
 #define INT64_MIN (-9223372036854775807LL - 1)
 #define INT32_MIN (-2147483647 - 1)
 
+#include "kiln/kernels/special_math.h"
+
 namespace kiln {
 
 template <class T> struct k_limits;
