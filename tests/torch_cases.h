@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <limits>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -22,6 +23,16 @@ inline Tensor case_input(IntArrayRef shape, int seed, DType dtype = DType::Float
   for (int64_t s : shape) n *= s;
   Tensor x = sin(add(mul(arange(Scalar(n), DType::Float64), Scalar(0.37)), Scalar(seed)));
   return to(reshape(x, shape), dtype);
+}
+
+// Ten float64 values at the edges of pointwise functions (+-inf, NaN, +-0, +-2.5, 1e300, 0.3, 1):
+// the Python expression, and the same tensor in kiln.
+inline const std::string kSpecialValues =
+    "torch.tensor([float(\"inf\"), -float(\"inf\"), float(\"nan\"), 0.0, -0.0, 2.5, -2.5, 1e300, 0.3, 1.0], "
+    "dtype=torch.float64)";
+inline Tensor special_values() {
+  double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  return from_vector<double>({inf, -inf, nan, 0.0, -0.0, 2.5, -2.5, 1e300, 0.3, 1.0});
 }
 
 // Calls an op by its qualified name as a .pt2 node would (positional arguments, defaults filled);

@@ -16,13 +16,8 @@ using testing::case_input;
 
 Tensor one(const char* op, Stack args) { return call_by_name(op, std::move(args)).at(0); }
 
-const std::string kSpecial =
-    "torch.tensor([float(\"inf\"), -float(\"inf\"), float(\"nan\"), 0.0, -0.0, 2.5, -2.5, 1e300, 0.3, 1.0], "
-    "dtype=torch.float64)";
-Tensor special() {
-  double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
-  return from_vector<double>({inf, -inf, nan, 0.0, -0.0, 2.5, -2.5, 1e300, 0.3, 1.0});
-}
+const std::string& kSpecial = testing::kSpecialValues;
+Tensor special() { return testing::special_values(); }
 // Spread over the interesting ranges: x in (-12, 12), large arguments, a probability in (0, 1) down
 // to 1e-300, and a value in (-1, 1) up to 1 - 2^-52.
 const std::string kWide = "inp([4,5],1) * 12";

@@ -25,7 +25,8 @@ TEST(AtenLibrary, DeclaresPyTorchsWholeOperatorLibrary) {
   // PyTorch 2.13 registers 3,110 aten:: overloads; 14 use types kiln's schemas lack (Storage, Stream,
   // Dict, QScheme, TorchScript classes) or hold escaped quotes, and are left out (all.def lists them).
   EXPECT_EQ(aten, 3110u - 14u);
-  EXPECT_GT(declared, 2500u);
+  // The rest have kernels or decompositions (native_ops.def): a floor that rises as ops are added.
+  EXPECT_GE(aten - declared, 620u);
   for (const char* name : {"aten::einsum", "aten::split.Tensor", "aten::dropout", "aten::to.device", "aten::linalg_svd",
                            "aten::_foreach_add.List", "aten::stft", "aten::to_sparse"}) {
     EXPECT_NE(r.find(name), nullptr) << name;

@@ -195,6 +195,23 @@ void onednn_matmul(const MatrixView& a, const MatrixView& b, const Tensor& c, co
   }
 }
 
+// Whether this CPU's oneDNN has a bfloat16 matmul: it has none without AVX-512 (an AVX2-only CPU
+// such as many AMD EPYC and desktop parts), where bfloat16 products are computed in float32 instead.
+// Asked once, by creating a small bfloat16 matmul.
+bool onednn_bf16_matmul() {
+  static const bool available = [] {
+    try {
+      auto bf16 = dnnl::memory::data_type::bf16;
+      dnnl::memory::desc m({1, 2, 2}, bf16, dnnl::memory::dims{4, 2, 1});
+      dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(m, m, m), engine());
+      return true;
+    } catch (const dnnl::error&) {
+      return false;
+    }
+  }();
+  return available;
+}
+
 // ---- kiln's float32 GEMM
 
 // Whether KILN_GEMM=kiln asks for kiln's float32 GEMM instead of oneDNN's (read at every call, so a
@@ -278,8 +295,9 @@ void matmul_into(const Tensor& a_in, const Tensor& b_in, const Tensor& c, const 
                  const Scalar& beta, const Tensor* bias) {
   if (c.numel() == 0) return;
   DType dt = c.dtype();
-  if (dt == DType::Float16) {
-    // oneDNN in this build has no float16 matmul: compute in float32.
+  if (dt == DType::Float16 || (dt == DType::BFloat16 && !onednn_bf16_matmul())) {
+    // oneDNN in this build has no float16 matmul, nor a bfloat16 one on a CPU without AVX-512:
+    // compute in float32 (the inputs convert exactly) and round once.
     Tensor c32 = to_dtype(c, DType::Float32);
     std::optional<Tensor> bias32;
     if (bias) bias32 = to_dtype(*bias, DType::Float32);
@@ -383,6 +401,17 @@ void gemm_epilogue_impl(const Tensor& self, const Tensor& mat2, const std::optio
                         const Tensor& out) {
   GemmActivation act = *meta::parse_gemm_activation(activation);
   DType dt = out.dtype();
+  if (!onednn_bf16_matmul() && (self.dtype() == DType::BFloat16 || dt == DType::BFloat16)) {
+    // No bfloat16 matmul in this CPU's oneDNN: the product in float32 (matmul_into; operands for a
+    // float32 result converted exactly), then the epilogue as eager's separate ops round it.
+    Tensor a = self.dtype() == dt ? self : to_dtype(self, dt), b = mat2.dtype() == dt ? mat2 : to_dtype(mat2, dt);
+    matmul_into(a, b, out, 1, false, 0, nullptr);
+    if (out.numel() == 0) return;
+    visit_dtype(dt, [&]<class T>() {
+      if constexpr (std::is_floating_point_v<opmath_t<T>>) apply_epilogue<T>(out, bias, act, residual);
+    });
+    return;
+  }
   // bfloat16 operands to a float32 product: oneDNN reads them as they are; elsewhere (empty) they
   // are converted, exactly.
   if (self.dtype() != dt && (out.numel() == 0 || self.sizes().back() == 0)) {
