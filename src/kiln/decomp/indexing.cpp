@@ -37,13 +37,25 @@ void check_source(const Tensor& self, int64_t dim, const Tensor& index, const Te
              source.sizes().vec(), self.sizes().vec(), index.numel(), dim);
 }
 
+// PyTorch reads a 0-d self and a 0-d source as vectors of one element; a 0-d source into a vector,
+// or a vector into a 0-d self, it refuses.
+bool as_vectors(const Tensor& self, const Tensor& source) { return self.dim() == 0 && source.dim() == 0; }
+
 Tensor index_add_impl(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha) {
+  if (as_vectors(self, source)) {
+    Tensor out = index_add_impl(reshape(self, {-1}), dim, index, reshape(source, {-1}), alpha);
+    return reshape(out, self.sizes());
+  }
   check_source(self, dim, index, source, "index_add");
   Tensor scaled = alpha.to_double() == 1.0 ? source : mul(source, alpha);
   return put_values(self, along(self, dim, index, "index_add"), scaled, true);
 }
 
 Tensor index_copy_impl(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source) {
+  if (as_vectors(self, source)) {
+    Tensor out = index_copy_impl(reshape(self, {-1}), dim, index, reshape(source, {-1}));
+    return reshape(out, self.sizes());
+  }
   check_source(self, dim, index, source, "index_copy");
   return put_values(self, along(self, dim, index, "index_copy"), source, false);
 }

@@ -21,6 +21,12 @@ TEST(Indexing, MatchesPyTorch) {
        {index_add(x, 1, idx, src, Scalar(2))}},
       {"inp([4,3],1).index_copy(0, torch.tensor([3, 1]), inp([2,3],2))",
        {index_copy(x, 0, from_vector<int64_t>({3, 1}), case_input({2, 3}, 2))}},
+      // A 0-d self or source is a vector of one element, as in PyTorch.
+      {"inp([],1).index_add(0, torch.tensor([0]), inp([],2), alpha=3)",
+       {index_add(case_input({}, 1), 0, from_vector<int64_t>({0}), case_input({}, 2), Scalar(3))}},
+      {"inp([],1).index_copy(0, torch.tensor(0), inp([],2))",
+       {index_copy(case_input({}, 1), 0, scalar_tensor(Scalar(int64_t{0}), DType::Int64), case_input({}, 2))}},
+
       {"inp([4,3],1).index_fill(1, torch.tensor([2, 0, 2]), -1.5)",
        {one("aten::index_fill.int_Scalar", {x, int64_t{1}, idx, Scalar(-1.5)})}},
       {"inp([4,3],1).index_fill(0, torch.tensor(1), torch.tensor(7.0, dtype=torch.float64))",
@@ -86,6 +92,10 @@ TEST(Indexing, ReductionsAndTrainingOpsMatchPyTorch) {
 TEST(Indexing, BadInputRaises) {
   Tensor x = case_input({4, 3}, 1);
   EXPECT_KILN_ERROR(index_add(x, 1, from_vector<int64_t>({0}), case_input({4, 2}, 2)), "does not fit self");
+  EXPECT_KILN_ERROR(index_add(case_input({5}, 1), 0, from_vector<int64_t>({3}), case_input({}, 2)),
+                    "does not fit self");
+  EXPECT_KILN_ERROR(index_add(case_input({}, 1), 0, from_vector<int64_t>({0}), case_input({1}, 2)),
+                    "does not fit self");
   EXPECT_KILN_ERROR(index_copy(x, 0, from_vector<double>({0}), case_input({1, 3}, 2)), "Expected dtype int32/int64");
   EXPECT_KILN_ERROR(one("aten::index_fill.int_Tensor", {x, int64_t{0}, from_vector<int64_t>({0}), case_input({2}, 1)}),
                     "only supports a 0-dimensional value tensor");

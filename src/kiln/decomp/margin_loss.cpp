@@ -188,11 +188,12 @@ Tensor multi_margin_loss_impl(const Tensor& self, const Tensor& target, const Sc
                               const std::optional<Tensor>& weight, int64_t reduction) {
   KILN_CHECK(p.to_double() == 1 || p.to_double() == 2, "multi_margin_loss: only p == 1 and p == 2 supported, got {}",
              p.to_double());
-  KILN_CHECK(
-      self.dim() >= 1 && self.dim() <= 2 && target.dim() <= 1 && target.numel() == (self.dim() == 2 ? self.size(0) : 1),
-      "multi_margin_loss: inconsistent target size {} for input of size {}", target.sizes().vec(), self.sizes().vec());
+  KILN_CHECK(self.dim() <= 2 && target.dim() <= 1 && target.numel() == (self.dim() == 2 ? self.size(0) : 1),
+             "multi_margin_loss: inconsistent target size {} for input of size {}", target.sizes().vec(),
+             self.sizes().vec());
   KILN_CHECK_TYPE(is_floating(self.dtype()), "multi_margin_loss: expected a floating input, got {}", self.describe());
-  Tensor x = upcast(self.dim() == 1 ? unsqueeze(self, 0) : self);
+  // One sample (a 0-d input is one sample of one class): its loss has the target's shape, as PyTorch's.
+  Tensor x = upcast(self.dim() == 2 ? self : reshape(self, {1, -1}));
   Tensor y = reshape(target, {-1, 1});
   Tensor picked = gather(x, 1, y);
   Tensor z = clamp_min(add(sub(x, picked), margin), Scalar(0));
@@ -201,20 +202,21 @@ Tensor multi_margin_loss_impl(const Tensor& self, const Tensor& target, const Sc
   Tensor classes = arange(Scalar(x.size(1)), TensorOptions(DType::Int64).device(self.device()));
   Tensor others = ne(unsqueeze(classes, 0), y);
   Tensor per_sample = div(sum(where(others, z, zeros_like(z)), std::vector<int64_t>{1}), Scalar(x.size(1)));
-  if (self.dim() == 1) per_sample = squeeze(per_sample, 0);
+  if (self.dim() < 2) per_sample = reshape(per_sample, target.sizes());
   return reduce_loss("multi_margin_loss", per_sample, reduction, self.dtype());
 }
 
 // Per sample: the targets are target's classes before its first -1; sum over them j and the other
 // classes i of max(0, 1 - (x[j] - x[i])), over C.
 Tensor multilabel_margin_loss_impl(const Tensor& self, const Tensor& target, int64_t reduction) {
-  KILN_CHECK(self.dim() >= 1 && self.dim() <= 2 && target.sizes().equals(self.sizes()),
-             "multilabel_margin_loss: inconsistent target size {} for input of size {}", target.sizes().vec(),
-             self.sizes().vec());
+  // A 0-d input is one sample of one class, its target one label (0-d or of one element).
+  bool fits = self.dim() == 0 ? target.dim() <= 1 && target.numel() == 1 : target.sizes().equals(self.sizes());
+  KILN_CHECK(self.dim() <= 2 && fits, "multilabel_margin_loss: inconsistent target size {} for input of size {}",
+             target.sizes().vec(), self.sizes().vec());
   KILN_CHECK_TYPE(is_floating(self.dtype()), "multilabel_margin_loss: expected a floating input, got {}",
                   self.describe());
-  Tensor x = upcast(self.dim() == 1 ? unsqueeze(self, 0) : self);
-  Tensor t = self.dim() == 1 ? unsqueeze(target, 0) : target;
+  Tensor x = upcast(self.dim() == 2 ? self : reshape(self, {1, -1}));
+  Tensor t = self.dim() == 2 ? target : reshape(target, {1, -1});
   int64_t c = x.size(1);
   // valid[n, j]: position j comes before the row's first -1.
   Tensor ends = cumsum(to(eq(t, Scalar(-1)), DType::Int64), 1);
@@ -231,7 +233,7 @@ Tensor multilabel_margin_loss_impl(const Tensor& self, const Tensor& target, int
   Tensor hinge = clamp_min(margins, Scalar(0));
   Tensor counted = logical_and(valid_j, unsqueeze(logical_not(is_target), 1));
   Tensor per_sample = div(sum(where(counted, hinge, zeros_like(hinge)), std::vector<int64_t>{1, 2}), Scalar(c));
-  if (self.dim() == 1) per_sample = squeeze(per_sample, 0);
+  if (self.dim() < 2) per_sample = reshape(per_sample, {});
   return reduce_loss("multilabel_margin_loss", per_sample, reduction, self.dtype());
 }
 

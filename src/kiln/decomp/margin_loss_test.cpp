@@ -92,6 +92,18 @@ TEST(MarginLoss, MultiClassMarginLossesMatchPyTorch) {
        {one("aten::multilabel_margin_loss", {x, labels, int64_t{0}})}},
       {"torch.nn.functional.multilabel_margin_loss(inp([3,4],1), " + T + ")",
        {one("aten::multilabel_margin_loss", {x, labels})}},
+      // One sample: the unreduced loss has the target's shape; a 0-d input is one sample of one class.
+      {"torch.nn.functional.multi_margin_loss(inp([4],1), torch.tensor([1]), reduction=\"none\")",
+       {one("aten::multi_margin_loss", {case_input({4}, 1), from_vector<int64_t>({1}), Scalar(int64_t{1}),
+                                        Scalar(int64_t{1}), std::nullopt, int64_t{0}})}},
+      {"torch.nn.functional.multi_margin_loss(inp([4],1), torch.tensor(2), reduction=\"none\")",
+       {one("aten::multi_margin_loss", {case_input({4}, 1), scalar_tensor(Scalar(int64_t{2}), DType::Int64),
+                                        Scalar(int64_t{1}), Scalar(int64_t{1}), std::nullopt, int64_t{0}})}},
+      {"torch.nn.functional.multi_margin_loss(inp([],1), torch.tensor(0), reduction=\"none\")",
+       {one("aten::multi_margin_loss", {case_input({}, 1), scalar_tensor(Scalar(int64_t{0}), DType::Int64),
+                                        Scalar(int64_t{1}), Scalar(int64_t{1}), std::nullopt, int64_t{0}})}},
+      {"torch.nn.functional.multilabel_margin_loss(inp([],1), torch.tensor([0]), reduction=\"none\")",
+       {one("aten::multilabel_margin_loss", {case_input({}, 1), from_vector<int64_t>({0}), int64_t{0}})}},
   };
   testing::expect_cases_match_torch(python, cases);
 }

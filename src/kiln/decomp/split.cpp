@@ -225,6 +225,17 @@ Tensor pad_dim(const Tensor& x, int64_t d, int64_t before, int64_t after, std::s
   if (before < 0) body = slice(body, d, -before, std::nullopt, 1);
   if (after < 0) body = slice(body, d, 0, body.size(d) + after, 1);
   int64_t n = body.size(d);
+  if (n == 0 && mode == "replicate" && x.size(d) > 0) {
+    // Cropped to nothing: PyTorch's output[j] is input[clamp(j - before, 0, size - 1)], the edge on the
+    // side the padding is added, repeated to the output's size.
+    int64_t out_n = x.size(d) + before + after;
+    KILN_CHECK(out_n >= 0, "pad: padding ({}, {}) of dim {} leaves a negative size, input {}", before, after, d,
+               x.describe());
+    int64_t index = after > 0 ? x.size(d) - 1 : 0;
+    std::vector<int64_t> sizes = x.sizes().vec();
+    sizes[static_cast<size_t>(d)] = out_n;
+    return expand(slice(x, d, index, index + 1, 1), sizes);
+  }
   KILN_CHECK(n > 0 || (before <= 0 && after <= 0), "pad: {} padding of dim {} needs a non-empty input, got {}", mode, d,
              x.describe());
   auto edge = [&](int64_t index, int64_t count) {

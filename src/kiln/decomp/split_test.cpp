@@ -44,6 +44,11 @@ TEST(Split, ViewsAndCopiesMatchPyTorch) {
       {"torch.nn.functional.pad(inp([2,3,4],2), (2, 3, 1, 1), mode=\"circular\")",
        {pad_mode(y, {2, 3, 1, 1}, "circular")}},
       {"torch.nn.functional.pad(inp([2,3,4],2), (-1, 2), mode=\"circular\")", {pad_mode(y, {-1, 2}, "circular")}},
+      // Negative replicate padding that crops a dim to nothing: the kept edge, repeated.
+      {"torch.nn.functional.pad(inp([2,3,4],2), (-4, 5), mode=\"replicate\")", {pad_mode(y, {-4, 5}, "replicate")}},
+      {"torch.nn.functional.pad(inp([2,3,4],2), (-6, 5), mode=\"replicate\")", {pad_mode(y, {-6, 5}, "replicate")}},
+      {"torch.nn.functional.pad(inp([2,3,4],2), (2, -4, -1, 1), mode=\"replicate\")",
+       {pad_mode(y, {2, -4, -1, 1}, "replicate")}},
   };
   testing::expect_cases_match_torch(python, cases);
 }
