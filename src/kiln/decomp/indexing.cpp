@@ -64,6 +64,7 @@ Tensor index_fill_tensor(const Tensor& self, int64_t dim, const Tensor& index, c
   KILN_CHECK(value.dim() == 0,
              "index_fill_ only supports a 0-dimensional value tensor, but got tensor with {} dimension(s).",
              value.dim());
+  if (self.dim() == 0) return reshape(index_fill_tensor(reshape(self, {-1}), dim, index, value), {});
   Indices indices = along(self, dim, index, "index_fill");
   return put_values(self, indices, to(value, self.dtype()), false);
 }
@@ -121,6 +122,10 @@ Tensor index_reduce_impl(const Tensor& self, int64_t dim, const Tensor& index, c
                          std::string_view reduce, bool include_self) {
   KILN_CHECK(reduce == "prod" || reduce == "mean" || reduce == "amax" || reduce == "amin",
              "index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got {}.", reduce);
+  if (as_vectors(self, source)) {
+    Tensor out = index_reduce_impl(reshape(self, {-1}), dim, index, reshape(source, {-1}), reduce, include_self);
+    return reshape(out, {});
+  }
   check_source(self, dim, index, source, "index_reduce");
   int64_t d = wrap_dim(dim, self.dim(), "index_reduce");
   std::vector<int64_t> along(static_cast<size_t>(source.dim()), 1);

@@ -24,6 +24,9 @@ TEST(Indexing, MatchesPyTorch) {
       // A 0-d self or source is a vector of one element, as in PyTorch.
       {"inp([],1).index_add(0, torch.tensor([0]), inp([],2), alpha=3)",
        {index_add(case_input({}, 1), 0, from_vector<int64_t>({0}), case_input({}, 2), Scalar(3))}},
+      {"inp([],1).index_fill(0, torch.tensor([0]), 2.5)",
+       {testing::call_by_name("aten::index_fill.int_Scalar",
+                              {case_input({}, 1), int64_t{0}, from_vector<int64_t>({0}), Scalar(2.5)})[0]}},
       {"inp([],1).index_copy(0, torch.tensor(0), inp([],2))",
        {index_copy(case_input({}, 1), 0, scalar_tensor(Scalar(int64_t{0}), DType::Int64), case_input({}, 2))}},
 
@@ -74,6 +77,12 @@ TEST(Indexing, ReductionsAndTrainingOpsMatchPyTorch) {
                                    "include_self={})",
                                    reduce, include_self ? "True" : "False"),
                        {one("aten::index_reduce", {x, int64_t{1}, idx, src, std::string(reduce), include_self})}});
+      // 0-d self and source: vectors of one element.
+      cases.push_back(
+          {fmt::format("inp([],1).index_reduce(0, torch.tensor([0]), inp([],2) * 3, \"{}\", include_self={})", reduce,
+                       include_self ? "True" : "False"),
+           {one("aten::index_reduce", {case_input({}, 1), int64_t{0}, from_vector<int64_t>({0}),
+                                       mul(case_input({}, 2), Scalar(3)), std::string(reduce), include_self})}});
     }
   }
   cases.push_back({"torch.ops.aten.native_dropout_backward(inp([4,3],1), inp([4,3],3) > 0, 2.5)",
