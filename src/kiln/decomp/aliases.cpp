@@ -66,6 +66,7 @@ constexpr OpAlias kAliases[] = {
     {"aten::special_i0", "aten::i0"},
     {"aten::special_polygamma", "aten::polygamma"},
     {"aten::special_multigammaln", "aten::mvlgamma"},
+    {"aten::detach", "aten::alias"},
     {"aten::concat", "aten::cat"},
     {"aten::concatenate", "aten::cat"},
     {"aten::moveaxis.int", "aten::movedim.int"},

@@ -78,6 +78,8 @@ bool stays_at_prims_level(OpHandle op) {
       "aten::index_select",
       "aten::flip",
       "aten::cumsum",
+      "aten::cumprod",
+      "aten::logcumsumexp",
       "aten::max_pool2d_with_indices",
       "aten::max_pool3d_with_indices",
       "aten::max_pool2d_with_indices_backward",

@@ -10,10 +10,26 @@ TensorSpec flip(const Tensor& self, IntArrayRef dims) {
   return like_spec(self, self.dtype(), MemoryFormat::Preserve);
 }
 
-TensorSpec cumsum(const Tensor& self, int64_t dim, std::optional<DType> dtype) {
-  wrap_dim(dim, std::max<int64_t>(self.dim(), 1), "cumsum");
-  KILN_CHECK_TYPE(!dtype || *dtype != DType::Bool, "cumsum: not implemented for bool");
+namespace {
+TensorSpec accumulating_scan(const Tensor& self, int64_t dim, std::optional<DType> dtype, std::string_view op) {
+  wrap_dim(dim, std::max<int64_t>(self.dim(), 1), op);
+  KILN_CHECK_TYPE(!dtype || *dtype != DType::Bool, "{}: not implemented for bool", op);
   return contiguous_spec(self.sizes(), sum_dtype(self.dtype(), dtype));
+}
+}  // namespace
+
+TensorSpec cumsum(const Tensor& self, int64_t dim, std::optional<DType> dtype) {
+  return accumulating_scan(self, dim, dtype, "cumsum");
+}
+TensorSpec cumprod(const Tensor& self, int64_t dim, std::optional<DType> dtype) {
+  return accumulating_scan(self, dim, dtype, "cumprod");
+}
+TensorSpec logcumsumexp(const Tensor& self, int64_t dim) {
+  wrap_dim(dim, std::max<int64_t>(self.dim(), 1), "logcumsumexp");
+  KILN_CHECK_KIND(is_floating(self.dtype()), ErrorKind::NotImplemented,
+                  "logcumsumexp: not implemented for {} (PyTorch's kernel has floating dtypes only), input {}",
+                  dtype_name(self.dtype()), self.describe());
+  return contiguous_spec(self.sizes(), self.dtype());
 }
 
 }  // namespace kiln::meta
