@@ -177,6 +177,17 @@ TEST(CompositeCompile, LibraryOpsCompile) {
        from_vector<int64_t>({2, 0, 1, 1}).reshape({4, 1})});
 }
 
+// cumprod and logcumsumexp: extern calls of their CPU kernels between fused kernels.
+TEST(CompositeCompile, ScansCompile) {
+  Tensor x = mul(case_input({3, 4, 5}, 1, DType::Float32), Scalar(2));
+  expect_compiled_matches_eager(
+      [](const std::vector<Tensor>& in) {
+        Tensor y = exp(in[0]);
+        return std::vector<Tensor>{cumprod(y, 1), logcumsumexp(in[0], 2), add(cumprod(in[0], 0), Scalar(1))};
+      },
+      {x});
+}
+
 // The special functions: their prims fuse into one kernel whose generated C++ calls
 // kernels/special_math.h, and give eager's values, special values included.
 TEST(CompositeCompile, SpecialFunctionsCompile) {

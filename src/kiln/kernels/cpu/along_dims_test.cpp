@@ -1,11 +1,10 @@
 // The scans beside cumsum — cumprod and logcumsumexp — against PyTorch 2.13 (tests/torch_cases.h):
 // every dim, 0-d and empty inputs, integer and bool inputs with cumprod's int64 result, wrapping
-// integer products, special values, and 16-bit floats; compiled as extern calls, as eagerly.
+// integer products, special values, and 16-bit floats (compiled: api/composite_compile_test.cpp).
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-#include "kiln/api/compile.h"
 #include "kiln_error.h"
 #include "torch_cases.h"
 
@@ -46,24 +45,6 @@ TEST(Scans, MatchPyTorch) {
       {"torch.logcumsumexp((inp([3,4,5],1) * 2).bfloat16(), 1)", {logcumsumexp(xb, 1)}},
   };
   testing::expect_cases_match_torch(python, narrow, 2e-2, 1e-5);
-}
-
-TEST(Scans, CompiledAsEagerly) {
-  Tensor x = mul(case_input({3, 4, 5}, 1, DType::Float32), Scalar(2));
-  auto fn = [](const std::vector<Tensor>& in) {
-    Tensor y = exp(in[0]);
-    return std::vector<Tensor>{cumprod(y, 1), logcumsumexp(in[0], 2), add(cumprod(in[0], 0), Scalar(1))};
-  };
-  auto compiled = compile(fn);
-  std::vector<Tensor> want = fn({x}), got = compiled({x});
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < want.size(); ++i) {
-    Tensor diff = abs(sub(got[i], want[i]));
-    Tensor bound = add(mul(abs(want[i]), Scalar(1e-6)), Scalar(1e-6));
-    EXPECT_EQ(gt(diff, bound).sum().item<int64_t>(), 0) << i << "\n"
-                                                        << got[i].to_string() << "\n"
-                                                        << want[i].to_string();
-  }
 }
 
 TEST(Scans, BadArgumentsRaise) {
