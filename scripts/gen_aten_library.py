@@ -46,9 +46,10 @@ REASONS = [
     (r"^_foreach_", "multi-tensor (_foreach) ops"),
     (r"^_fused_(adam|adamw|sgd|adagrad)", "fused optimizer steps"),
     (r"^_?fft_|^_fft|stft|istft", "FFTs beyond kiln's fft_r2c/fft_c2r/fft_c2c"),
-    (r"cholesky|(^|_)qr$|svd|eig|slogdet|logdet|(^|_)det$|inverse|(^|_)inv(_ex)?$|solve|lstsq|geqrf|ormqr|"
-     r"orgqr|householder|pinv|matrix_exp|matrix_rank|(^|_)lu($|_)|ldl|(^|_)cond$|tensorinv|_linalg_check_errors",
-     "linear algebra (decompositions and solvers)"),
+    (r"cholesky|(^|_)qr$|svd|(^|_)eig|slogdet|logdet|(^|_)det$|^inverse|(^|_)inv(_ex)?$|solve|lstsq|geqrf|"
+     r"ormqr|orgqr|householder|pinv|matrix_exp|matrix_rank|(^|_)lu($|_)|ldl|(^|_)cond$|tensorinv|"
+     r"_linalg_check_errors",
+     "linear algebra kiln has no kernel for yet (non-symmetric eig, lstsq, LDL, ...)"),
     (r"backward", "a backward op (kiln trains through PyTorch's autograd until kiln's own)"),
     (r"^_?(c10d|_allgather|_reduce_scatter|all_reduce|_coalescing)", "distributed collectives"),
     (r"^_?(has_|is_|_is_|_has_)|^_version|^_debug|^retains_grad|^requires_grad_|^_fw_primal|^_make_dual|"

@@ -278,5 +278,65 @@ TEST(CompositeCompile, ConstantsMadeInsideTheFunctionCompile) {
       {x, v});
 }
 
+// Linear algebra (extern calls of the factorization kernels, the rest fused around them) and the
+// orthogonal polynomials (extern calls), compiled as eagerly.
+TEST(CompositeCompile, LinearAlgebraAndPolynomialsCompile) {
+  Tensor a =
+      add(case_input({3, 4, 4}, 1),
+          mul(to(eq(unsqueeze(arange(Scalar(4), DType::Int64), -1), arange(Scalar(4), DType::Int64)), DType::Float64),
+              Scalar(4)));
+  Tensor b = case_input({3, 4, 2}, 2), tall = case_input({5, 3}, 3), n = from_vector<double>({0, 1, 3, 9, 12});
+  expect_compiled_matches_eager(
+      [](const std::vector<Tensor>& in) {
+        const Tensor &a = in[0], &b = in[1], &tall = in[2], &n = in[3];
+        auto op = [](const char* name, Stack args) { return testing::call_by_name(name, std::move(args)); };
+        Tensor spd = add(matmul(a, transpose(a, -2, -1)), Scalar(1));
+        auto qr = linalg_qr(tall);
+        return std::vector<Tensor>{
+            linalg_det(a),
+            linalg_inv(a),
+            linalg_solve(a, b),
+            linalg_cholesky(spd),
+            op("aten::cholesky_solve", {b, linalg_cholesky(spd), false})[0],
+            linalg_svdvals(tall),
+            op("aten::linalg_pinv.atol_rtol_tensor", {tall, Value(), Value(), false})[0],
+            op("aten::linalg_eigvalsh", {spd, "L"})[0],
+            std::get<0>(qr),
+            std::get<1>(qr),
+            linalg_matrix_exp(mul(a, Scalar(0.1))),
+            op("aten::linalg_matrix_norm.str_ord", {a, "nuc", std::vector<int64_t>{-2, -1}, false, Value()})[0],
+            op("aten::special_chebyshev_polynomial_t", {unsqueeze(tanh(tall), -1), n})[0],
+            op("aten::special_hermite_polynomial_h.n_scalar", {tall, Scalar(int64_t{5})})[0]};
+      },
+      {a, b, tall, n});
+}
+
+// Random draws compile (values differ from eager's: the generator moves on): sizes, dtypes, ranges.
+TEST(CompositeCompile, RandomDrawsCompile) {
+  auto fn = [](const std::vector<Tensor>& in) {
+    auto op = [](const char* name, Stack args) { return testing::call_by_name(name, std::move(args))[0]; };
+    const Tensor& x = in[0];
+    return std::vector<Tensor>{
+        op("aten::uniform", {x, 2.0, 3.0, Value()}), randn_like(x), op("aten::bernoulli.p", {x, 0.5, Value()}),
+        op("aten::randint_like", {x, int64_t{7}, DType::Int64, Value(), Value(), Value(), Value()}),
+        op("aten::multinomial", {add(abs(x), Scalar(0.1)), int64_t{3}, false, Value()})};
+  };
+  Tensor x = case_input({4, 6}, 1, DType::Float32);
+  auto compiled = compile(fn);
+  std::vector<Tensor> got = compiled({x}), want = fn({x});
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    EXPECT_EQ(got[i].sizes().vec(), want[i].sizes().vec()) << i;
+    EXPECT_EQ(got[i].dtype(), want[i].dtype()) << i;
+  }
+  EXPECT_GE(amin(got[0]).item<double>(), 2.0);
+  EXPECT_LT(amax(got[0]).item<double>(), 3.0);
+  EXPECT_EQ(logical_and(ne(got[2], Scalar(0)), ne(got[2], Scalar(1))).sum().item<int64_t>(), 0);
+  EXPECT_GE(amin(got[3]).item<int64_t>(), 0);
+  EXPECT_LE(amax(got[3]).item<int64_t>(), 6);
+  Tensor sorted = testing::call_by_name("aten::sort", {got[4], int64_t{1}, false})[0];
+  EXPECT_EQ(eq(slice(sorted, 1, 1, 3), slice(sorted, 1, 0, 2)).sum().item<int64_t>(), 0);
+}
+
 }  // namespace
 }  // namespace kiln

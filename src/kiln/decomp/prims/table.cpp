@@ -104,6 +104,28 @@ bool stays_at_prims_level(OpHandle op) {
       "aten::_embedding_bag",
       "aten::_fft_r2c",  // FFTs: complex tensors, which generated code does not handle
       "aten::_fft_c2r",
+      // Linear algebra (kernels/cpu/linalg_*.cpp) and torch.special's polynomials (polynomials.cpp)
+      "aten::linalg_lu_factor_ex",
+      "aten::linalg_lu_solve",
+      "aten::linalg_cholesky_ex",
+      "aten::linalg_solve_triangular",
+      "aten::_linalg_eigh",
+      "aten::_linalg_svd",
+      "aten::geqrf",
+      "aten::linalg_householder_product",
+      "aten::linalg_matrix_exp",
+      "aten::special_chebyshev_polynomial_t",
+      "aten::special_chebyshev_polynomial_u",
+      "aten::special_chebyshev_polynomial_v",
+      "aten::special_chebyshev_polynomial_w",
+      "aten::special_shifted_chebyshev_polynomial_t",
+      "aten::special_shifted_chebyshev_polynomial_u",
+      "aten::special_shifted_chebyshev_polynomial_v",
+      "aten::special_shifted_chebyshev_polynomial_w",
+      "aten::special_hermite_polynomial_h",
+      "aten::special_hermite_polynomial_he",
+      "aten::special_laguerre_polynomial_l",
+      "aten::special_legendre_polynomial_p",
   };
   return kExterns.contains(op->name());
 }
