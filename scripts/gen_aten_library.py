@@ -131,7 +131,11 @@ def functional_of(qualified, parsed, native):
     name, _, overload = qualified.partition(".")
     if name.endswith("_") and not name.endswith("__"):
         target = name[:-1] + ("." + overload if overload else "")
-        return target if target in native else None
+        if target in native:
+            return target
+        # normal_ -> normal_functional: PyTorch's name where the plain one has other overloads
+        alternative = name[:-1] + "_functional"
+        return alternative if not overload and alternative in native else None
     args = arguments_of(parsed[qualified])
     if not args or args[-1][0] != "out":
         return None

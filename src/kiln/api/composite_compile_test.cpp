@@ -338,5 +338,37 @@ TEST(CompositeCompile, RandomDrawsCompile) {
   EXPECT_EQ(eq(slice(sorted, 1, 1, 3), slice(sorted, 1, 0, 2)).sum().item<int64_t>(), 0);
 }
 
+// Interpolation, bucketing, medians, bit shifts (decompositions that fuse) and the extern kernels
+// beside them (adaptive max pooling, signbit, gcd, lcm, nextafter), compiled as eagerly.
+TEST(CompositeCompile, InterpolationBucketingAndBitOpsCompile) {
+  Tensor img = case_input({1, 2, 5, 6}, 1, DType::Float32), vol = case_input({1, 2, 3, 4, 5}, 2, DType::Float32);
+  Tensor edges = from_vector<float>({-0.5f, 0.0f, 0.25f, 0.8f});
+  Tensor ints = from_vector<int64_t>({12, -18, 0, 7, -21, 1071}), amounts = from_vector<int64_t>({0, 1, 3, 63, 64, -1});
+  expect_compiled_matches_eager(
+      [](const std::vector<Tensor>& in) {
+        const Tensor &img = in[0], &vol = in[1], &edges = in[2], &ints = in[3], &amounts = in[4];
+        auto op = [](const char* name, Stack args) { return testing::call_by_name(name, std::move(args)); };
+        using Ints = std::vector<int64_t>;
+        Tensor flat = reshape(img, {-1});
+        auto pooled = op("aten::adaptive_max_pool2d", {img, Ints{2, 4}});
+        return std::vector<Tensor>{op("aten::upsample_bicubic2d.vec", {img, Ints{9, 4}, false, Value()})[0],
+                                   op("aten::upsample_trilinear3d.vec", {vol, Ints{5, 2, 7}, true, Value()})[0],
+                                   op("aten::_upsample_nearest_exact2d.vec", {img, Ints{7, 3}, Value()})[0],
+                                   op("aten::searchsorted.Tensor", {edges, flat, false, true, Value(), Value()})[0],
+                                   op("aten::histc", {flat, int64_t{5}, Scalar(-1), Scalar(1)})[0],
+                                   op("aten::median.dim", {img, int64_t{3}, false})[0],
+                                   op("aten::nanmedian.dim", {img, int64_t{2}, true})[1],
+                                   op("aten::bitwise_left_shift.Tensor", {ints, amounts})[0],
+                                   op("aten::bitwise_right_shift.Tensor", {ints, amounts})[0],
+                                   pooled[0],
+                                   pooled[1],
+                                   op("aten::signbit", {neg(img)})[0],
+                                   op("aten::gcd", {ints, add(amounts, Scalar(5))})[0],
+                                   op("aten::lcm", {ints, add(amounts, Scalar(2))})[0],
+                                   op("aten::nextafter", {img, neg(img)})[0]};
+      },
+      {img, vol, edges, ints, amounts});
+}
+
 }  // namespace
 }  // namespace kiln

@@ -102,6 +102,10 @@ std::tuple<Tensor, Tensor, Tensor> lu_unpack(const Tensor& lu, const Tensor& piv
   return {p, l, u};
 }
 
+Lu lu_with_info(const Tensor& a, bool pivot, bool check_errors) {
+  return detail::call<Lu>(KILN_OP("aten::linalg_lu_factor_ex"), a, pivot, check_errors);
+}
+
 std::tuple<Tensor, Tensor, Tensor> linalg_lu(const Tensor& a, bool pivot) {
   Lu f = detail::call<Lu>(KILN_OP("aten::linalg_lu_factor_ex"), a, pivot, false);
   return lu_unpack(std::get<0>(f), std::get<1>(f), true, true);
@@ -279,6 +283,7 @@ Tensor ormqr(const Tensor& input, const Tensor& tau, const Tensor& other, bool l
 const KernelRegistrar kRegister([](Registry& r) {
   r.set_compound_kernel("aten::linalg_lu_factor", kiln::detail::boxed<&linalg_lu_factor>());
   r.set_compound_kernel("aten::linalg_lu", kiln::detail::boxed<&linalg_lu>());
+  r.set_compound_kernel("aten::_lu_with_info", kiln::detail::boxed<&lu_with_info>());
   r.set_compound_kernel("aten::lu_unpack", kiln::detail::boxed<&lu_unpack>());
   r.set_compound_kernel("aten::lu_solve", kiln::detail::boxed<&lu_solve_old>());
   r.set_compound_kernel("aten::_linalg_det", kiln::detail::boxed<&linalg_det_impl>());

@@ -249,10 +249,11 @@ Tensor linalg_cond_str(const Tensor& a, std::string_view p) {
 
 // [x^0, x^1, ..., x^(N-1)] along a new last dim, products accumulated as PyTorch's cumprod.
 Tensor linalg_vander(const Tensor& x, std::optional<int64_t> n) {
-  KILN_CHECK(x.dim() >= 1, "linalg.vander: x must have at least one dimension, got {}", x.describe());
-  int64_t count = n.value_or(x.size(-1));
+  KILN_CHECK_TYPE(x.dtype() != DType::Bool,
+                  "linalg.vander supports floating point, complex, and integer tensors, but got Bool");
+  Tensor base = x.dim() == 0 ? unsqueeze(x, 0) : x;  // a number is a vector of one
+  int64_t count = n.value_or(base.size(-1));
   KILN_CHECK(count > 1, "linalg.vander: N must be greater than 1, got {}", count);
-  Tensor base = x.dtype() == DType::Bool ? to(x, DType::Int64) : x;
   Shape sizes(base.sizes());
   sizes.push_back(count - 1);
   Tensor powers = cumprod(expand(unsqueeze(base, -1), sizes), -1);

@@ -137,7 +137,18 @@ Tensor im2col_impl(const Tensor& self, IntArrayRef kernel_size, IntArrayRef dila
   return self.dim() == 3 ? squeeze(columns, 0) : columns;
 }
 
+// adaptive_max_pool1d: the 2-d kernel over a unit height.
+std::tuple<Tensor, Tensor> adaptive_max_pool1d_impl(const Tensor& self, IntArrayRef output_size) {
+  KILN_CHECK(output_size.size() == 1, "adaptive_max_pool1d: output_size must have one value, got {}", output_size);
+  KILN_CHECK(self.dim() == 2 || self.dim() == 3, "adaptive_max_pool1d: Expected 2D or 3D tensor, but got: {}",
+             self.describe());
+  auto [values, indices] = detail::call<std::tuple<Tensor, Tensor>>(
+      KILN_OP("aten::adaptive_max_pool2d"), unsqueeze(self, -2), IntArrayRef{1, output_size[0]});
+  return {squeeze(values, -2), squeeze(indices, -2)};
+}
+
 const KernelRegistrar kRegister([](Registry& r) {
+  r.set_compound_kernel("aten::adaptive_max_pool1d", kiln::detail::boxed<&adaptive_max_pool1d_impl>());
   r.set_compound_kernel("aten::im2col", kiln::detail::boxed<&im2col_impl>());
   r.set_compound_kernel("aten::adaptive_avg_pool3d", kiln::detail::boxed<&adaptive_avg_pool3d_impl>());
   r.set_compound_kernel("aten::max_pool1d_with_indices", kiln::detail::boxed<&max_pool1d_with_indices_impl>());

@@ -23,6 +23,8 @@ TEST(PoolVariants, MatchPyTorch) {
   masked.select(0, 1).fill_(-std::numeric_limits<double>::infinity());
   auto [pooled, where] = max_pool2d_with_indices(case_input({1, 2, 4, 6}, 5), {2, 2});
   std::vector<testing::TorchCase> cases = {
+      {"torch.nn.functional.adaptive_max_pool1d(inp([2,3,9],1), 4, return_indices=True)",
+       call_by_name("aten::adaptive_max_pool1d", {x, std::vector<int64_t>{4}})},
       {"torch.nn.functional.adaptive_avg_pool3d(inp([2,3,4,5,6],2), (2, 3, 4))",
        {one("aten::adaptive_avg_pool3d", {v, std::vector<int64_t>{2, 3, 4}})}},
       {"torch.max_pool1d_with_indices(inp([2,3,9],1), 3, 2, 1)",

@@ -109,7 +109,42 @@ Tensor all_dims(const Tensor& self, std::optional<IntArrayRef> dim, bool keepdim
   return all_of(self, any(logical_not(self), dim, keepdim));
 }
 
+// The lower median along `dim` and its index: of the non-NaN elements (nanmedian; NaN, at the
+// first NaN, where all are), or NaN at the lane's first NaN where it has one (median). The sort is
+// stable with NaN last, so a NaN's index is its lane's first.
+std::tuple<Tensor, Tensor> median_along(const Tensor& self, int64_t dim, bool keepdim, bool skip_nan,
+                                        std::string_view op) {
+  int64_t d = wrap_dim(dim, std::max<int64_t>(self.dim(), 1), op);
+  Tensor x = self.dim() == 0 ? reshape(self, {1}) : self;
+  int64_t n = x.size(d);
+  KILN_CHECK_INDEX(n > 0, "{}: Expected reduction dim {} to have non-zero size, got {}", op, dim, self.describe());
+  auto [sorted, order] = detail::call<std::tuple<Tensor, Tensor>>(KILN_OP("aten::sort"), x, d, false);
+  Tensor count = is_floating(x.dtype()) ? sum(logical_not(isnan(x)), IntArrayRef{d}, true)
+                                        : full({}, Scalar(n), TensorOptions(DType::Int64).device(x.device()));
+  Tensor middle = floor_divide(sub(to(count, DType::Int64), Scalar(1)), Scalar(2));
+  // median: a lane with a NaN takes its first NaN, at sorted position `count`.
+  Tensor position = skip_nan ? clamp_min(middle, Scalar(0))
+                             : where(lt(count, Scalar(n)), to(count, DType::Int64), clamp_min(middle, Scalar(0)));
+  Shape at_sizes(x.sizes());
+  at_sizes[static_cast<size_t>(d)] = 1;
+  Tensor at = expand(position, at_sizes);
+  Tensor values = gather(sorted, d, at), indices = gather(order, d, at);
+  if (!keepdim || self.dim() == 0) {
+    values = squeeze(values, d);
+    indices = squeeze(indices, d);
+  }
+  return {values, indices};
+}
+std::tuple<Tensor, Tensor> median_dim(const Tensor& self, int64_t dim, bool keepdim) {
+  return median_along(self, dim, keepdim, false, "median");
+}
+std::tuple<Tensor, Tensor> nanmedian_dim(const Tensor& self, int64_t dim, bool keepdim) {
+  return median_along(self, dim, keepdim, true, "nanmedian");
+}
+
 const KernelRegistrar kRegister([](Registry& r) {
+  r.set_compound_kernel("aten::median.dim", kiln::detail::boxed<&median_dim>());
+  r.set_compound_kernel("aten::nanmedian.dim", kiln::detail::boxed<&nanmedian_dim>());
   r.set_compound_kernel("aten::all", kiln::detail::boxed<&all_impl>());
   r.set_compound_kernel("aten::all.dim", kiln::detail::boxed<&all_dim>());
   r.set_compound_kernel("aten::all.dims", kiln::detail::boxed<&all_dims>());

@@ -87,3 +87,39 @@ TEST(Statistics, BadInputRaises) {
 
 }  // namespace
 }  // namespace kiln
+
+namespace kiln {
+namespace {
+
+// median and nanmedian along a dim: the lower median and its index, rows with NaN (median: NaN at
+// the first NaN; nanmedian: the median of the rest, NaN where all are NaN), keepdim, integers, 0-d.
+TEST(Statistics, MediansAlongADimMatchPyTorch) {
+  KILN_REQUIRE_PYTHON(python);
+  double nan = std::numeric_limits<double>::quiet_NaN();
+  Tensor x = testing::case_input({3, 5}, 7);
+  Tensor holes = reshape(from_vector<double>({1.0, nan, 3.0, 2.0, nan, nan, nan, nan, 4.0, 0.5, -1.0, 8.0}), {3, 4});
+  const std::string kHoles =
+      "torch.tensor([1.0, float(\"nan\"), 3.0, 2.0, float(\"nan\"), float(\"nan\"), "
+      "float(\"nan\"), float(\"nan\"), 4.0, 0.5, -1.0, 8.0], dtype=torch.float64).reshape(3, 4)";
+  Tensor ints = from_vector<int64_t>({5, 1, 9, 3, 7, 2});
+  std::vector<testing::TorchCase> cases = {
+      {"torch.median(inp([3,5],7), 1)", testing::call_by_name("aten::median.dim", {x, int64_t{1}, false})},
+      {"torch.median(inp([3,5],7), 0, True)", testing::call_by_name("aten::median.dim", {x, int64_t{0}, true})},
+      {"torch.nanmedian(inp([3,5],7), -1)", testing::call_by_name("aten::nanmedian.dim", {x, int64_t{-1}, false})},
+      {"torch.median(" + kHoles + ", 1)", testing::call_by_name("aten::median.dim", {holes, int64_t{1}, false})},
+      // (The index PyTorch gives a row of NaN only is its sort's choice: values compared.)
+      {"torch.nanmedian(" + kHoles + ", 1)[0]",
+       {testing::call_by_name("aten::nanmedian.dim", {holes, int64_t{1}, false}).at(0)}},
+      {"torch.nanmedian(" + kHoles + "[[0, 2]], 1)",
+       testing::call_by_name("aten::nanmedian.dim",
+                             {index_select(holes, 0, from_vector<int64_t>({0, 2})), int64_t{1}, false})},
+      {"torch.median(torch.tensor([5, 1, 9, 3, 7, 2]), 0)",
+       testing::call_by_name("aten::median.dim", {ints, int64_t{0}, false})},
+      {"torch.median(torch.tensor(2.5, dtype=torch.float64), 0)",
+       testing::call_by_name("aten::median.dim", {scalar_tensor(Scalar(2.5), DType::Float64), int64_t{0}, false})},
+  };
+  testing::expect_cases_match_torch(python, cases);
+}
+
+}  // namespace
+}  // namespace kiln

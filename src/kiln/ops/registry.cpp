@@ -152,8 +152,13 @@ OpHandle Registry::functional_variant(OpHandle inplace) const {
   if (!s.name.ends_with("_")) return nullptr;
   std::string name = s.ns;
   name.append("::").append(s.name, 0, s.name.size() - 1);
+  std::string plain = name;
   if (!s.overload.empty()) name.append(".").append(s.overload);
   OpHandle f = find(name);
+  if (f != nullptr && may_run(f)) return f;
+  // Where the plain name is taken by other overloads, PyTorch names the functional form
+  // `<name>_functional` (normal_ -> normal_functional).
+  f = s.overload.empty() ? find(plain + "_functional") : nullptr;
   return f != nullptr && may_run(f) ? f : nullptr;
 }
 

@@ -126,6 +126,12 @@ bool stays_at_prims_level(OpHandle op) {
       "aten::special_hermite_polynomial_he",
       "aten::special_laguerre_polynomial_l",
       "aten::special_legendre_polynomial_p",
+      "aten::adaptive_max_pool2d",
+      "aten::adaptive_max_pool3d",
+      "aten::signbit",
+      "aten::gcd",
+      "aten::lcm",
+      "aten::nextafter",
   };
   return kExterns.contains(op->name());
 }
