@@ -475,9 +475,9 @@ Verdict check_program(const Program& p, const std::string& torch_dir, const std:
       !periodic_of_a_huge_argument(p, wide) && !divides_by_a_rounding_residue(p, inputs, wide, true) &&
       !layer_norm_variance_past_float(p, inputs) && !signed_zero_maximum(p, inputs, wide) &&
       !log1p_of_the_smallest_subnormal(p, inputs, wide) && !scatter_into_a_non_dense_self(p, inputs) &&
-      !attention_row_of_nan_scores(p, inputs, wide) && !pow_exponent_rounded_differs_from_torch(p, inputs) &&
-      !bfloat16_gemm_flushes_a_subnormal(p, inputs, wide) && !causal_attention_with_a_negative_scale(p) &&
-      !hyperbolic_past_exp_range(p, wide) && !ill_conditioned) {
+      !attention_row_of_nan_scores(p, inputs, wide) && !attention_of_an_overlapping_query(p, inputs) &&
+      !pow_exponent_rounded_differs_from_torch(p, inputs) && !bfloat16_gemm_flushes_a_subnormal(p, inputs, wide) &&
+      !causal_attention_with_a_negative_scale(p) && !hyperbolic_past_exp_range(p, wide) && !ill_conditioned) {
     torch = read_torch(torch_dir, "native");
     torch64 = read_torch(torch_dir, "f64");
   }

@@ -699,6 +699,18 @@ bool scatter_into_a_non_dense_self(const Program& p, const std::vector<Tensor>& 
   return false;
 }
 
+// Whether a scaled_dot_product_attention of the program reads a query whose elements overlap or
+// are not dense: PyTorch 2.13's CPU kernel then returns unwritten memory (its output's strides are
+// not the layout it writes; docs/conformance.md). kiln's result is the math's.
+bool attention_of_an_overlapping_query(const Program& p, const std::vector<Tensor>& inputs) {
+  for (const auto& c : p.calls) {
+    if (c.op != "sdpa" || c.args.empty()) continue;
+    auto q = probe_value(p, c.args[0], inputs, Precision::Native);
+    if (q && q->numel() > 1 && !q->is_non_overlapping_and_dense()) return true;
+  }
+  return false;
+}
+
 // Whether a scaled_dot_product_attention of the program has a row whose scores are all NaN (a NaN
 // in its query), in either run. PyTorch's CPU flash kernel gives such a row NaN where a NaN falls in
 // its vector loop (a block of 16 keys or more with AVX-512) and 0 where all fall in its scalar tail,

@@ -56,6 +56,8 @@ bool bfloat16_gemm_flushes_a_subnormal(const Program& p, const std::vector<Tenso
                                        const std::vector<Tensor>& wide);
 // A slice_scatter or select_scatter into a copy of a self whose elements are not dense.
 bool scatter_into_a_non_dense_self(const Program& p, const std::vector<Tensor>& inputs);
+// A scaled_dot_product_attention of a query that is not dense (PyTorch's output is unwritten memory).
+bool attention_of_an_overlapping_query(const Program& p, const std::vector<Tensor>& inputs);
 // A scaled_dot_product_attention with a row whose scores are all NaN.
 bool attention_row_of_nan_scores(const Program& p, const std::vector<Tensor>& inputs, const std::vector<Tensor>& wide);
 // A causal scaled_dot_product_attention with a negative scale.

@@ -73,16 +73,28 @@ Tensor celu_impl(const Tensor& self, const Scalar& alpha) {
 
 // Leaky ReLU with a random slope in [lower, upper] per negative element in training, the mean slope
 // in eval.
-Tensor rrelu_impl(const Tensor& self, const Scalar& lower, const Scalar& upper, bool training, const Value&) {
+// Also the slopes used (1 where self >= 0), as rrelu_with_noise_functional returns them.
+std::tuple<Tensor, Tensor> rrelu_and_noise(const Tensor& self, const Tensor& noise, const Scalar& lower,
+                                           const Scalar& upper, bool training) {
   check_floating("rrelu", self);
   double lo = lower.to_double(), hi = upper.to_double();
   KILN_CHECK(lo <= hi, "rrelu: lower bound should be less than or equal to the upper bound, got lower {} upper {}", lo,
              hi);
-  if (!training) return leaky_relu(self, Scalar((lo + hi) / 2));
+  if (!training) return {leaky_relu(self, Scalar((lo + hi) / 2)), noise};
   Tensor slope =
       add(mul(rand(self.sizes(), TensorOptions(self.dtype()).device(self.device())), Scalar(hi - lo)), Scalar(lo));
-  Tensor scaled = mul(self, slope);
-  return where(ge(self, Scalar(0)), self, scaled);
+  Tensor kept = ge(self, Scalar(0));
+  Tensor used = where(kept, ones_like(slope), slope);
+  return {where(kept, self, mul(self, slope)), used};
+}
+Tensor rrelu_impl(const Tensor& self, const Scalar& lower, const Scalar& upper, bool training, const Value&) {
+  return std::get<0>(rrelu_and_noise(self, self, lower, upper, training));
+}
+std::tuple<Tensor, Tensor> rrelu_with_noise_functional(const Tensor& self, const Tensor& noise, const Scalar& lower,
+                                                       const Scalar& upper, bool training, const Value&) {
+  KILN_CHECK(noise.sizes().equals(self.sizes()) || !training,
+             "rrelu_with_noise: noise {} must have the input's sizes {}", noise.describe(), self.describe());
+  return rrelu_and_noise(self, noise, lower, upper, training);
 }
 
 // log(x / (1 - x)), x clamped to [eps, 1 - eps] first when eps is given; integers compute in float32.
@@ -103,6 +115,7 @@ const KernelRegistrar kRegister([](Registry& r) {
   r.set_compound_kernel("aten::log_sigmoid", kiln::detail::boxed<&log_sigmoid_impl>());
   r.set_compound_kernel("aten::celu", kiln::detail::boxed<&celu_impl>());
   r.set_compound_kernel("aten::rrelu", kiln::detail::boxed<&rrelu_impl>());
+  r.set_compound_kernel("aten::rrelu_with_noise_functional", kiln::detail::boxed<&rrelu_with_noise_functional>());
   r.set_compound_kernel("aten::logit", kiln::detail::boxed<&logit_impl>());
 });
 

@@ -188,8 +188,20 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> batch_norm_with_update(const Tensor& 
   return {out, mean, rstd, reserve};
 }
 
+// The functional form `run_decompositions()` leaves: the same step on copies of the running
+// statistics, returned as the last two results.
+std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor, Tensor> batch_norm_with_update_functional(
+    const Tensor& input, const std::optional<Tensor>& weight, const std::optional<Tensor>& bias,
+    const Tensor& running_mean, const Tensor& running_var, double momentum, double eps) {
+  Tensor mean_out = clone(running_mean), var_out = clone(running_var);
+  auto [out, mean, rstd, reserve] = batch_norm_with_update(input, weight, bias, mean_out, var_out, momentum, eps);
+  return {out, mean, rstd, reserve, mean_out, var_out};
+}
+
 const KernelRegistrar kRegister([](Registry& r) {
   r.set_compound_kernel("aten::_batch_norm_with_update", kiln::detail::boxed<&batch_norm_with_update>());
+  r.set_compound_kernel("aten::_batch_norm_with_update_functional",
+                        kiln::detail::boxed<&batch_norm_with_update_functional>());
   r.set_compound_kernel("aten::native_batch_norm", kiln::detail::boxed<&native_batch_norm>());
   kernels::def_meta_and_cpu<&batch_norm_no_training>(r, "aten::_native_batch_norm_legit_no_training");
   kernels::def_meta_and_cpu<&batch_norm_no_stats>(r, "aten::_native_batch_norm_legit.no_stats");

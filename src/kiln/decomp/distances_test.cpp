@@ -40,6 +40,10 @@ TEST(Distances, MatchPyTorch) {
        {inner(a, scalar_tensor(2.0, DType::Float64))}},
       {"torch.nn.functional.bilinear(inp([4,3],1), inp([4,2],7), inp([5,3,2],8), inp([5],9))",
        {one("aten::bilinear", {a, case_input({4, 2}, 7), case_input({5, 3, 2}, 8), case_input({5}, 9)})}},
+      {"torch.ops.aten._trilinear(inp([4,3],1), inp([5,3,2],8), inp([4,2],7), [1, 3], [0], [1, 2], [2, 3])",
+       {one("aten::_trilinear",
+            {a, case_input({5, 3, 2}, 8), case_input({4, 2}, 7), std::vector<int64_t>{1, 3}, std::vector<int64_t>{0},
+             std::vector<int64_t>{1, 2}, std::vector<int64_t>{2, 3}, int64_t{1}})}},
       {"torch.block_diag(inp([2,3],1), inp([3],2), torch.tensor(5.0, dtype=torch.float64))",
        {block_diag(
            std::vector<Tensor>{case_input({2, 3}, 1), case_input({3}, 2), scalar_tensor(5.0, DType::Float64)})}},

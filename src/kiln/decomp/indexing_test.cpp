@@ -91,6 +91,14 @@ TEST(Indexing, ReductionsAndTrainingOpsMatchPyTorch) {
       {"(lambda m, v: list(torch.ops.aten._batch_norm_with_update(inp([2,3,5],4), None, None, m, v, 0.1, "
        "1e-5)) + [m, v])(torch.zeros(3, dtype=torch.float64), torch.ones(3, dtype=torch.float64))",
        updated});
+  // The functional form returns the updated statistics and leaves its arguments alone.
+  Tensor mean0 = zeros({3}, DType::Float64), var0 = ones({3}, DType::Float64);
+  cases.push_back(
+      {"torch.ops.aten._batch_norm_with_update_functional(inp([2,3,5],4), None, None, "
+       "torch.zeros(3, dtype=torch.float64), torch.ones(3, dtype=torch.float64), 0.1, 1e-5)",
+       call_by_name("aten::_batch_norm_with_update_functional",
+                    {bn, std::nullopt, std::nullopt, mean0, var0, 0.1, 1e-5})});
+  cases.push_back({"torch.zeros(3, dtype=torch.float64)", {mean0}});
   testing::expect_cases_match_torch(python, cases);
   Tensor e = one("aten::empty_permuted", {std::vector<int64_t>{2, 3, 4}, std::vector<int64_t>{0, 2, 1}});
   EXPECT_EQ(e.strides().vec(), (std::vector<int64_t>{12, 1, 3}));  // PyTorch's

@@ -48,6 +48,9 @@ TEST(SpecialFunctions, MatchPyTorch) {
       {"torch.nn.functional.logsigmoid(inp([3,4],1) * 4)", {one("aten::log_sigmoid", {x})}},
       {"torch.celu(inp([3,4],1) * 4, 0.5)", {one("aten::celu", {x, Scalar(0.5)})}},
       {"torch.rrelu(inp([3,4],1) * 4)", {one("aten::rrelu", {x})}},
+      {"torch.ops.aten.rrelu_with_noise_functional(inp([3,4],1) * 4, inp([3,4],2))",
+       call_by_name("aten::rrelu_with_noise_functional",
+                    {x, case_input({3, 4}, 2), Scalar(0.125), Scalar(1.0 / 3), false, Value()})},
       {"torch.logit(torch.sigmoid(inp([3,4],2)))", {logit(p)}},
       {"torch.logit(" + kSpecial + ", 0.25)", {logit(s, 0.25)}},
       {"torch.logit(torch.tensor([-3, 0, 7, 2]))", {logit(ints)}},
@@ -67,6 +70,19 @@ TEST(SpecialFunctions, BadInputRaises) {
   EXPECT_KILN_ERROR(one("aten::celu", {x, Scalar(0)}), "alpha must not be 0");
   EXPECT_KILN_ERROR(one("aten::rrelu", {x, Scalar(0.5), Scalar(0.1)}), "lower bound should be less than or equal");
   EXPECT_KILN_ERROR(one("aten::rsub.Scalar", {gt(x, Scalar(0)), Scalar(true)}), "bool");
+}
+
+// rrelu_with_noise_functional in training: the slopes it returns are 1 where x >= 0 and in
+// [lower, upper] elsewhere, and the result is x times them.
+TEST(SpecialFunctions, RreluWithNoiseInTraining) {
+  Tensor x = case_input({6, 7}, 3);
+  auto r = call_by_name("aten::rrelu_with_noise_functional",
+                        {x, zeros({6, 7}, DType::Float64), Scalar(0.2), Scalar(0.4), true, Value()});
+  Tensor noise = r.at(1);
+  EXPECT_EQ(logical_and(ge(x, Scalar(0)), ne(noise, Scalar(1))).sum().item<int64_t>(), 0);
+  Tensor negative = lt(x, Scalar(0));
+  EXPECT_EQ(logical_and(negative, logical_or(lt(noise, Scalar(0.2)), gt(noise, Scalar(0.4)))).sum().item<int64_t>(), 0);
+  EXPECT_EQ(ne(r.at(0), mul(x, noise)).sum().item<int64_t>(), 0);
 }
 
 }  // namespace

@@ -1,7 +1,9 @@
 // Products and grids of whole tensors, outside Core ATen: kron (every product of an element of one and
 // an element of the other, blocked), tensordot (contraction over chosen dims: a permute, one matrix
 // product and a reshape), inner (over the last dims), bilinear (x1^T A x2 + b per output feature),
-// block_diag, meshgrid and cartesian_prod.
+// block_diag, meshgrid, cartesian_prod and _trilinear.
+#include <algorithm>
+
 #include "kiln/core/type_promotion.h"
 #include "kiln/kernels/register.h"
 #include "kiln/ops/api.h"
@@ -144,7 +146,28 @@ Tensor cartesian_prod_impl(std::span<const Tensor> tensors) {
   return stack(columns, 1);
 }
 
+// _trilinear (what bilinear becomes after run_decompositions()): each input unsqueezed at its
+// `expand` dims to a common rank, the three multiplied and summed over `sumdim` (unroll_dim only
+// chooses PyTorch's loop order).
+Tensor trilinear_impl(const Tensor& i1, const Tensor& i2, const Tensor& i3, IntArrayRef expand1, IntArrayRef expand2,
+                      IntArrayRef expand3, IntArrayRef sumdim, int64_t) {
+  int64_t total = i1.dim() + static_cast<int64_t>(expand1.size());
+  auto widen = [&](const Tensor& t, IntArrayRef expand, std::string_view arg) {
+    KILN_CHECK(t.dim() + static_cast<int64_t>(expand.size()) == total,
+               "_trilinear: {} ({}) with {} new dims does not reach {} dims", arg, t.describe(), expand.size(), total);
+    std::vector<int64_t> dims(expand.begin(), expand.end());
+    std::sort(dims.begin(), dims.end());
+    Tensor w = t;
+    for (int64_t d : dims) w = unsqueeze(w, wrap_dim(d, total, "_trilinear"));
+    return w;
+  };
+  Tensor product = mul(mul(widen(i1, expand1, "i1"), widen(i2, expand2, "i2")), widen(i3, expand3, "i3"));
+  if (sumdim.empty()) return product;
+  return sum(product, sumdim, false);
+}
+
 const KernelRegistrar kRegister([](Registry& r) {
+  r.set_compound_kernel("aten::_trilinear", kiln::detail::boxed<&trilinear_impl>());
   r.set_compound_kernel("aten::kron", kiln::detail::boxed<&kron_impl>());
   r.set_compound_kernel("aten::tensordot", kiln::detail::boxed<&tensordot_impl>());
   r.set_compound_kernel("aten::inner", kiln::detail::boxed<&inner_impl>());
