@@ -59,6 +59,8 @@ constexpr OpAlias kAliases[] = {
     {"aten::special_log_softmax", "aten::log_softmax.int"},
     {"aten::special_softmax", "aten::softmax.int"},
     {"aten::special_gammaln", "aten::lgamma"},
+    {"aten::special_gammainc", "aten::igamma"},
+    {"aten::special_gammaincc", "aten::igammac"},
     {"aten::special_digamma", "aten::digamma"},
     {"aten::special_psi", "aten::digamma"},
     {"aten::special_erfc", "aten::erfc"},

@@ -37,7 +37,8 @@ Tensor shift(const Tensor& a_in, const Tensor& b_in, bool left, std::string_view
   // 2^k for k < width, in the dtype (2^(bits - 1) wraps to the most negative value, as a shift does).
   std::vector<int64_t> powers;
   for (int k = 0; k < width; ++k) powers.push_back(k == 63 ? std::numeric_limits<int64_t>::min() : int64_t{1} << k);
-  Tensor table = to(from_vector<int64_t>(powers), dtype);
+  Tensor table = to(from_vector<int64_t>(powers), dtype);  // a host table, moved to the operands' device
+  if (!a.device().is_cpu()) table = _to_copy(table, TensorOptions(dtype).device(a.device()));
   Tensor power = index_select(table, 0, reshape(clamp(amount, Scalar(0), Scalar(width - 1)), {-1}));
   power = reshape(power, amount.sizes());
   TensorOptions o = TensorOptions(dtype).device(a.device());

@@ -132,6 +132,17 @@ bool stays_at_prims_level(OpHandle op) {
       "aten::gcd",
       "aten::lcm",
       "aten::nextafter",
+      "aten::special_bessel_j0",
+      "aten::special_bessel_j1",
+      "aten::special_bessel_y0",
+      "aten::special_bessel_y1",
+      "aten::special_modified_bessel_k0",
+      "aten::special_modified_bessel_k1",
+      "aten::special_scaled_modified_bessel_k0",
+      "aten::special_scaled_modified_bessel_k1",
+      "aten::special_airy_ai",
+      "aten::igamma",
+      "aten::igammac",
   };
   return kExterns.contains(op->name());
 }
