@@ -15,11 +15,16 @@ or, failing that, with the float64 reference rounded to PyTorch's output dtype (
 replay does: PyTorch's float32 trigamma near a pole is 7e-6 off, kiln's is exact), then prints the counts: recorded, loaded, passed eagerly, passed compiled, per IR, and the ops
 kiln refused with why.
 
-Usage: python tests/tools/record_exported_samples.py --out DIR [--samples N] [--only NAME]...
+With `--modules`, the samples are PyTorch's module_db's instead (torch.testing._internal.common_modules):
+each module built with its sample's constructor arguments, in eval mode, exported on its forward
+inputs (weights in the archive), its outputs flattened.
+
+Usage: python tests/tools/record_exported_samples.py --out DIR [--modules] [--samples N] [--only NAME]...
                                                      [--replay build/kiln]
 """
 import argparse
 import collections
+import copy
 import os
 import subprocess
 import sys
@@ -59,8 +64,9 @@ def float64_reference(module, tensors, eager):
         return None
     wide = tuple(t.double() if t.dtype in (torch.float32, torch.float16) else t for t in tensors)
     try:
+        wide_module = copy.deepcopy(module).double()  # a module's parameters too
         with torch.no_grad():
-            ref = flat_tensors(module(*wide))
+            ref = flat_tensors(wide_module(*wide))
     except Exception:  # noqa: BLE001
         return None
     if ref is None or len(ref) != len(eager) or any(r.shape != e.shape for r, e in zip(ref, eager)):
@@ -81,6 +87,100 @@ def close_to_pytorch(got, want, ref):
         return True
     except AssertionError:
         return False
+
+
+def save_sample(out_dir, index, module, tensors, eager, skipped, name, variant):
+    """Exports `module` on `tensors` (the default IR and after run_decompositions()) and saves both
+    with the inputs, PyTorch's outputs and the float64 reference; False where PyTorch cannot."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ep = torch.export.export(module, tensors, strict=False)
+            core = ep.run_decompositions()
+    except Exception:  # noqa: BLE001
+        skipped["torch.export failed"] += 1
+        return False
+    k = f"{len(index):05d}"
+    try:
+        torch.export.save(ep, os.path.join(out_dir, f"{k}.pt2"))
+        torch.export.save(core, os.path.join(out_dir, f"{k}_core.pt2"))
+    except Exception:  # noqa: BLE001
+        skipped["torch.export.save failed"] += 1
+        return False
+    os.makedirs(os.path.join(out_dir, k), exist_ok=True)
+    for i, t in enumerate(tensors):
+        np.save(os.path.join(out_dir, k, f"input_{i}.npy"), t.contiguous().numpy())
+    for i, t in enumerate(eager):
+        np.save(os.path.join(out_dir, k, f"output_{i}.npy"), t.contiguous().numpy())
+    for i, t in enumerate(float64_reference(module, tensors, eager) or []):
+        np.save(os.path.join(out_dir, k, f"ref_{i}.npy"), t.contiguous().numpy())
+    index.append((k, name, variant, len(tensors), len(eager)))
+    return True
+
+
+class ModuleCall(torch.nn.Module):
+    """Calls `module` with the sample's forward arguments, its tensors taken from forward's inputs;
+    the outputs flattened (an LSTM's (out, (h, c)) is three tensors)."""
+
+    def __init__(self, module, args, kwargs):
+        super().__init__()
+        self.module, self.args, self.kwargs = module, args, kwargs
+
+    def forward(self, *tensors):
+        it = iter(tensors)
+        args = [next(it) if isinstance(a, torch.Tensor) else a for a in self.args]
+        return tuple(torch.utils._pytree.tree_leaves(self.module(*args, **self.kwargs)))
+
+
+def record_modules(out_dir, samples_per_module, only):
+    """PyTorch's module_db samples (torch.testing._internal.common_modules), each module in eval mode
+    with its constructor's arguments, exported on its forward inputs as a user would."""
+    from torch.testing._internal.common_modules import module_db
+    os.makedirs(out_dir, exist_ok=True)
+    torch.manual_seed(0)
+    index = []
+    skipped = collections.Counter()
+    for info in module_db:
+        if only and info.name not in only:
+            continue
+        if torch.float32 not in info.dtypes:
+            skipped["no float32"] += 1
+            continue
+        try:
+            inputs = info.module_inputs_func(info, device="cpu", dtype=torch.float32, requires_grad=False,
+                                             training=False)
+        except Exception:  # noqa: BLE001
+            skipped["sample generator failed"] += 1
+            continue
+        for mi in inputs[:samples_per_module]:
+            if mi.forward_input is None:
+                continue
+            c, f = mi.constructor_input, mi.forward_input
+            args = list(f.args)
+            if any(isinstance(a, torch.Tensor) and (a.layout != torch.strided or a.is_quantized) for a in args):
+                skipped["inputs not dense strided tensors"] += 1
+                continue
+            if any(isinstance(a, (list, tuple)) for a in args) or any(isinstance(v, torch.Tensor)
+                                                                       for v in f.kwargs.values()):
+                skipped["tensor lists or tensor keyword arguments"] += 1
+                continue
+            try:
+                module = ModuleCall(info.module_cls(*c.args, **c.kwargs).eval(), args, f.kwargs)
+                tensors = tuple(a for a in args if isinstance(a, torch.Tensor))
+                with torch.no_grad():
+                    eager = flat_tensors(module(*tensors))
+            except Exception:  # noqa: BLE001
+                skipped["PyTorch raised"] += 1
+                continue
+            if not eager or any(t.layout != torch.strided or t.dtype in (torch.bfloat16, torch.complex32) or
+                                t.is_complex() or t.is_quantized for t in eager):
+                skipped["outputs not tensors numpy holds"] += 1
+                continue
+            save_sample(out_dir, index, module, tensors, eager, skipped, info.name, "")
+    with open(os.path.join(out_dir, "index.tsv"), "w") as fh:
+        for row in index:
+            fh.write("\t".join(str(col) for col in row) + "\n")
+    print(f"recorded {len(index)} samples of {len({r[1] for r in index})} modules; skipped: {dict(skipped)}")
 
 
 def record(out_dir, samples_per_op, only):
@@ -123,29 +223,8 @@ def record(out_dir, samples_per_op, only):
                                 t.is_complex() or t.is_quantized for t in eager):
                 skipped["outputs not tensors numpy holds"] += 1
                 continue
-            try:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    ep = torch.export.export(module, tensors, strict=False)
-                    core = ep.run_decompositions()
-            except Exception:  # noqa: BLE001
-                skipped["torch.export failed"] += 1
+            if save_sample(out_dir, index, module, tensors, eager, skipped, info.name, info.variant_test_name):
                 continue
-            k = f"{len(index):05d}"
-            try:
-                torch.export.save(ep, os.path.join(out_dir, f"{k}.pt2"))
-                torch.export.save(core, os.path.join(out_dir, f"{k}_core.pt2"))
-            except Exception:  # noqa: BLE001
-                skipped["torch.export.save failed"] += 1
-                continue
-            os.makedirs(os.path.join(out_dir, k), exist_ok=True)
-            for i, t in enumerate(tensors):
-                np.save(os.path.join(out_dir, k, f"input_{i}.npy"), t.contiguous().numpy())
-            for i, t in enumerate(eager):
-                np.save(os.path.join(out_dir, k, f"output_{i}.npy"), t.contiguous().numpy())
-            for i, t in enumerate(float64_reference(module, tensors, eager) or []):
-                np.save(os.path.join(out_dir, k, f"ref_{i}.npy"), t.contiguous().numpy())
-            index.append((k, info.name, info.variant_test_name, len(tensors), len(eager)))
     with open(os.path.join(out_dir, "index.tsv"), "w") as f:
         for row in index:
             f.write("\t".join(str(c) for c in row) + "\n")
@@ -218,10 +297,13 @@ def main():
     parser.add_argument("--samples", type=int, default=1)
     parser.add_argument("--only", action="append")
     parser.add_argument("--replay", metavar="KILN")
+    parser.add_argument("--modules", action="store_true", help="record module_db's samples, not op_db's")
     args = parser.parse_args()
     torch.set_num_threads(1)
     if args.replay:
         replay(args.out, args.replay)
+    elif args.modules:
+        record_modules(args.out, args.samples, set(args.only or []))
     else:
         record(args.out, args.samples, set(args.only or []))
 

@@ -370,5 +370,30 @@ TEST(CompositeCompile, InterpolationBucketingAndBitOpsCompile) {
       {img, vol, edges, ints, amounts});
 }
 
+// nonzero_static (static sizes: a running count places each index) and a two-layer bidirectional
+// LSTM unrolled over time, compiled as eagerly.
+TEST(CompositeCompile, NonzeroStaticAndRecurrentCompile) {
+  Tensor x = case_input({4, 5}, 1, DType::Float32), seq = case_input({5, 2, 3}, 2, DType::Float32);
+  std::vector<Tensor> params;
+  for (int layer = 0; layer < 2; ++layer)
+    for (int d = 0; d < 2; ++d)
+      for (auto shape : {std::vector<int64_t>{16, layer == 0 ? 3 : 8}, std::vector<int64_t>{16, 4},
+                         std::vector<int64_t>{16}, std::vector<int64_t>{16}})
+        params.push_back(case_input(shape, 10 + static_cast<int>(params.size()), DType::Float32));
+  std::vector<Tensor> inputs{x, seq, case_input({4, 2, 4}, 3, DType::Float32),
+                             case_input({4, 2, 4}, 4, DType::Float32)};
+  inputs.insert(inputs.end(), params.begin(), params.end());
+  expect_compiled_matches_eager(
+      [](const std::vector<Tensor>& in) {
+        auto op = [](const char* name, Stack args) { return testing::call_by_name(name, std::move(args)); };
+        std::vector<Tensor> p(in.begin() + 4, in.end());
+        auto lstm = op("aten::lstm.input",
+                       {in[1], std::vector<Tensor>{in[2], in[3]}, p, true, int64_t{2}, 0.0, false, true, false});
+        return std::vector<Tensor>{op("aten::nonzero_static", {gt(in[0], Scalar(0)), int64_t{12}, int64_t{-1}})[0],
+                                   lstm[0], lstm[1], lstm[2]};
+      },
+      inputs);
+}
+
 }  // namespace
 }  // namespace kiln

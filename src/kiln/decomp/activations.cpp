@@ -106,7 +106,28 @@ Tensor logit_impl(const Tensor& self, std::optional<double> eps) {
   return downcast(log(div(x, complement)), r);
 }
 
+// prelu: x where x > 0, else weight x, weight one value or one per channel (dim 1).
+Tensor prelu_impl(const Tensor& self, const Tensor& weight) {
+  int64_t channels = self.dim() >= 2 ? self.size(1) : 1;
+  KILN_CHECK(weight.numel() == 1 || weight.numel() == channels,
+             "prelu: Mismatch of parameter numbers and input channel size. Found parameter numbers = {} and channel "
+             "size = {}.",
+             weight.numel(), channels);
+  KILN_CHECK(weight.dim() <= 1, "prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {}",
+             weight.dim());
+  Tensor w = weight;
+  if (weight.numel() > 1) {
+    Shape per_channel(static_cast<size_t>(self.dim()), 1);
+    per_channel[1] = channels;
+    w = reshape(weight, per_channel);
+  } else {
+    w = reshape(weight, {});
+  }
+  return where(gt(self, Scalar(0)), self, mul(w, self));
+}
+
 const KernelRegistrar kRegister([](Registry& r) {
+  r.set_compound_kernel("aten::prelu", kiln::detail::boxed<&prelu_impl>());
   r.set_compound_kernel("aten::softplus", kiln::detail::boxed<&softplus_impl>());
   r.set_compound_kernel("aten::mish", kiln::detail::boxed<&mish_impl>());
   r.set_compound_kernel("aten::hardshrink", kiln::detail::boxed<&hardshrink_impl>());

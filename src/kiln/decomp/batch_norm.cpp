@@ -198,7 +198,55 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor, Tensor> batch_norm_with_updat
   return {out, mean, rstd, reserve, mean_out, var_out};
 }
 
+// The per-channel mean over N instances of a [N * C] statistic.
+Tensor mean_of_instances(const Tensor& stat, int64_t n, int64_t c) {
+  return mean(reshape(stat, {n, c}), std::vector<int64_t>{0});
+}
+
+// group_norm: native_group_norm over [N, C, the rest].
+Tensor group_norm(const Tensor& input, int64_t num_groups, const std::optional<Tensor>& weight,
+                  const std::optional<Tensor>& bias, double eps, bool) {
+  KILN_CHECK(input.dim() >= 2, "group_norm: Expected at least 2 dimensions for input tensor but received {}",
+             input.dim());
+  int64_t n = input.size(0), c = input.size(1);
+  KILN_CHECK(num_groups > 0 && c % num_groups == 0,
+             "group_norm: Expected number of channels in input to be divisible "
+             "by num_groups, but got input of shape {} and num_groups={}",
+             input.sizes(), num_groups);
+  int64_t hxw = n * c == 0 ? 0 : input.numel() / (n * c);
+  return std::get<0>(kiln::detail::call<std::tuple<Tensor, Tensor, Tensor>>(KILN_OP("aten::native_group_norm"), input,
+                                                                            weight, bias, n, c, hxw, num_groups, eps));
+}
+
+// instance_norm: batch norm of each (instance, channel) plane, as one batch of N * C channels; the
+// running statistics (where given and the input's are used) take the mean of the instances' updates.
+Tensor instance_norm(const Tensor& input, const std::optional<Tensor>& weight, const std::optional<Tensor>& bias,
+                     const std::optional<Tensor>& running_mean, const std::optional<Tensor>& running_var,
+                     bool use_input_stats, double momentum, double eps, bool) {
+  KILN_CHECK(use_input_stats || (running_mean && running_var),
+             "instance_norm: Expected running_mean and running_var to be defined when use_input_stats is false");
+  KILN_CHECK(input.dim() >= 2, "instance_norm: expected at least 2 dimensions, got {}", input.describe());
+  int64_t n = input.size(0), c = input.size(1);
+  Shape planes(input.sizes());
+  planes[0] = 1;
+  planes[1] = n * c;
+  auto repeated = [&](const std::optional<Tensor>& t) -> std::optional<Tensor> {
+    if (!t) return std::nullopt;
+    return repeat(*t, {n});
+  };
+  std::optional<Tensor> mean = repeated(running_mean), var = repeated(running_var);
+  if (mean) mean = clone(*mean);
+  if (var) var = clone(*var);
+  Tensor out =
+      batch_norm(reshape(input, planes), repeated(weight), repeated(bias), mean, var, use_input_stats, momentum, eps);
+  if (use_input_stats && running_mean) Tensor(*running_mean).copy_(mean_of_instances(*mean, n, c));
+  if (use_input_stats && running_var) Tensor(*running_var).copy_(mean_of_instances(*var, n, c));
+  return reshape(out, input.sizes());
+}
+
 const KernelRegistrar kRegister([](Registry& r) {
+  r.set_compound_kernel("aten::group_norm", kiln::detail::boxed<&group_norm>());
+  r.set_compound_kernel("aten::instance_norm", kiln::detail::boxed<&instance_norm>());
   r.set_compound_kernel("aten::_batch_norm_with_update", kiln::detail::boxed<&batch_norm_with_update>());
   r.set_compound_kernel("aten::_batch_norm_with_update_functional",
                         kiln::detail::boxed<&batch_norm_with_update_functional>());

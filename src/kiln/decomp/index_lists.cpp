@@ -1,7 +1,7 @@
 // Ops whose result is a list of positions: tril_indices and triu_indices (computed from the sizes
 // alone), combinations and pdist (rows picked by those lists), and the data-dependent ones, which
-// run eagerly only (their sizes depend on values): argwhere, masked_select, nonzero_static and
-// repeat_interleave by a tensor of counts.
+// run eagerly only (their sizes depend on values): argwhere, masked_select and repeat_interleave by
+// a tensor of counts; nonzero_static, whose size is given, traces.
 #include "kiln/core/broadcast.h"
 #include "kiln/kernels/register.h"
 #include "kiln/ops/api.h"
@@ -95,14 +95,28 @@ Tensor masked_select_impl(const Tensor& self, const Tensor& mask) {
   return detail::call<Tensor>(KILN_OP("aten::index.Tensor"), values, indices);
 }
 
-// nonzero's first `size` rows, padded with rows of fill_value.
+// nonzero's first `size` rows, padded with rows of fill_value. Its size is static, so it is written
+// with static sizes (it traces and compiles): each nonzero element's rank among them (a running
+// count) places its flat index in a buffer of `size` slots (later ones go to a discarded slot), and
+// the flat indices become coordinates.
 Tensor nonzero_static_impl(const Tensor& self, int64_t size, int64_t fill_value) {
   KILN_CHECK(size >= 0, "nonzero_static: 'size' must be an non-negative integer, got {}", size);
-  Tensor found = nonzero_of(self);
-  int64_t n = found.size(0);
-  if (n >= size) return slice(found, 0, 0, size, 1);
-  Tensor fill = full({size - n, found.size(1)}, Scalar(fill_value), TensorOptions(DType::Int64).device(self.device()));
-  return cat(std::vector<Tensor>{found, fill}, 0);
+  TensorOptions io = TensorOptions(DType::Int64).device(self.device());
+  int64_t n = self.numel(), nd = self.dim();
+  Tensor flat = reshape(ne(self, Scalar(0)), {-1});
+  Tensor rank = sub(cumsum(to(flat, DType::Int64), 0), Scalar(1));
+  Tensor slot = where(logical_and(flat, lt(rank, Scalar(size))), rank, full({}, Scalar(size), io));
+  Tensor buffer = detail::call<Tensor>(KILN_OP("aten::scatter.src"), full({size + 1}, Scalar(-1), io), int64_t{0}, slot,
+                                       arange(Scalar(n), io));
+  Tensor index = slice(buffer, 0, 0, size, 1);
+  std::vector<Tensor> coords;
+  int64_t stride = 1;
+  for (int64_t d = nd - 1; d >= 0; --d) {
+    coords.insert(coords.begin(), remainder(floor_divide(index, Scalar(stride)), Scalar(self.size(d))));
+    stride *= self.size(d);
+  }
+  Tensor at = nd == 0 ? zeros({size, 0}, io) : stack(coords, 1);
+  return where(unsqueeze(ge(index, Scalar(0)), 1), at, full({}, Scalar(fill_value), io));
 }
 
 // Position i repeated repeats[i] times.

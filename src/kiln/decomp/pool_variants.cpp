@@ -137,6 +137,13 @@ Tensor im2col_impl(const Tensor& self, IntArrayRef kernel_size, IntArrayRef dila
   return self.dim() == 3 ? squeeze(columns, 0) : columns;
 }
 
+// max_pool3d: max_pool3d_with_indices' values.
+Tensor max_pool3d_impl(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding,
+                       IntArrayRef dilation, bool ceil_mode) {
+  return std::get<0>(detail::call<std::tuple<Tensor, Tensor>>(KILN_OP("aten::max_pool3d_with_indices"), self,
+                                                              kernel_size, stride, padding, dilation, ceil_mode));
+}
+
 // adaptive_max_pool1d: the 2-d kernel over a unit height.
 std::tuple<Tensor, Tensor> adaptive_max_pool1d_impl(const Tensor& self, IntArrayRef output_size) {
   KILN_CHECK(output_size.size() == 1, "adaptive_max_pool1d: output_size must have one value, got {}", output_size);
@@ -149,6 +156,7 @@ std::tuple<Tensor, Tensor> adaptive_max_pool1d_impl(const Tensor& self, IntArray
 
 const KernelRegistrar kRegister([](Registry& r) {
   r.set_compound_kernel("aten::adaptive_max_pool1d", kiln::detail::boxed<&adaptive_max_pool1d_impl>());
+  r.set_compound_kernel("aten::max_pool3d", kiln::detail::boxed<&max_pool3d_impl>());
   r.set_compound_kernel("aten::im2col", kiln::detail::boxed<&im2col_impl>());
   r.set_compound_kernel("aten::adaptive_avg_pool3d", kiln::detail::boxed<&adaptive_avg_pool3d_impl>());
   r.set_compound_kernel("aten::max_pool1d_with_indices", kiln::detail::boxed<&max_pool1d_with_indices_impl>());
