@@ -1,6 +1,7 @@
 #include "kiln/import/exported_program.h"
 
 #include <unordered_map>
+#include <unordered_set>
 
 #include "kiln/graph/verify_level.h"
 #include "kiln/import/graph_importer.h"
@@ -224,6 +225,14 @@ class Reader {
       } else if (kind == "tensor_constant") {
         s = {InputKind::TensorConstant, spec.at("arg").at("name").as_string(),
              spec.at("tensor_constant_name").as_string()};
+      } else if (kind == "token") {
+        // An effect token (with_effects threads it through effectful calls): no value in kiln.
+        const std::string& token = spec.at("arg").at("name").as_string();
+        auto [field, arg] = union_member(inputs.at(i), source_);
+        KILN_CHECK(arg.at("name").as_string() == token, "{}: graph input {} ({}) does not match its token spec '{}'",
+                   source_, i, field, token);
+        tokens_.insert(token);
+        continue;
       } else {
         KILN_FAIL(ErrorKind::NotImplemented, "{}: input {} is a '{}' input, which kiln does not support", source_, i,
                   kind);
@@ -242,6 +251,7 @@ class Reader {
     const std::string& target = node.at("target").as_string();
     std::string what = fmt::format("{}: node '{}'", source_, name.empty() ? target : name);
     if (target == "torch.ops.aten._assert_tensor_metadata.default") return check_metadata(node, what);
+    if (target == "torch.ops.higher_order.with_effects") return read_effect(node, name, what);
     OpHandle op = resolve_target(target, what);
     if (name.empty()) name = op->schema().name;
     std::vector<std::pair<std::string, CallArg>> args;
@@ -272,6 +282,53 @@ class Reader {
       }
     }
     importer_.call(name, op, args, outputs, recorded);
+  }
+
+  // with_effects(token, op, args...) -> (token, results...): an effectful call ordered by a token.
+  // kiln orders calls by their data only: the call is imported as itself (its arguments by position,
+  // then by name), the token dropped. _linalg_check_errors, the effect run_decompositions() leaves
+  // after a linear algebra op, is PyTorch's check of the factorization's info: kiln's decompositions
+  // raise those errors eagerly, and the imported graph gives what the factorization gives
+  // (docs/conformance.md), so the check is not imported.
+  void read_effect(const json::Value& node, const std::string& name, const std::string& what) {
+    const auto& inputs = node.at("inputs").as_array();
+    const auto& outputs = node.at("outputs").as_array();
+    KILN_CHECK(inputs.size() >= 2 && outputs.size() >= 1, "{}: with_effects needs a token and an operator", what);
+    auto [token_field, token] = union_member(inputs[0].at("arg"), what);
+    KILN_CHECK(token_field == "as_tensor" && tokens_.contains(token.at("name").as_string()),
+               "{}: with_effects' first argument is not a token", what);
+    auto [out_field, out_token] = union_member(outputs[0], what);
+    KILN_CHECK(out_field == "as_tensor", "{}: with_effects' first result is not a token", what);
+    tokens_.insert(out_token.at("name").as_string());
+    auto [op_field, op_target] = union_member(inputs[1].at("arg"), what);
+    KILN_CHECK(op_field == "as_operator", "{}: with_effects' second argument is not an operator", what);
+    if (op_target.as_string() == "torch.ops.aten._linalg_check_errors.default") return;
+    OpHandle op = resolve_target(op_target.as_string(), what);
+    const auto& schema_args = op->schema().arguments;
+    std::vector<std::pair<std::string, CallArg>> args;
+    for (size_t i = 2; i < inputs.size(); ++i) {
+      std::string arg_name = inputs[i].at("name").as_string();
+      if (arg_name.empty()) {
+        KILN_CHECK(i - 2 < schema_args.size(), "{}: {} takes {} arguments, given more", what, op->name(),
+                   schema_args.size());
+        arg_name = schema_args[i - 2].name;
+      }
+      args.emplace_back(arg_name, read_argument(inputs[i].at("arg"), what));
+    }
+    std::vector<std::string> results;
+    std::vector<std::optional<RecordedMeta>> recorded;
+    for (size_t i = 1; i < outputs.size(); ++i) {
+      auto [field, v] = union_member(outputs[i], what);
+      if (field == "as_none") continue;
+      KILN_CHECK_KIND(field == "as_tensor", ErrorKind::NotImplemented,
+                      "{}: a '{}' result of an effectful call is "
+                      "not supported",
+                      what, field);
+      results.push_back(v.at("name").as_string());
+      graph::TensorMeta m = meta_of(results.back(), "value");
+      recorded.push_back(RecordedMeta{m.dtype, m.sizes});
+    }
+    importer_.call(name.empty() ? op->schema().name : name, op, args, results, recorded);
   }
 
   // _assert_tensor_metadata(a, size, stride, dtype, *, device, layout): torch.export's check that a
@@ -320,6 +377,10 @@ class Reader {
       } else if (kind == "user_input_mutation") {
         s = {OutputKind::UserInputMutation, spec.at("arg").at("name").as_string(),
              spec.at("user_input_name").as_string()};
+      } else if (kind == "token") {
+        KILN_CHECK(tokens_.contains(spec.at("arg").at("name").as_string()),
+                   "{}: output {} is a token no effectful call produced", source_, i);
+        continue;
       } else {
         KILN_FAIL(ErrorKind::NotImplemented, "{}: output {} is a '{}' output, which kiln does not support", source_, i,
                   kind);
@@ -337,6 +398,7 @@ class Reader {
   std::string source_;
   GraphImporter importer_;
   std::unordered_map<std::string, const json::Value*> metas_;
+  std::unordered_set<std::string> tokens_;  // effect tokens (with_effects), which carry no value
 };
 
 }  // namespace

@@ -144,3 +144,63 @@ TEST(ExportedProgram, MalformedDocumentsNameWhatIsMissing) {
 
 }  // namespace
 }  // namespace kiln::import
+
+namespace kiln::import {
+namespace {
+
+// What run_decompositions() makes of linalg.inv as PyTorch 2.13 serializes it: the factorization's
+// check under with_effects, ordered by a token the program takes and returns. The token is no
+// value in kiln: the user input is the matrix alone, the output its inverse.
+TEST(ExportedProgram, EffectTokensAndTheLinalgCheckAreDropped) {
+  std::string m33 = meta(7, R"([{"as_int": 3}, {"as_int": 3}])", R"([{"as_int": 3}, {"as_int": 1}])");
+  std::string info = meta(4, R"([])", R"([])");  // int32
+  std::string text = fmt::format(R"({{
+  "schema_version": {{"major": 8, "minor": 20}}, "torch_version": "2.13.0+cpu", "verifiers": ["ATEN"],
+  "graph_module": {{
+    "graph": {{
+      "inputs": [{{"as_tensor": {{"name": "token"}}}}, {{"as_tensor": {{"name": "a"}}}}],
+      "outputs": [{{"as_tensor": {{"name": "token_out"}}}}, {{"as_tensor": {{"name": "inverse"}}}}],
+      "nodes": [
+        {{"target": "torch.ops.aten.linalg_inv_ex.default", "name": "linalg_inv_ex", "metadata": {{}},
+          "inputs": [{{"name": "A", "arg": {{"as_tensor": {{"name": "a"}}}}, "kind": 1}}],
+          "outputs": [{{"as_tensor": {{"name": "inverse"}}}}, {{"as_tensor": {{"name": "info"}}}}]}},
+        {{"target": "torch.ops.higher_order.with_effects", "name": "with_effects", "metadata": {{}},
+          "inputs": [{{"name": "", "arg": {{"as_tensor": {{"name": "token"}}}}, "kind": 1}},
+                     {{"name": "", "arg": {{"as_operator": "torch.ops.aten._linalg_check_errors.default"}}, "kind": 1}},
+                     {{"name": "", "arg": {{"as_tensor": {{"name": "info"}}}}, "kind": 1}},
+                     {{"name": "", "arg": {{"as_string": "linalg.inv"}}, "kind": 1}},
+                     {{"name": "is_matrix", "arg": {{"as_bool": true}}, "kind": 2}}],
+          "outputs": [{{"as_tensor": {{"name": "token_out"}}}}, {{"as_none": true}}]}}
+      ],
+      "tensor_values": {{"a": {}, "inverse": {}, "info": {}}},
+      "sym_int_values": {{}}, "sym_bool_values": {{}}, "is_single_tensor_return": false
+    }},
+    "signature": {{
+      "input_specs": [{{"token": {{"arg": {{"name": "token"}}}}}}, {{"user_input": {{"arg": {{"as_tensor": {{"name": "a"}}}}}}}}],
+      "output_specs": [{{"token": {{"arg": {{"name": "token_out"}}}}}},
+                       {{"user_output": {{"arg": {{"as_tensor": {{"name": "inverse"}}}}}}}}]
+    }},
+    "module_call_graph": [], "metadata": {{}}
+  }}
+}})",
+                                 m33, m33, info);
+  ExportedProgram p = read(text);
+  ASSERT_EQ(p.inputs.size(), 1u);
+  EXPECT_EQ(p.inputs[0].name, "a");
+  ASSERT_EQ(p.outputs.size(), 1u);
+  Tensor a = from_vector<float>({4, 1, 0, 1, 3, 1, 0, 1, 2}).reshape({3, 3});
+  std::vector<Tensor> out = graph::interpret(p.graph, std::vector<Tensor>{a});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_LT(
+      sub(matmul(a, out[0]), to(eq(unsqueeze(arange(3), -1), arange(3)), DType::Float32)).abs().amax().item<float>(),
+      1e-5f);
+  // A token no call produced is an error naming it.
+  std::string bad = text;
+  const std::string spec = R"({"token": {"arg": {"name": "token_out"}}})";
+  ASSERT_NE(bad.find(spec), std::string::npos);
+  bad.replace(bad.find(spec), spec.size(), R"({"token": {"arg": {"name": "token_x"}}})");
+  EXPECT_NE(error_of(bad).find("token no effectful call produced"), std::string::npos) << error_of(bad);
+}
+
+}  // namespace
+}  // namespace kiln::import

@@ -128,6 +128,8 @@ bool stays_at_prims_level(OpHandle op) {
       "aten::special_legendre_polynomial_p",
       "aten::adaptive_max_pool2d",
       "aten::adaptive_max_pool3d",
+      "aten::fractional_max_pool2d",
+      "aten::fractional_max_pool3d",
       "aten::signbit",
       "aten::gcd",
       "aten::lcm",
