@@ -1,6 +1,7 @@
 // The copying variants of views (`view_copy`, `permute_copy`, ...): what functionalization and
 // torch.export write where a program's view must not alias its input; each is the view, copied into
-// a new contiguous tensor. And broadcast_tensors: each tensor expanded to the shape they broadcast to.
+// a new contiguous tensor. And broadcast_tensors: each tensor expanded to the shape they broadcast to;
+// resize_as_.
 #include <algorithm>
 #include <numeric>
 
@@ -119,7 +120,15 @@ Tensor as_strided_scatter_impl(const Tensor& self, const Tensor& src, IntArrayRe
   return as_strided(written, self.sizes(), self.strides(), 0);
 }
 
+// resize_as_ is resize_ to the template's sizes (eagerly: resize_ has no traced form). PyTorch's
+// functional resize is left declared: with a functional form, the generic in-place kernel would
+// claim resize_, whose own kernel changes the tensor's sizes.
+Tensor resize_as_inplace(const Tensor& self, const Tensor& the_template, std::optional<MemoryFormat> memory_format) {
+  return detail::call<Tensor>(KILN_OP("aten::resize_"), self, the_template.sizes(), memory_format);
+}
+
 const KernelRegistrar kRegister([](Registry& r) {
+  r.set_compound_kernel("aten::resize_as_", kiln::detail::boxed<&resize_as_inplace>());
   r.set_compound_kernel("aten::as_strided_scatter", kiln::detail::boxed<&as_strided_scatter_impl>());
   r.set_compound_kernel("aten::unfold", kiln::detail::boxed<&unfold_impl>());
   r.set_compound_kernel("aten::unfold_copy", kiln::detail::boxed<&unfold_copy_impl>());

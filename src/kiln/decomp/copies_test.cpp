@@ -10,6 +10,7 @@
 namespace kiln {
 namespace {
 
+using testing::call_by_name;
 using testing::case_input;
 
 TEST(ViewCopies, MatchPyTorch) {
@@ -59,6 +60,18 @@ TEST(Copies, AsStridedScatterMatchesPyTorch) {
   EXPECT_KILN_ERROR(scatter({flat, src, std::vector<int64_t>{2, 2}, std::vector<int64_t>{9, 1}}), "reaches past");
   EXPECT_KILN_ERROR(scatter({flat, flat, std::vector<int64_t>{2, 2}, std::vector<int64_t>{2, 1}}),
                     "expected src to have a size equal to the slice of self");
+}
+
+// resize_as_ resizes self in place to the template's sizes, its leading elements kept.
+TEST(Copies, ResizeAsResizesSelf) {
+  Tensor x = case_input({2, 3}, 1), keep = x.clone();
+  Tensor same = call_by_name("aten::resize_as_", {x, case_input({3, 2}, 3), Value()}).at(0);
+  EXPECT_TRUE(same.is_same(x));
+  EXPECT_EQ(x.sizes().vec(), (std::vector<int64_t>{3, 2}));
+  EXPECT_EQ(ne(reshape(x, {-1}), reshape(keep, {-1})).sum().item<int64_t>(), 0);
+  call_by_name("aten::resize_as_", {x, case_input({8}, 3), Value()});
+  EXPECT_EQ(x.sizes().vec(), (std::vector<int64_t>{8}));
+  EXPECT_EQ(ne(slice(x, 0, 0, 6, 1), reshape(keep, {-1})).sum().item<int64_t>(), 0);
 }
 
 }  // namespace

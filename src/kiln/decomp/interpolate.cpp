@@ -5,7 +5,9 @@
 // (output_size or scale_factors) and their fixed forms (output_size and optional scales). Each dim
 // is index_selects of the input by indices computed from the output position and weights in
 // PyTorch's opmath (float32 for 16-bit and float32 inputs, float64 for float64), so compiled code
-// keeps them in the graph and fuses the weighting. Also grid_sampler, which picks a sampler.
+// keeps them in the graph and fuses the weighting. Antialiased resampling (_upsample_*2d_aa) is a
+// product by each dim's filter matrix. Also grid_sampler, which picks a sampler.
+#include <algorithm>
 #include <cmath>
 #include <optional>
 
@@ -135,6 +137,87 @@ Tensor interpolate(std::string_view op, const Tensor& input, IntArrayRef output_
   return weighted ? downcast(x, input.dtype()) : contiguous(x);
 }
 
+// ---- antialiased resampling (_upsample_bilinear2d_aa, _upsample_bicubic2d_aa)
+
+// PyTorch's antialiasing filters: the triangle (bilinear) and Keys' cubic with a = -0.5 (bicubic).
+template <class S>
+S aa_filter(S x, bool cubic) {
+  x = x < 0 ? -x : x;
+  if (!cubic) return x < 1 ? 1 - x : 0;
+  constexpr S a = -0.5;
+  if (x < 1) return ((a + 2) * x - (a + 3)) * x * x + 1;
+  if (x < 2) return (((x - 5) * x + 8) * x - 4) * a;
+  return 0;
+}
+
+// The [out, in] matrix of one dim's normalized filter weights, as PyTorch computes them in S (float
+// for float32 and 16-bit inputs): output i centred at scale (i + 1/2), the filter stretched by the
+// scale when downsampling.
+template <class S>
+std::vector<double> aa_weights(int64_t in, int64_t out, bool align_corners, double ratio, bool cubic) {
+  S scale = align_corners ? (out > 1 ? S(in - 1) / S(out - 1) : S(0)) : static_cast<S>(ratio);
+  S half = cubic ? S(2) : S(1);  // interp_size / 2
+  S support = scale >= 1 ? half * scale : half;
+  S invscale = scale >= 1 ? S(1) / scale : S(1);
+  auto max_size = static_cast<int64_t>(std::ceil(support)) * 2 + 1;
+  std::vector<double> w(static_cast<size_t>(out * in), 0.0);
+  std::vector<S> row;
+  for (int64_t i = 0; i < out; ++i) {
+    S center = scale * (static_cast<S>(i) + S(0.5));
+    int64_t xmin = std::max(static_cast<int64_t>(center - support + S(0.5)), int64_t{0});
+    int64_t xsize =
+        std::clamp(std::min(static_cast<int64_t>(center + support + S(0.5)), in) - xmin, int64_t{0}, max_size);
+    row.assign(static_cast<size_t>(xsize), S(0));
+    S total = 0;
+    for (int64_t j = 0; j < xsize; ++j) {
+      row[static_cast<size_t>(j)] = aa_filter<S>((static_cast<S>(j + xmin) - center + S(0.5)) * invscale, cubic);
+      total += row[static_cast<size_t>(j)];
+    }
+    for (int64_t j = 0; j < xsize; ++j)
+      w[static_cast<size_t>(i * in + xmin + j)] =
+          static_cast<double>(total != 0 ? row[static_cast<size_t>(j)] / total : row[static_cast<size_t>(j)]);
+  }
+  return w;
+}
+
+Tensor antialiased(std::string_view op, const Tensor& input, IntArrayRef output_size, const Scales& scales,
+                   bool align_corners, bool cubic) {
+  KILN_CHECK(input.dim() == 4 && output_size.size() == 2, "{}: expected a 4-D input and 2 output sizes, got {} and {}",
+             op, input.describe(), output_size);
+  KILN_CHECK_TYPE(is_floating(input.dtype()), "{}: \"{}\" not implemented for '{}'", op, op, dtype_name(input.dtype()));
+  for (int64_t v : output_size)
+    KILN_CHECK(v > 0, "{}: Input and output sizes should be greater than 0, but got input {} and output {}", op,
+               input.sizes(), output_size);
+  Tensor x = upcast(input);
+  for (int64_t k = 0; k < 2; ++k) {
+    auto kk = static_cast<size_t>(k);
+    int64_t in = input.size(2 + k), out = output_size[kk];
+    double ratio = scale_value(kk < scales.size() ? scales[kk] : std::nullopt, in, out);  // in / out, or 1 / scale
+    std::vector<double> w = x.dtype() == DType::Float64 ? aa_weights<double>(in, out, align_corners, ratio, cubic)
+                                                        : aa_weights<float>(in, out, align_corners, ratio, cubic);
+    Tensor m = reshape(from_vector<double>(w), {out, in});  // host weights, moved to the input's device
+    m = x.device().is_cpu() ? to(m, x.dtype()) : _to_copy(m, TensorOptions(x.dtype()).device(x.device()));
+    // Along dim 2 + k: move it last, multiply by the weights' transpose, move it back.
+    Tensor moved = movedim(x, 2 + k, -1);
+    x = movedim(matmul(moved, transpose(m, 0, 1)), -1, 2 + k);
+  }
+  return downcast(contiguous(x), input.dtype());
+}
+
+template <bool Cubic>
+Tensor aa_vec(const Tensor& input, std::optional<IntArrayRef> output_size, bool align_corners,
+              const std::optional<std::vector<double>>& scale_factors) {
+  constexpr std::string_view op = Cubic ? "_upsample_bicubic2d_aa" : "_upsample_bilinear2d_aa";
+  auto [sizes, scales] = resolve_vec(op, input, 2, output_size, scale_factors);
+  return antialiased(op, input, sizes, scales, align_corners, Cubic);
+}
+template <bool Cubic>
+Tensor aa_fixed(const Tensor& self, IntArrayRef size, bool align_corners, std::optional<double> sh,
+                std::optional<double> sw) {
+  return antialiased(Cubic ? "_upsample_bicubic2d_aa" : "_upsample_bilinear2d_aa", self, size, {sh, sw}, align_corners,
+                     Cubic);
+}
+
 // ---- the overloads
 
 template <Mode M, int Spatial>
@@ -200,6 +283,10 @@ Tensor grid_sampler(const Tensor& input, const Tensor& grid, int64_t interpolati
 }
 
 const KernelRegistrar kRegister([](Registry& r) {
+  r.set_compound_kernel("aten::_upsample_bilinear2d_aa.vec", kiln::detail::boxed<&aa_vec<false>>());
+  r.set_compound_kernel("aten::_upsample_bicubic2d_aa.vec", kiln::detail::boxed<&aa_vec<true>>());
+  r.set_compound_kernel("aten::_upsample_bilinear2d_aa", kiln::detail::boxed<&aa_fixed<false>>());
+  r.set_compound_kernel("aten::_upsample_bicubic2d_aa", kiln::detail::boxed<&aa_fixed<true>>());
   r.set_compound_kernel("aten::grid_sampler", kiln::detail::boxed<&grid_sampler>());
   r.set_compound_kernel("aten::upsample_nearest1d", kiln::detail::boxed<&nearest1d>());
   r.set_compound_kernel("aten::upsample_nearest2d", kiln::detail::boxed<&nearest2d>());

@@ -61,6 +61,15 @@ TEST(Interpolate, MatchPyTorch) {
        {one("aten::_upsample_nearest_exact3d", {x3, Ints{4, 4, 4}, Value(), Value(), Value()})}},
       {F + "inp([1,2,5,6],2).float(), size=(8, 9), mode=\"bicubic\")",
        {one("aten::upsample_bicubic2d.vec", {f2, Ints{8, 9}, false, Value()})}},
+      // Antialiased: down (the filter stretched) and up, both filters, align_corners, float32.
+      {F + "inp([1,2,5,6],2), size=(3, 2), mode=\"bilinear\", antialias=True)",
+       {one("aten::_upsample_bilinear2d_aa.vec", {x2, Ints{3, 2}, false, Value()})}},
+      {F + "inp([1,2,5,6],2), size=(9, 4), mode=\"bilinear\", antialias=True, align_corners=True)",
+       {one("aten::_upsample_bilinear2d_aa.vec", {x2, Ints{9, 4}, true, Value()})}},
+      {F + "inp([1,2,5,6],2), scale_factor=(0.4, 1.7), mode=\"bicubic\", antialias=True)",
+       {one("aten::_upsample_bicubic2d_aa.vec", {x2, Value(), false, Doubles{0.4, 1.7}})}},
+      {F + "inp([1,2,5,6],2).float(), size=(2, 3), mode=\"bicubic\", antialias=True)",
+       {one("aten::_upsample_bicubic2d_aa.vec", {f2, Ints{2, 3}, false, Value()})}},
   };
   testing::expect_cases_match_torch(python, cases, 1e-6, 1e-6);
 }
