@@ -89,6 +89,18 @@ def close_to_pytorch(got, want, ref):
         return False
 
 
+def numpy_holds(eager):
+    """Whether the eager outputs are tensors a .npy file holds (dense, real, no bfloat16)."""
+    return bool(eager) and not any(t.layout != torch.strided or t.dtype in (torch.bfloat16, torch.complex32) or
+                                   t.is_complex() or t.is_quantized for t in eager)
+
+
+def write_index(out_dir, index):
+    with open(os.path.join(out_dir, "index.tsv"), "w") as f:
+        for row in index:
+            f.write("\t".join(str(c) for c in row) + "\n")
+
+
 def save_sample(out_dir, index, module, tensors, eager, skipped, name, variant):
     """Exports `module` on `tensors` (the default IR and after run_decompositions()) and saves both
     with the inputs, PyTorch's outputs and the float64 reference; False where PyTorch cannot."""
@@ -172,14 +184,11 @@ def record_modules(out_dir, samples_per_module, only):
             except Exception:  # noqa: BLE001
                 skipped["PyTorch raised"] += 1
                 continue
-            if not eager or any(t.layout != torch.strided or t.dtype in (torch.bfloat16, torch.complex32) or
-                                t.is_complex() or t.is_quantized for t in eager):
+            if not numpy_holds(eager):
                 skipped["outputs not tensors numpy holds"] += 1
                 continue
             save_sample(out_dir, index, module, tensors, eager, skipped, info.name, "")
-    with open(os.path.join(out_dir, "index.tsv"), "w") as fh:
-        for row in index:
-            fh.write("\t".join(str(col) for col in row) + "\n")
+    write_index(out_dir, index)
     print(f"recorded {len(index)} samples of {len({r[1] for r in index})} modules; skipped: {dict(skipped)}")
 
 
@@ -219,15 +228,11 @@ def record(out_dir, samples_per_op, only):
             except Exception:  # noqa: BLE001
                 skipped["PyTorch raised"] += 1
                 continue
-            if not eager or any(t.layout != torch.strided or t.dtype in (torch.bfloat16, torch.complex32) or
-                                t.is_complex() or t.is_quantized for t in eager):
+            if not numpy_holds(eager):
                 skipped["outputs not tensors numpy holds"] += 1
                 continue
-            if save_sample(out_dir, index, module, tensors, eager, skipped, info.name, info.variant_test_name):
-                continue
-    with open(os.path.join(out_dir, "index.tsv"), "w") as f:
-        for row in index:
-            f.write("\t".join(str(c) for c in row) + "\n")
+            save_sample(out_dir, index, module, tensors, eager, skipped, info.name, info.variant_test_name)
+    write_index(out_dir, index)
     print(f"recorded {len(index)} samples of {len({r[1] for r in index})} OpInfos; skipped: {dict(skipped)}")
 
 
