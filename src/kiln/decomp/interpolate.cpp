@@ -271,7 +271,7 @@ Tensor bicubic2d(const Tensor& self, IntArrayRef size, bool align_corners, std::
   return interpolate("upsample_bicubic2d", self, size, {sh, sw}, Mode::Cubic, align_corners);
 }
 
-// grid_sampler: the 2-d or 3-d sampler by the input's rank (kiln's CPU kernel is the 2-d one).
+// grid_sampler: the 2-d or 3-d sampler by the input's rank.
 Tensor grid_sampler(const Tensor& input, const Tensor& grid, int64_t interpolation_mode, int64_t padding_mode,
                     bool align_corners) {
   KILN_CHECK(input.dim() == 4 || input.dim() == 5,

@@ -86,14 +86,17 @@ TEST(Interpolate, BadInputsRaise) {
   EXPECT_KILN_ERROR(one("aten::_upsample_nearest_exact2d.vec", {x2, Ints{0, 3}, Value()}), "greater than 0");
   EXPECT_KILN_ERROR(one("aten::_upsample_nearest_exact2d.vec", {to(x2, DType::Int64), Ints{3, 3}, Value()}),
                     "_upsample_nearest_exact", "int64");
-  // grid_sampler picks the sampler by rank; kiln has the 2-d one.
+  // grid_sampler picks the sampler by rank.
   Tensor grid = mul(case_input({1, 3, 4, 2}, 3), Scalar(0.9));
   Tensor sampled = one("aten::grid_sampler", {x2, grid, int64_t{0}, int64_t{0}, false});
   Tensor direct = one("aten::grid_sampler_2d", {x2, grid, int64_t{0}, int64_t{0}, false});
   EXPECT_EQ(ne(sampled, direct).sum().item<int64_t>(), 0);
-  EXPECT_KILN_ERROR(one("aten::grid_sampler", {case_input({1, 2, 3, 4, 5}, 1), case_input({1, 2, 3, 4, 3}, 2),
-                                               int64_t{0}, int64_t{0}, false}),
-                    "grid_sampler_3d");
+  Tensor volume = case_input({1, 2, 3, 4, 5}, 1), points = case_input({1, 2, 3, 4, 3}, 2);
+  Tensor sampled3d = one("aten::grid_sampler", {volume, points, int64_t{0}, int64_t{0}, false});
+  Tensor direct3d = one("aten::grid_sampler_3d", {volume, points, int64_t{0}, int64_t{0}, false});
+  EXPECT_EQ(ne(sampled3d, direct3d).sum().item<int64_t>(), 0);
+  EXPECT_KILN_ERROR(one("aten::grid_sampler", {case_input({1, 2, 3}, 1), points, int64_t{0}, int64_t{0}, false}),
+                    "grid_sampler()", "4D or 5D");
 }
 
 }  // namespace

@@ -101,6 +101,7 @@ bool stays_at_prims_level(OpHandle op) {
       "aten::randperm",
       "aten::col2im",
       "aten::grid_sampler_2d",
+      "aten::grid_sampler_3d",
       "aten::_embedding_bag",
       "aten::_fft_r2c",  // FFTs: complex tensors, which generated code does not handle
       "aten::_fft_c2r",

@@ -1,10 +1,9 @@
-// CPU grid_sampler_2d: samples an [N, C, H, W] input at the [N, Hg, Wg, 2] grid's (x, y) points,
-// given in [-1, 1], into a contiguous [N, C, Hg, Wg] output. Interpolation 0 bilinear, 1 nearest
-// (ties to even, as std::nearbyint), 2 bicubic (cubic convolution, A = -0.75); padding 0 zeros,
-// 1 border, 2 reflection. The arithmetic follows PyTorch's vectorized CPU kernel step by step in
-// the input's opmath type (float for float32 and the 16-bit floats, double for float64), so the
-// pixel a point lands on, and the weights, are PyTorch's: unnormalizing is (x + 1) * (size - 1) / 2
-// with align_corners, else (x + 1) * size / 2 - 0.5; clipping sends NaN to 0.
+// CPU grid_sampler_2d (and grid_sampler_3d, below): samples an [N, C, H, W] input at the [N, Hg, Wg, 2] grid's (x, y)
+// points, given in [-1, 1], into a contiguous [N, C, Hg, Wg] output. Interpolation 0 bilinear, 1 nearest (ties to even,
+// as std::nearbyint), 2 bicubic (cubic convolution, A = -0.75); padding 0 zeros, 1 border, 2 reflection. The arithmetic
+// follows PyTorch's vectorized CPU kernel step by step in the input's opmath type (float for float32 and the 16-bit
+// floats, double for float64), so the pixel a point lands on, and the weights, are PyTorch's: unnormalizing is (x + 1)
+// * (size - 1) / 2 with align_corners, else (x + 1) * size / 2 - 0.5; clipping sends NaN to 0.
 #include <cmath>
 #include <limits>
 
@@ -192,8 +191,91 @@ Tensor grid_sampler_2d(const Tensor& input, const Tensor& grid, int64_t interpol
   return out;
 }
 
+// grid_sampler_3d: an [N, C, D, H, W] input at the [N, Dg, Hg, Wg, 3] grid's (x, y, z) points into
+// [N, C, Dg, Hg, Wg]; trilinear (0) or nearest (1) interpolation (PyTorch has no bicubic in 3-d),
+// the same unnormalizing and padding per axis as in 2-d.
+template <class T>
+void sample3d(const Tensor& input, const Tensor& grid, Interpolation interp, Padding padding, bool align,
+              const Tensor& out) {
+  using M = opmath_t<T>;
+  const int64_t n_batch = input.size(0), channels = input.size(1);
+  const int64_t in_d = input.size(2), in_h = input.size(3), in_w = input.size(4);
+  const int64_t out_d = grid.size(1), out_h = grid.size(2), out_w = grid.size(3);
+  const IntArrayRef is = input.strides(), gs = grid.strides();
+  const T* in = input.data_ptr<T>();
+  const T* g = grid.data_ptr<T>();
+  T* o = out.data_ptr<T>();
+  const Axis<M> ax(in_w, padding, align), ay(in_h, padding, align), az(in_d, padding, align);
+  const int64_t points = out_d * out_h * out_w;
+  parallel_for(0, n_batch * points, 256, [&](int64_t lo, int64_t hi) {
+    for (int64_t p = lo; p < hi; ++p) {
+      const int64_t n = p / points, at = p % points;
+      const int64_t gd = at / (out_h * out_w), gh = at / out_w % out_h, gw = at % out_w;
+      const T* gp = g + n * gs[0] + gd * gs[1] + gh * gs[2] + gw * gs[3];
+      const M x = ax.pad(ax.unnormalize(M(gp[0]))), y = ay.pad(ay.unnormalize(M(gp[gs[4]])));
+      const M z = az.pad(az.unnormalize(M(gp[2 * gs[4]])));
+      const T* base = in + n * is[0];
+      T* dst = o + n * channels * points + at;
+      auto value = [&](int64_t c, int64_t ix, int64_t iy, int64_t iz) -> M {
+        if (ix < 0 || ix >= in_w || iy < 0 || iy >= in_h || iz < 0 || iz >= in_d) return M(0);
+        return M(base[c * is[1] + iz * is[2] + iy * is[3] + ix * is[4]]);
+      };
+      if (interp == kNearest) {
+        const int64_t ix = to_index(std::nearbyint(x)), iy = to_index(std::nearbyint(y)),
+                      iz = to_index(std::nearbyint(z));
+        for (int64_t c = 0; c < channels; ++c) dst[c * points] = T(value(c, ix, iy, iz));
+        continue;
+      }
+      const M fx = std::floor(x), fy = std::floor(y), fz = std::floor(z);
+      const M wx1 = x - fx, wy1 = y - fy, wz1 = z - fz, wx0 = M(1) - wx1, wy0 = M(1) - wy1, wz0 = M(1) - wz1;
+      const int64_t ix = to_index(fx), iy = to_index(fy), iz = to_index(fz);
+      for (int64_t c = 0; c < channels; ++c) {
+        M v = value(c, ix, iy, iz) * (wx0 * wy0 * wz0) + value(c, ix + 1, iy, iz) * (wx1 * wy0 * wz0) +
+              value(c, ix, iy + 1, iz) * (wx0 * wy1 * wz0) + value(c, ix + 1, iy + 1, iz) * (wx1 * wy1 * wz0) +
+              value(c, ix, iy, iz + 1) * (wx0 * wy0 * wz1) + value(c, ix + 1, iy, iz + 1) * (wx1 * wy0 * wz1) +
+              value(c, ix, iy + 1, iz + 1) * (wx0 * wy1 * wz1) + value(c, ix + 1, iy + 1, iz + 1) * (wx1 * wy1 * wz1);
+        dst[c * points] = T(v);
+      }
+    }
+  });
+}
+
+Tensor grid_sampler_3d(const Tensor& input, const Tensor& grid, int64_t interpolation_mode, int64_t padding_mode,
+                       bool align_corners) {
+  constexpr std::string_view op = "grid_sampler_3d";
+  KILN_CHECK(input.dim() == 5 && grid.dim() == 5,
+             "{}: expected a 5-D input and a 5-D grid, got input of sizes {} and grid of sizes {}", op, input.sizes(),
+             grid.sizes());
+  KILN_CHECK(input.size(0) == grid.size(0),
+             "{}: expected grid and input to have the same batch size, got input of sizes {} and grid of sizes {}", op,
+             input.sizes(), grid.sizes());
+  KILN_CHECK(grid.size(4) == 3, "{}: expected grid to have size 3 in its last dim, got grid of sizes {}", op,
+             grid.sizes());
+  for (int64_t d = 2; d < 5; ++d)
+    KILN_CHECK(input.size(d) > 0, "{}: expected an input with non-empty spatial dims, got sizes {} (dim {} is empty)",
+               op, input.sizes(), d);
+  KILN_CHECK_TYPE(is_floating(input.dtype()), "{}: expected a floating point input, got {}", op, input.describe());
+  KILN_CHECK_TYPE(grid.dtype() == input.dtype(), "{}: expected grid {} to have the input's dtype {}", op,
+                  grid.describe(), dtype_name(input.dtype()));
+  KILN_CHECK(interpolation_mode == kBilinear || interpolation_mode == kNearest,
+             "{}: interpolation_mode must be 0 (trilinear) or 1 (nearest), got {} (bicubic is 2-d only)", op,
+             interpolation_mode);
+  KILN_CHECK(padding_mode >= 0 && padding_mode <= 2,
+             "{}: padding_mode must be 0 (zeros), 1 (border) or 2 (reflection), got {}", op, padding_mode);
+  Tensor out = meta::allocate(
+      meta::contiguous_spec({input.size(0), input.size(1), grid.size(1), grid.size(2), grid.size(3)}, input.dtype()),
+      input.device());
+  if (input.device().is_meta() || out.numel() == 0) return out;
+  visit_floating(input.dtype(), op, [&]<class T>() {
+    sample3d<T>(input, grid, static_cast<Interpolation>(interpolation_mode), static_cast<Padding>(padding_mode),
+                align_corners, out);
+  });
+  return out;
+}
+
 const KernelRegistrar kRegister([](Registry& r) {
   kernels::def_meta_and_cpu<&grid_sampler_2d>(r, "aten::grid_sampler_2d");
+  kernels::def_meta_and_cpu<&grid_sampler_3d>(r, "aten::grid_sampler_3d");
 });
 
 }  // namespace

@@ -88,3 +88,37 @@ TEST(GridSampler2d, OutputIsContiguousAndErrorsRaise) {
 
 }  // namespace
 }  // namespace kiln::cpu
+
+#include "kiln_error.h"
+#include "torch_cases.h"
+
+namespace kiln {
+namespace {
+
+// grid_sampler_3d against PyTorch 2.13 (tests/torch_cases.h): trilinear and nearest, every padding
+// mode, align_corners both ways, points inside and past the edges, float64 and float32.
+TEST(GridSampler3d, MatchesPyTorch) {
+  KILN_REQUIRE_PYTHON(python);
+  Tensor input = testing::case_input({2, 3, 3, 4, 5}, 1),
+         grid = mul(testing::case_input({2, 2, 3, 4, 3}, 2), Scalar(1.3));
+  std::vector<testing::TorchCase> cases;
+  for (int64_t mode : {0, 1})
+    for (int64_t padding : {0, 1, 2})
+      for (bool align : {false, true}) {
+        cases.push_back({fmt::format("torch.grid_sampler_3d(inp([2,3,3,4,5],1), inp([2,2,3,4,3],2) * 1.3, {}, {}, {})",
+                                     mode, padding, align ? "True" : "False"),
+                         testing::call_by_name("aten::grid_sampler_3d", {input, grid, mode, padding, align})});
+      }
+  cases.push_back({"torch.grid_sampler_3d(inp([2,3,3,4,5],1).float(), (inp([2,2,3,4,3],2) * 1.3).float(), 0, 2, False)",
+                   testing::call_by_name("aten::grid_sampler_3d", {to(input, DType::Float32), to(grid, DType::Float32),
+                                                                   int64_t{0}, int64_t{2}, false})});
+  testing::expect_cases_match_torch(python, cases, 1e-6, 1e-6);
+  EXPECT_KILN_ERROR(testing::call_by_name("aten::grid_sampler_3d", {input, grid, int64_t{2}, int64_t{0}, false}),
+                    "grid_sampler_3d", "bicubic is 2-d only");
+  EXPECT_KILN_ERROR(testing::call_by_name("aten::grid_sampler_3d", {input, testing::case_input({2, 2, 3, 4, 2}, 2),
+                                                                    int64_t{0}, int64_t{0}, false}),
+                    "grid_sampler_3d", "size 3 in its last dim");
+}
+
+}  // namespace
+}  // namespace kiln
