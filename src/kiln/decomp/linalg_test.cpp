@@ -83,6 +83,12 @@ TEST(Linalg, FactorizationsAndSolvesMatchPyTorch) {
       {"torch.linalg.lu_solve(*torch.linalg.lu_factor(" + kP + "), inp([2,4],9), left=False)",
        {one("aten::linalg_lu_solve", {lu[0], lu[1], bt, false, false})}},
       {"torch.lu_solve(" + kB + ", *torch.linalg.lu_factor(" + kP + "))", {one("aten::lu_solve", {b, lu[0], lu[1]})}},
+      // LAPACK's LDL^T factors as torch.linalg.ldl_factor writes them: 1x1 blocks with row swaps, a
+      // 2x2 block (negative pivots) with one.
+      {"torch.linalg.ldl_solve(" + kP + ", torch.tensor([2, -4, -4, 4], dtype=torch.int32), " + kB + ")",
+       {one("aten::linalg_ldl_solve", {p, from_vector<int32_t>({2, -4, -4, 4}), b, false})}},
+      {"torch.linalg.ldl_solve(" + kP + ", torch.tensor([1, 3, 3, 4], dtype=torch.int32), inp([2,4],9).mT)",
+       {one("aten::linalg_ldl_solve", {p, from_vector<int32_t>({1, 3, 3, 4}), mT(bt), false})}},
       {"torch.linalg.matrix_exp(0.5 * " + kP + ")", {linalg_matrix_exp(mul(p, Scalar(0.5)))}},
       {"torch.linalg.matrix_exp(40 * " + kP + ")", {linalg_matrix_exp(mul(p, Scalar(40)))}},
       // float32: PyTorch's float64 value on the same float32 input, rounded (kiln computes in double).

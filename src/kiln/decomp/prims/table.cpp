@@ -110,6 +110,7 @@ bool stays_at_prims_level(OpHandle op) {
       "aten::linalg_lu_solve",
       "aten::linalg_cholesky_ex",
       "aten::linalg_solve_triangular",
+      "aten::linalg_ldl_solve",
       "aten::_linalg_eigh",
       "aten::_linalg_svd",
       "aten::geqrf",

@@ -1,6 +1,7 @@
 // LU with partial pivoting (linalg_lu_factor_ex, LAPACK getrf's conventions: 1-based int32 pivots,
 // info the first zero pivot), solves with it (linalg_lu_solve), Cholesky (linalg_cholesky_ex) and
-// triangular solves (linalg_solve_triangular), on float32/float64 batches computed in double.
+// triangular solves (linalg_solve_triangular) and solves from LDL^T factors (linalg_ldl_solve), on
+// float32/float64 batches computed in double.
 // Results are column-major per matrix as PyTorch's LAPACK-backed results are.
 #include <cmath>
 #include <utility>
@@ -227,6 +228,90 @@ Tensor solve_triangular(const Tensor& a, const Tensor& b, bool upper, bool left,
   return out;
 }
 
+// Solves A X = B from LAPACK's LDL^T factors (linalg_ldl_factor's LD and pivots, the lower form):
+// L unit lower with D's 1x1 and 2x2 blocks on the diagonal, a positive pivot a 1x1 block and its
+// row swap, a negative pair a 2x2 block (LAPACK's sytrs steps). Real tensors: hermitian is the same.
+Tensor ldl_solve(const Tensor& ld, const Tensor& pivots, const Tensor& b, bool) {
+  constexpr std::string_view op = "torch.linalg.ldl_solve";
+  linalg::check_matrix(ld, op, "LD", true);
+  KILN_CHECK(b.dim() >= 2, "{}: Expected B to have at least 2 dimensions, got {}", op, b.describe());
+  KILN_CHECK_TYPE(b.dtype() == ld.dtype(), "{}: Expected LD and B to have the same dtype, got {} and {}", op,
+                  dtype_name(ld.dtype()), dtype_name(b.dtype()));
+  KILN_CHECK_TYPE(pivots.dtype() == DType::Int32, "{}: pivots should be int32, got {}", op, pivots.describe());
+  int64_t n = ld.size(-1);
+  KILN_CHECK(pivots.dim() == ld.dim() - 1 && pivots.size(-1) == n, "{}: Expected pivots of sizes LD.shape[:-1], got {}",
+             op, pivots.describe());
+  KILN_CHECK(b.size(-2) == n, "{}: Incompatible shapes of A and B for the equation AX = B ({}x{} and {}x{})", op, n, n,
+             b.size(-2), b.size(-1));
+  Shape batch = broadcast_shapes(linalg::batch_of(ld), linalg::batch_of(b), op);
+  Tensor out = linalg::allocate(batch, n, b.size(-1), b.dtype(), b.device(), true);
+  if (ld.device().is_meta() || out.numel() == 0) return out;
+  Batch f = linalg::load(ld, batch), x = linalg::load(b, batch);
+  Shape piv_batch(batch);
+  piv_batch.push_back(n);
+  Tensor piv = expand(pivots, piv_batch).contiguous();
+  const int32_t* pp = piv.data_ptr<int32_t>();
+  int64_t k = x.cols;
+  for (int64_t m = 0; m < x.count; ++m) {
+    const double* a = f.matrix(m);
+    double* v = x.matrix(m);
+    const int32_t* ip = pp + m * n;
+    auto swap_rows = [&](int64_t i, int64_t j) {
+      if (i != j)
+        for (int64_t c = 0; c < k; ++c) std::swap(at(v, k, i, c), at(v, k, j, c));
+    };
+    auto row_of = [&](int32_t p) {
+      int64_t r = (p > 0 ? p : -p) - 1;
+      KILN_CHECK_INDEX(r >= 0 && r < n, "{}: pivot {} is out of range for {} rows", op, p, n);
+      return r;
+    };
+    // L D Y = B, forward.
+    for (int64_t i = 0; i < n;) {
+      if (ip[i] > 0) {
+        swap_rows(i, row_of(ip[i]));
+        for (int64_t r = i + 1; r < n; ++r)
+          for (int64_t c = 0; c < k; ++c) at(v, k, r, c) -= at(a, n, r, i) * at(v, k, i, c);
+        for (int64_t c = 0; c < k; ++c) at(v, k, i, c) /= at(a, n, i, i);
+        i += 1;
+        continue;
+      }
+      KILN_CHECK(i + 1 < n, "{}: a 2x2 pivot block at the last row", op);
+      swap_rows(i + 1, row_of(ip[i]));
+      for (int64_t r = i + 2; r < n; ++r)
+        for (int64_t c = 0; c < k; ++c)
+          at(v, k, r, c) -= at(a, n, r, i) * at(v, k, i, c) + at(a, n, r, i + 1) * at(v, k, i + 1, c);
+      double off = at(a, n, i + 1, i), d0 = at(a, n, i, i) / off, d1 = at(a, n, i + 1, i + 1) / off;
+      double denom = d0 * d1 - 1;
+      for (int64_t c = 0; c < k; ++c) {
+        double b0 = at(v, k, i, c) / off, b1 = at(v, k, i + 1, c) / off;
+        at(v, k, i, c) = (d1 * b0 - b1) / denom;
+        at(v, k, i + 1, c) = (d0 * b1 - b0) / denom;
+      }
+      i += 2;
+    }
+    // L^T X = Y, backward.
+    for (int64_t i = n - 1; i >= 0;) {
+      auto subtract_below = [&](int64_t row, int64_t col) {
+        for (int64_t r = i + 1; r < n; ++r)
+          for (int64_t c = 0; c < k; ++c) at(v, k, row, c) -= at(a, n, r, col) * at(v, k, r, c);
+      };
+      if (ip[i] > 0) {
+        subtract_below(i, i);
+        swap_rows(i, row_of(ip[i]));
+        i -= 1;
+        continue;
+      }
+      KILN_CHECK(i >= 1, "{}: a 2x2 pivot block at the first row", op);
+      subtract_below(i, i);
+      subtract_below(i - 1, i - 1);
+      swap_rows(i, row_of(ip[i]));
+      i -= 2;
+    }
+  }
+  linalg::store(x, out);
+  return out;
+}
+
 using namespace kiln::kernels;
 
 const KernelRegistrar kRegister([](Registry& r) {
@@ -234,6 +319,7 @@ const KernelRegistrar kRegister([](Registry& r) {
   def_meta_and_cpu<&lu_solve>(r, "aten::linalg_lu_solve");
   def_meta_and_cpu<&cholesky_ex>(r, "aten::linalg_cholesky_ex");
   def_meta_and_cpu<&solve_triangular>(r, "aten::linalg_solve_triangular");
+  def_meta_and_cpu<&ldl_solve>(r, "aten::linalg_ldl_solve");
 });
 
 }  // namespace
