@@ -293,8 +293,8 @@ Tensor unary(const Tensor& self, std::string_view op, F f) {
   meta::TensorSpec spec = meta::pointwise_spec(inputs, r, op);
   Tensor out = meta::allocate(spec, self.device());
   if (self.device().is_meta() || out.numel() == 0) return out;
-  Tensor x = to_dtype(self.contiguous(), DType::Float64).contiguous();
-  if (r == DType::Float32) x = to_dtype(to_dtype(x, DType::Float32), DType::Float64);  // the float32 argument
+  // The argument in the result's dtype (an integer becomes float32 first, as PyTorch's), read as double.
+  Tensor x = to_dtype(to_dtype(self.contiguous(), r), DType::Float64).contiguous();
   Tensor y = empty(spec.sizes, TensorOptions(DType::Float64));
   const double* px = x.data_ptr<double>();
   double* py = y.data_ptr<double>();
