@@ -49,6 +49,9 @@ inline std::vector<Tensor> call_by_name(const char* op, Stack args) {
   return out;
 }
 
+// The first result of op `op` called by name (call_by_name).
+inline Tensor one(const char* op, Stack args) { return call_by_name(op, std::move(args)).at(0); }
+
 struct TorchCase {
   std::string expr;          // a Python expression over torch and inp(); no single quotes
   std::vector<Tensor> kiln;  // kiln's result (several for a tuple or list)

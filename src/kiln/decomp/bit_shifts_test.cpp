@@ -10,8 +10,7 @@ namespace kiln {
 namespace {
 
 using testing::call_by_name;
-
-Tensor one(const char* op, Stack args) { return call_by_name(op, std::move(args)).at(0); }
+using testing::one;
 
 TEST(BitShifts, MatchPyTorch) {
   KILN_REQUIRE_PYTHON(python);

@@ -12,8 +12,8 @@ namespace {
 
 using testing::call_by_name;
 using testing::case_input;
+using testing::one;
 
-Tensor one(const char* op, Stack args) { return call_by_name(op, std::move(args)).at(0); }
 using Ints = std::vector<int64_t>;
 using Doubles = std::vector<double>;
 

@@ -10,8 +10,7 @@ namespace {
 
 using testing::call_by_name;
 using testing::case_input;
-
-Tensor one(const char* op, Stack args) { return call_by_name(op, std::move(args)).at(0); }
+using testing::one;
 
 TEST(MarginLoss, MatchesPyTorch) {
   KILN_REQUIRE_PYTHON(python);

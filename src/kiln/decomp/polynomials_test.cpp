@@ -12,8 +12,7 @@ namespace {
 
 using testing::call_by_name;
 using testing::case_input;
-
-Tensor one(const char* op, Stack args) { return call_by_name(op, std::move(args)).at(0); }
+using testing::one;
 
 const char* kNames[] = {
     "chebyshev_polynomial_t",         "chebyshev_polynomial_u",         "chebyshev_polynomial_v",

@@ -14,8 +14,7 @@ namespace kiln {
 namespace {
 
 using testing::call_by_name;
-
-Tensor one(const char* op, Stack args) { return call_by_name(op, std::move(args)).at(0); }
+using testing::one;
 
 constexpr int64_t kDraws = 200000;
 Tensor like(DType dtype = DType::Float64) { return zeros({kDraws}, dtype); }

@@ -14,8 +14,7 @@ namespace kiln {
 namespace {
 
 using testing::call_by_name;
-
-Tensor one(const char* op, Stack args) { return call_by_name(op, std::move(args)).at(0); }
+using testing::one;
 
 std::string spelled(const std::vector<double>& v) {
   std::string s;

@@ -12,8 +12,7 @@ namespace kiln {
 namespace {
 
 using testing::call_by_name;
-
-Tensor one(const char* op, Stack args) { return call_by_name(op, std::move(args)).at(0); }
+using testing::one;
 
 TEST(BitMath, MatchPyTorch) {
   KILN_REQUIRE_PYTHON(python);

@@ -61,25 +61,29 @@ Tensor allocate(IntArrayRef batch, int64_t rows, int64_t cols, DType dtype, Devi
   return transpose(t, -2, -1);
 }
 
-void store(const Batch& values, const Tensor& out) {
+namespace {
+
+// Writes `count` values of type T (Float64 or Int32) into `out`, converting them to its dtype.
+template <class T>
+void store_values(const T* values, size_t count, DType dtype, const Tensor& out) {
   if (out.numel() == 0) return;
-  Tensor src = empty(out.sizes(), TensorOptions(DType::Float64));
-  std::memcpy(src.data_ptr<double>(), values.data.data(), values.data.size() * sizeof(double));
+  Tensor src = empty(out.sizes(), TensorOptions(dtype));
+  std::memcpy(src.data_ptr<T>(), values, count * sizeof(T));
   copy_into(out, src);
+}
+
+}  // namespace
+
+void store(const Batch& values, const Tensor& out) {
+  store_values(values.data.data(), values.data.size(), DType::Float64, out);
 }
 
 void store_vector(const std::vector<double>& values, const Tensor& out) {
-  if (out.numel() == 0) return;
-  Tensor src = empty(out.sizes(), TensorOptions(DType::Float64));
-  std::memcpy(src.data_ptr<double>(), values.data(), values.size() * sizeof(double));
-  copy_into(out, src);
+  store_values(values.data(), values.size(), DType::Float64, out);
 }
 
 void store_ints(const std::vector<int32_t>& values, const Tensor& out) {
-  if (out.numel() == 0) return;
-  Tensor src = empty(out.sizes(), TensorOptions(DType::Int32));
-  std::memcpy(src.data_ptr<int32_t>(), values.data(), values.size() * sizeof(int32_t));
-  copy_into(out, src);
+  store_values(values.data(), values.size(), DType::Int32, out);
 }
 
 }  // namespace kiln::cpu::linalg
