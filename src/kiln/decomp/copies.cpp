@@ -120,9 +120,7 @@ Tensor as_strided_scatter_impl(const Tensor& self, const Tensor& src, IntArrayRe
   return as_strided(written, self.sizes(), self.strides(), 0);
 }
 
-// resize_as_ is resize_ to the template's sizes (eagerly: resize_ has no traced form). PyTorch's
-// functional resize is left declared: with a functional form, the generic in-place kernel would
-// claim resize_, whose own kernel changes the tensor's sizes.
+// resize_as_ is resize_ to the template's sizes (a trace records resize_ as aten::resize).
 Tensor resize_as_inplace(const Tensor& self, const Tensor& the_template, std::optional<MemoryFormat> memory_format) {
   return detail::call<Tensor>(KILN_OP("aten::resize_"), self, the_template.sizes(), memory_format);
 }

@@ -1,10 +1,11 @@
 // torch.fft's inverse real transforms (fft_irfft, fft_irfft2, fft_irfftn) and the Hermitian forward
-// one (fft_hfft) over _fft_c2r, as PyTorch composes them: a real input becomes complex, each
-// transformed dim is trimmed to its signal size (the last to n / 2 + 1 entries), and the norm
-// names a normalization (inverse: "backward" divides by n, "forward" not at all, "ortho" by sqrt n;
-// hfft, a forward transform, the other way round). hfft conjugates its input first, which for a
-// real input (kiln's complex tensors are storage: docs/dtypes.md) changes nothing; a complex input
-// to hfft is refused. Where a signal size asks for zero padding, kiln refuses too (no complex pad).
+// ones (fft_hfft, fft_hfft2, fft_hfftn) over _fft_c2c and _fft_c2r, as PyTorch composes them: a
+// real input becomes complex, each transformed dim is trimmed to its signal size (the last to
+// n / 2 + 1 entries), and the norm names a normalization (inverse: "backward" divides by n,
+// "forward" not at all, "ortho" by sqrt n; hfft, a forward transform, the other way round). The
+// Hermitian transforms run a forward complex transform over all dims but the last, conjugate
+// (_conj), and transform the last from its half spectrum. Where a signal size asks for zero
+// padding, kiln refuses (no complex pad yet).
 #include <numeric>
 #include <optional>
 
@@ -60,8 +61,16 @@ Tensor irfftn_impl(const Tensor& self, std::optional<IntArrayRef> s, std::option
   for (size_t k = 0; k + 1 < dims.size(); ++k)
     if (s && (*s)[k] != -1) x = trimmed(x, dims[k], (*s)[k], op);
   x = trimmed(x, last, last_size / 2 + 1, op);
-  return detail::call<Tensor>(KILN_OP("aten::_fft_c2r"), x, IntArrayRef(dims), normalization(norm, forward, op),
-                              last_size);
+  const int64_t normalized = normalization(norm, forward, op);
+  if (forward) {  // hfft: the conjugate of the forward transform over the other dims
+    if (dims.size() > 1) {
+      x = detail::call<Tensor>(KILN_OP("aten::_fft_c2c"), x, IntArrayRef(dims.data(), dims.size() - 1), normalized,
+                               true);
+    }
+    x = detail::call<Tensor>(KILN_OP("aten::_conj"), x);
+    return detail::call<Tensor>(KILN_OP("aten::_fft_c2r"), x, IntArrayRef{last}, normalized, last_size);
+  }
+  return detail::call<Tensor>(KILN_OP("aten::_fft_c2r"), x, IntArrayRef(dims), normalized, last_size);
 }
 
 Tensor fft_irfft(const Tensor& self, std::optional<int64_t> n, int64_t dim, std::optional<std::string_view> norm) {
@@ -79,12 +88,18 @@ Tensor fft_irfftn(const Tensor& self, std::optional<IntArrayRef> s, std::optiona
   return irfftn_impl(self, s, dim, norm, "fft_irfftn", false);
 }
 Tensor fft_hfft(const Tensor& self, std::optional<int64_t> n, int64_t dim, std::optional<std::string_view> norm) {
-  KILN_CHECK_KIND(!is_complex(self.dtype()), ErrorKind::NotImplemented,
-                  "fft_hfft: a complex input ({}) needs its conjugate, and kiln has no complex arithmetic yet",
-                  self.describe());
   std::vector<int64_t> s;
   if (n) s.push_back(*n);
   return irfftn_impl(self, n ? std::optional<IntArrayRef>(s) : std::nullopt, IntArrayRef{dim}, norm, "fft_hfft", true);
+}
+
+Tensor fft_hfft2(const Tensor& self, std::optional<IntArrayRef> s, IntArrayRef dim,
+                 std::optional<std::string_view> norm) {
+  return irfftn_impl(self, s, dim, norm, "fft_hfft2", true);
+}
+Tensor fft_hfftn(const Tensor& self, std::optional<IntArrayRef> s, std::optional<IntArrayRef> dim,
+                 std::optional<std::string_view> norm) {
+  return irfftn_impl(self, s, dim, norm, "fft_hfftn", true);
 }
 
 const KernelRegistrar kRegister([](Registry& r) {
@@ -92,6 +107,8 @@ const KernelRegistrar kRegister([](Registry& r) {
   r.set_compound_kernel("aten::fft_irfft2", kiln::detail::boxed<&fft_irfft2>());
   r.set_compound_kernel("aten::fft_irfftn", kiln::detail::boxed<&fft_irfftn>());
   r.set_compound_kernel("aten::fft_hfft", kiln::detail::boxed<&fft_hfft>());
+  r.set_compound_kernel("aten::fft_hfft2", kiln::detail::boxed<&fft_hfft2>());
+  r.set_compound_kernel("aten::fft_hfftn", kiln::detail::boxed<&fft_hfftn>());
 });
 
 }  // namespace

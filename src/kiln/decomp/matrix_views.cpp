@@ -1,7 +1,9 @@
 // Compound views of real tensors PyTorch programs call: the matrix transposes (mT, mH, adjoint, the
 // NumPy-style T), the complex accessors that are the tensor itself for a real dtype (real, conj,
 // resolve_conj, resolve_neg; conj_physical and lift_fresh_copy copy), isreal, and rot90. kiln's complex
-// dtypes hold bytes only (docs/dtypes.md): these ops refuse them, naming the op.
+// dtypes hold bytes only (docs/dtypes.md): these ops refuse them, naming the op, but for the
+// conjugates: conj and conj_physical of a complex tensor are aten::_conj's new tensor (kiln has no
+// conjugate bit, kernels/cpu/conj.cpp), and resolve_conj is the tensor itself (nothing to resolve).
 #include "kiln/kernels/register.h"
 #include "kiln/ops/api.h"
 
@@ -32,10 +34,11 @@ Tensor numpy_T_impl(const Tensor& self) {
 }
 
 Tensor real_impl(const Tensor& self) { return alias(real_only(self, "real")); }
-Tensor conj_impl(const Tensor& self) { return alias(real_only(self, "conj")); }
-Tensor resolve_conj_impl(const Tensor& self) { return alias(real_only(self, "resolve_conj")); }
+Tensor conjugate(const Tensor& self) { return detail::call<Tensor>(KILN_OP("aten::_conj"), self); }
+Tensor conj_impl(const Tensor& self) { return is_complex(self.dtype()) ? conjugate(self) : alias(self); }
+Tensor resolve_conj_impl(const Tensor& self) { return alias(self); }
 Tensor resolve_neg_impl(const Tensor& self) { return alias(real_only(self, "resolve_neg")); }
-Tensor conj_physical_impl(const Tensor& self) { return clone(real_only(self, "conj_physical")); }
+Tensor conj_physical_impl(const Tensor& self) { return is_complex(self.dtype()) ? conjugate(self) : clone(self); }
 Tensor lift_fresh_copy_impl(const Tensor& self) { return clone(self); }
 Tensor isreal_impl(const Tensor& self) { return ones_like(real_only(self, "isreal"), TensorOptions(DType::Bool)); }
 

@@ -2,7 +2,8 @@
 // that its result fits the written tensor (same shape, a dtype it can hold), and copy it there.
 // One generic kernel, registered for every such op that has no kernel of its own; the functional
 // op is found by name (add_.Tensor -> add.Tensor) or by arguments (atan2.out -> atan2). Ops
-// without a functional form (resize_) are left alone.
+// without a functional form are left alone, and so is resize_, which changes its tensor's sizes
+// rather than write a value of the same shape (its own kernel: kernels/resize.cpp).
 #include "kiln/core/type_promotion.h"
 #include "kiln/kernels/cpu/convert.h"
 #include "kiln/kernels/register.h"
@@ -39,7 +40,7 @@ const KernelRegistrar kRegister([](Registry& r) {
     if (!op->has_tag(OpTag::Inplace) || op->kernel(DispatchKey::CPU) || op->provenance() != Provenance::Native)
       continue;
     OpHandle functional = r.functional_variant(op);
-    if (!functional) continue;  // resize_ has no functional form that runs
+    if (!functional || op->name() == "aten::resize_") continue;
     for (DispatchKey k : {DispatchKey::CPU, DispatchKey::Meta}) {
       r.set_kernel(op->name(), k, [op, functional](Stack& s) { run_inplace(op, functional, s); });
     }

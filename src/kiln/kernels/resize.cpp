@@ -2,19 +2,31 @@
 // its storage when the new sizes reach past it (keeping the bytes there; new elements are
 // uninitialized) and never shrinking it. Same sizes and no memory format keep the strides.
 // Every tensor sharing the storage sees a grown storage's new memory, as in PyTorch.
+// resize, its functional form (what a trace records for resize_, and what PyTorch's functionalized
+// graphs call): a new tensor of the new geometry holding the leading elements of self's storage
+// from its offset, as resize_ would leave them in place; any past the storage are uninitialized.
+#include <algorithm>
+#include <cstring>
+
+#include "kiln/kernels/meta/spec.h"
 #include "kiln/kernels/register.h"
 
 namespace kiln::kernels {
 namespace {
 
+// The strides resize_ gives sizes `size` in `memory_format`, after its checks.
+Shape resized_strides(IntArrayRef size, std::optional<MemoryFormat> memory_format, std::string_view op) {
+  KILN_CHECK(memory_format != MemoryFormat::Preserve, "{}: unsupported memory format preserve_format", op);
+  KILN_CHECK(memory_format != MemoryFormat::ChannelsLast || size.size() == 4,
+             "{}: required rank 4 tensor to use channels_last format, got size {}", op, size);
+  return memory_format == MemoryFormat::ChannelsLast ? channels_last_strides(size) : contiguous_strides(size);
+}
+
 Tensor resize_(const Tensor& self, IntArrayRef size, std::optional<MemoryFormat> memory_format) {
   int64_t numel = checked_numel(size, "resize_");
-  KILN_CHECK(memory_format != MemoryFormat::Preserve, "resize_: unsupported memory format preserve_format");
-  KILN_CHECK(memory_format != MemoryFormat::ChannelsLast || size.size() == 4,
-             "resize_: required rank 4 tensor to use channels_last format, got size {}", size);
+  Shape strides = resized_strides(size, memory_format, "resize_");
   TensorImpl& t = *self.impl();
   if (self.sizes().equals(size) && !memory_format) return self;
-  Shape strides = memory_format == MemoryFormat::ChannelsLast ? channels_last_strides(size) : contiguous_strides(size);
   int64_t span = storage_span(size, strides);
   if (span > 0) {
     int64_t bytes = 0;
@@ -28,7 +40,23 @@ Tensor resize_(const Tensor& self, IntArrayRef size, std::optional<MemoryFormat>
   return self;
 }
 
-const KernelRegistrar kRegister([](Registry& r) { def_every_backend<&resize_>(r, "aten::resize_"); });
+Tensor resize(const Tensor& self, IntArrayRef size, std::optional<MemoryFormat> memory_format) {
+  checked_numel(size, "resize");
+  Shape strides = self.sizes().equals(size) && !memory_format ? self.strides().shape()
+                                                              : resized_strides(size, memory_format, "resize");
+  Tensor out = meta::allocate({self.dtype(), Shape(size.begin(), size.end()), strides}, self.device());
+  if (self.device().is_meta()) return out;
+  const size_t item = element_size(self.dtype()), from = static_cast<size_t>(self.storage_offset()) * item;
+  const size_t have = self.storage()->nbytes() > from ? self.storage()->nbytes() - from : 0;
+  const size_t bytes = std::min(have, static_cast<size_t>(storage_span(size, strides)) * item);
+  if (bytes > 0) std::memcpy(out.data_ptr(), static_cast<const char*>(self.storage()->data()) + from, bytes);
+  return out;
+}
+
+const KernelRegistrar kRegister([](Registry& r) {
+  def_every_backend<&resize_>(r, "aten::resize_");
+  def_meta_and_cpu<&resize>(r, "aten::resize");
+});
 
 }  // namespace
 }  // namespace kiln::kernels

@@ -62,9 +62,13 @@ TEST(AtenLibrary, InPlaceAndOutVariantsOfImplementedOpsRun) {
   call_op_boxed(sin_out, s);
   EXPECT_FLOAT_EQ(out.select(0, 0).item<float>(), std::sin(0.5f));
   EXPECT_FLOAT_EQ(out.select(0, 1).item<float>(), std::sin(1.0f));
-  // resize_'s functional form is declared, not implemented: resize_ has no functional variant.
-  EXPECT_EQ(r.functional_variant(r.get("aten::resize_")), nullptr);
-  EXPECT_FALSE(r.get("aten::resize")->implemented());
+  // resize_'s functional form runs (a trace records it), but resize_ keeps its own kernel, which
+  // changes the tensor's sizes in place rather than writing a value into them.
+  EXPECT_EQ(r.functional_variant(r.get("aten::resize_")), r.get("aten::resize"));
+  Tensor grown = zeros({2});
+  Stack rs{Value(grown), Value(std::vector<int64_t>{2, 3}), Value()};
+  call_op_boxed(r.get("aten::resize_"), rs);
+  EXPECT_EQ(grown.sizes().vec(), (std::vector<int64_t>{2, 3}));
 }
 
 TEST(AtenLibrary, OverloadsAreIndexedByName) {

@@ -271,6 +271,26 @@ bool has_functional_form(OpHandle op) {
 
 namespace {
 
+// resize_ changes self's sizes, which no write of a value does: aten::resize makes self's new value
+// (its storage's leading elements in the new geometry), and self is resized below the trace, so
+// later ops see its new sizes and read that value.
+void functionalize_resize(Tracer& t, Stack& stack) {
+  Tensor self = stack.at(0).to_tensor();
+  KILN_CHECK_KIND(!t.views.contains(self.impl()), ErrorKind::NotImplemented,
+                  "trace: resize_ of a view ({}) is not supported; resize a copy", self.describe());
+  Stack args = stack;
+  record(t, KILN_OP("aten::resize"), args, t.below_trace);
+  Tensor value = args.at(0).to_tensor();
+  {
+    ExcludeDispatchKeys untraced{DispatchKeySet(DispatchKey::Trace)};
+    call_op_boxed(KILN_OP("aten::resize_"), stack);
+  }
+  t.values[self.impl()] = t.values.at(value.impl());
+  ++t.versions[self.impl()];
+  stack.clear();
+  stack.emplace_back(self);
+}
+
 // Core level: an op that writes arguments is recorded as its functional form, and the written
 // arguments get the new values:
 //   in-place (abs_, add_.Tensor): the functional op's result becomes self;
@@ -279,6 +299,7 @@ namespace {
 void functionalize(Tracer& t, OpHandle op, Stack& stack) {
   const Schema& s = op->schema();
   auto& r = Registry::global();
+  if (op == KILN_OP("aten::resize_")) return functionalize_resize(t, stack);
   if (writes_self_in_place(s)) {
     Tensor self = stack.at(0).to_tensor();
     OpHandle functional = functional_variant(op, stack);
@@ -335,8 +356,9 @@ const BoxedKernel* compound_decomposition(const Tracer& t, OpHandle op) {
   return t.level != Level::ATen && t.table->decomposes(op) ? op->compound_kernel() : nullptr;
 }
 
-const BoxedKernel* prims_decomposition(const Tracer& t, OpHandle op) {
+const BoxedKernel* prims_decomposition(const Tracer& t, OpHandle op, const Stack& args) {
   if (t.level != Level::Prims || op->has_tag(OpTag::Prim) || stays_at_prims_level(op)) return nullptr;
+  if (has_complex_operand(args) && op->kernel(DispatchKey::CPU) != nullptr) return nullptr;
   const auto& table = prims_decompositions();
   auto it = table.find(op);
   if (it != table.end()) return &it->second;
@@ -460,7 +482,7 @@ void record(Tracer& t, OpHandle op, Stack& stack, DispatchKeySet rest) {
     functionalize(t, op, stack);
     return;
   }
-  if (const BoxedKernel* prims = prims_decomposition(t, op)) {
+  if (const BoxedKernel* prims = prims_decomposition(t, op, stack)) {
     Stack original = stack;
     std::vector<Shape> eager_strides = eager_result_strides(op, stack);
     run_decomposition(t, op, *prims, stack);

@@ -117,6 +117,8 @@ const OpAttrRegistrar kRules([](Registry& r) {
             LoweringRule::extern_call("reads its input's storage at arbitrary offsets", /*reads_storage=*/true));
   rules.set(r.get("aten::as_strided"),
             LoweringRule::extern_call("reads its input's storage at arbitrary offsets", /*reads_storage=*/true));
+  rules.set(r.get("aten::resize"),
+            LoweringRule::extern_call("reads its input's storage from its offset", /*reads_storage=*/true));
   rules.set(r.get("prims::uniform"), LoweringRule::extern_call("random: eager's generator draws the numbers"));
   rules.set(r.get("prims::normal"), LoweringRule::extern_call("random: eager's generator draws the numbers"));
 });

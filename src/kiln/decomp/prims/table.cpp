@@ -57,6 +57,19 @@ const DecompositionMap& prims_decompositions() {
   return table;
 }
 
+bool has_complex_operand(const Stack& args) {
+  for (const Value& v : args) {
+    if (v.is_tensor() && is_complex(v.to_tensor().dtype())) return true;
+    if (v.tag() == Value::Tag::DType && is_complex(v.to_dtype())) return true;
+    if (v.tag() == Value::Tag::TensorList) {
+      for (const Tensor& t : v.to_tensor_list()) {
+        if (is_complex(t.dtype())) return true;
+      }
+    }
+  }
+  return false;
+}
+
 bool stays_at_prims_level(OpHandle op) {
   static const std::set<std::string_view> kExterns = {
       "aten::mm",
@@ -105,6 +118,7 @@ bool stays_at_prims_level(OpHandle op) {
       "aten::_embedding_bag",
       "aten::_fft_r2c",  // FFTs: complex tensors, which generated code does not handle
       "aten::_fft_c2r",
+      "aten::resize",  // its new elements are uninitialized memory, which no prim makes
       // Linear algebra (kernels/cpu/linalg_*.cpp) and torch.special's polynomials (polynomials.cpp)
       "aten::linalg_lu_factor_ex",
       "aten::linalg_lu_solve",

@@ -16,6 +16,10 @@ using DecompositionMap = std::map<OpHandle, BoxedKernel>;
 const DecompositionMap& prims_decompositions();
 // True for ops that stay whole at the prims level (mm, bmm, convolution, gather, scatter, argmax...).
 bool stays_at_prims_level(OpHandle op);
+// True for a call with a complex tensor argument, or a dtype argument that is complex: generated
+// code has no complex values, so the prims level keeps such a call whole (its eager kernel runs it,
+// as an extern) rather than decompose it into prims that would compute on them.
+bool has_complex_operand(const Stack& args);
 
 namespace decomp {
 // The parts of the table, one per file.

@@ -7,6 +7,8 @@
 //     complex inverse DFT over the other dims, then a one-dimensional complex-to-real transform
 //     along the last, which reads the Hermitian extension of the half spectrum (so the imaginary
 //     parts of the zero-frequency entry and, for even sizes, of the Nyquist entry are ignored).
+//   _fft_c2c(self, dim, normalization, forward): the complex DFT (forward: e^-i, else e^+i) of a
+//     complex tensor over the dims in `dim`; no dims is a copy.
 // normalization: 0 none, 1 by 1/sqrt(n), 2 by 1/n, n the product of the signal sizes.
 // The transforms run in double whatever the dtype (FftPlan), and round once into the result.
 // Result strides are PyTorch's (its MKL path): the batch dims (those not transformed) outermost,
@@ -140,6 +142,18 @@ meta::TensorSpec fft_c2r_meta(const Tensor& self, IntArrayRef dim, int64_t norma
   return {*real_part_of(self.dtype()), sizes, fft_result_strides(strides, sizes, last_only)};
 }
 
+meta::TensorSpec fft_c2c_meta(const Tensor& self, IntArrayRef dim, int64_t normalization, bool /*forward*/) {
+  constexpr std::string_view op = "_fft_c2c";
+  KILN_CHECK_TYPE(is_complex(self.dtype()), "{}: expected a complex input (complex64 or complex128), got {}", op,
+                  self.describe());
+  check_normalization(normalization, op);
+  if (dim.empty()) return {self.dtype(), self.sizes().shape(), self.strides().shape()};  // a copy, as PyTorch's clone
+  Shape dims = signal_dims(self, dim, op);
+  check_signal_sizes(self.sizes(), dims, op, "input");
+  Shape order = sorted_dims(self.strides(), dims, /*keep_last=*/false);
+  return {self.dtype(), self.sizes().shape(), fft_result_strides(self.strides(), self.sizes(), order)};
+}
+
 // ---- CPU
 
 // Runs `fn(line)` on every line of a contiguous buffer of `sizes` along dim `d`: line points at
@@ -245,9 +259,23 @@ void fft_c2r_impl(const Tensor& self, IntArrayRef dim, int64_t normalization, in
   copy_into(out, real);
 }
 
+void fft_c2c_impl(const Tensor& self, IntArrayRef dim, int64_t normalization, bool forward, const Tensor& out) {
+  if (out.numel() == 0) return;
+  Tensor buf = as_complex_double(self);
+  C* data = buf.data_ptr<C>();
+  double n = 1;
+  for (int64_t d : dim.empty() ? Shape{} : signal_dims(self, dim, "_fft_c2c")) {
+    c2c_along(data, buf.sizes(), d, /*inverse=*/!forward);
+    n *= static_cast<double>(self.size(d));
+  }
+  scale_in_place(data, buf.numel(), norm_scale(normalization, n));
+  copy_into(out, buf);
+}
+
 const KernelRegistrar kRegister([](Registry& r) {
   kernels::def_structured<&fft_r2c_meta, &fft_r2c_impl>(r, "aten::_fft_r2c");
   kernels::def_structured<&fft_c2r_meta, &fft_c2r_impl>(r, "aten::_fft_c2r");
+  kernels::def_structured<&fft_c2c_meta, &fft_c2c_impl>(r, "aten::_fft_c2c");
 });
 
 }  // namespace
