@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Packs the compiled suite's kiln side for a host with PyTorch, a C++ compiler and no package
 # manager for kiln's own dependencies (the GPU machine's 16-core host): kiln_compiled_bench,
-# kiln_eager_bench and kiln_blas_probe (for bench/gemm_probe.py), libkiln.so and the shared libraries they need that a stock Ubuntu lacks (fmt, oneDNN, OpenCL's
+# kiln_eager_bench and kiln_blas_probe (for bench/probes/gemm_probe.py), libkiln.so and the shared libraries they need that a stock Ubuntu lacks (fmt, oneDNN, OpenCL's
 # loader), into one .tar.xz (the device tool carries at most 64 MiB).
 #
 #   bench/device_bundle.sh OUT.tar.xz [BUILD]

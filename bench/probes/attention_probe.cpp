@@ -18,7 +18,7 @@
 //   +static     each thread a run of consecutive tasks (a whole head at 16 heads and 16 threads),
 //               where the others (and the kernel) hand out tasks one at a time.
 // Not part of the build: g++ -std=c++20 -O3 -march=native -fopenmp -fno-math-errno -fno-trapping-math
-//   -I. -Isrc bench/attention_probe.cpp -o /tmp/attention_probe; /tmp/attention_probe [heads rows e]
+//   -I. -Isrc bench/probes/attention_probe.cpp -o /tmp/attention_probe; /tmp/attention_probe [heads rows e]
 #include <omp.h>
 
 #if !defined(__AVX512F__) || !defined(__FMA__)
@@ -38,7 +38,7 @@
 #include <random>
 #include <vector>
 
-#include "bench/probe_timing.h"
+#include "bench/probes/probe_timing.h"
 #include "kiln/kernels/cpu/accumulate.h"
 #include "kiln/kernels/cpu/attention_tiles.h"
 #include "kiln/kernels/cpu/vec_math.h"

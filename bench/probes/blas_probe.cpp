@@ -2,7 +2,7 @@
 // w [n, k], both row-major)? The library is opened at run time, so one binary measures any of them
 // (Debian's OpenBLAS builds, a vendor BLAS) without linking kiln against it. Prints one JSON object,
 // "m/n/k/gelu" -> median seconds of cblas_sgemm (the GEMM alone: no bias or activation), the keys of
-// bench/gemm_probe.py. Each result is checked on 64 sampled entries against a float64 dot product.
+// bench/probes/gemm_probe.py. Each result is checked on 64 sampled entries against a float64 dot product.
 //   kiln_blas_probe LIB.so M,N,K,GELU [M,N,K,GELU ...]
 #include <dlfcn.h>
 

@@ -5,7 +5,7 @@
 // before 2026-11-27 (x P(x^2) / Q(x^2), one division, 6 ulp), kept here only as the baseline.
 // Not part of the build:
 //   g++ -std=c++20 -O3 -march=native -mprefer-vector-width=512 -fopenmp -fno-math-errno
-//       -fno-trapping-math -ffp-contract=off -Isrc bench/erf_probe.cpp -o /tmp/erf_probe
+//       -fno-trapping-math -ffp-contract=off -Isrc bench/probes/erf_probe.cpp -o /tmp/erf_probe
 //   OMP_NUM_THREADS=16 /tmp/erf_probe
 #include <omp.h>
 

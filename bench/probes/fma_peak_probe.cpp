@@ -1,7 +1,7 @@
 // The float32 multiply-add peak of this CPU, to read GEMM figures against: each thread runs
 // independent chains of FMAs on registers (no memory), 512-bit and 256-bit, on 1 thread and on
 // all of them; and the clock, from a chain of dependent integer adds (one per cycle). Not part of
-// the build: g++ -std=c++20 -O2 -march=native -fopenmp bench/fma_peak_probe.cpp -o /tmp/fma_peak
+// the build: g++ -std=c++20 -O2 -march=native -fopenmp bench/probes/fma_peak_probe.cpp -o /tmp/fma_peak
 #include <immintrin.h>
 #include <omp.h>
 

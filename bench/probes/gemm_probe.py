@@ -4,12 +4,12 @@ ways in alternating processes: kiln's own sgemm (KILN_GEMM=kiln), oneDNN through
 (torch.nn.functional.linear, MKL on x86); optionally other sides: NumPy's matmul (--numpy: the
 OpenBLAS its wheel bundles; the GEMM alone) and any probe command that takes M,N,K,GELU arguments and
 prints the same JSON (--side NAME=COMMAND: kiln_blas_probe LIB.so times a CBLAS library's GEMM alone;
-bench/onednn3_probe.cpp a oneDNN 3 matmul with bias and gelu). --base picks which of the first three
+bench/probes/onednn3_probe.cpp a oneDNN 3 matmul with bias and gelu). --base picks which of the first three
 sides run. Prints min / median / max over rounds of each side's
 median time, and TFLOP/s of the medians. Timing only: the kernels' results are checked by the test
 suite (sgemm_test.cpp, matmul_test.cpp) and by run_compiled.py's rows that use them.
 
-    bench/gemm_probe.py --bench build/bench/kiln_eager_bench --python .venv/bin/python [--rounds 3]
+    bench/probes/gemm_probe.py --bench build/bench/kiln_eager_bench --python .venv/bin/python [--rounds 3]
         [--side "openblas=build/bench/kiln_blas_probe /path/libopenblas.so.0"] [--numpy] [--base "kiln oneDNN,PyTorch"]
 """
 import argparse

@@ -3,8 +3,8 @@
 // --blocked the weights are reordered once, outside the timing, to the layout oneDNN picks.
 // Written against oneDNN 3's API; not part of the CMake build (Debian 12 has no oneDNN 3). Build
 // it against a oneDNN 3 tree, e.g. PyPI's onednn-devel-cpu-gomp wheel (GNU OpenMP, Apache 2.0):
-//   g++ -O2 -std=c++17 -fopenmp bench/onednn3_probe.cpp -I$D/include -L$D/lib -ldnnl -o kiln_onednn3_probe
-// Prints one JSON object, "m/n/k/gelu" -> median seconds, the keys of bench/gemm_probe.py. Each
+//   g++ -O2 -std=c++17 -fopenmp bench/probes/onednn3_probe.cpp -I$D/include -L$D/lib -ldnnl -o kiln_onednn3_probe
+// Prints one JSON object, "m/n/k/gelu" -> median seconds, the keys of bench/probes/gemm_probe.py. Each
 // result is checked on 64 sampled entries against a float64 computation.
 //   kiln_onednn3_probe [--blocked] M,N,K,GELU [M,N,K,GELU ...]
 #include <dnnl.hpp>

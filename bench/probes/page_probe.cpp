@@ -8,7 +8,7 @@
 // machine's host they did not (bench/README.md, "The slow mode looked for at its source"). Every
 // read and update is checked; the run it reports predates the check.
 // Not part of the build:
-//   g++ -std=c++20 -O3 -march=x86-64-v3 -fopenmp bench/page_probe.cpp -o /tmp/page_probe
+//   g++ -std=c++20 -O3 -march=x86-64-v3 -fopenmp bench/probes/page_probe.cpp -o /tmp/page_probe
 //   /tmp/page_probe [count=32] [mib=8]
 #include <omp.h>
 #include <sys/mman.h>

@@ -2,7 +2,7 @@
 // [rows, cols] matrix in one pass over memory), to find what keeps it below the copy bandwidth.
 // Not part of the build: compile it by hand next to kiln's headers, e.g.
 //   g++ -std=c++20 -O3 -march=native -mprefer-vector-width=512 -fopenmp -fno-math-errno
-//       -fno-trapping-math -ffp-contract=off -I. -Isrc bench/reduction_probe.cpp
+//       -fno-trapping-math -ffp-contract=off -I. -Isrc bench/probes/reduction_probe.cpp
 //       src/kiln/compiler/codegen/scratch.cpp -o /tmp/reduction_probe
 //   /tmp/reduction_probe [rows cols reps]
 // Each variant is timed (median of reps calls after 3 warm-up calls) and its outputs compared with
@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/probe_timing.h"
+#include "bench/probes/probe_timing.h"
 #include "kiln/compiler/codegen/kernel_support.h"
 #include "kiln/compiler/codegen/scratch.h"
 

@@ -14,7 +14,7 @@
 // they are (rows with unit stride along the head size; other layouts and 16-bit inputs are
 // converted once per call), and each row's max, sum and rescale are lanes of vectors, with no
 // horizontal folds. Packing keys transposed per block before the tasks started cost the host's
-// 16 threads 0.45-0.7 of 3.9-4.3 ms (bench/attention_probe.cpp's exp16+pack).
+// 16 threads 0.45-0.7 of 3.9-4.3 ms (bench/probes/attention_probe.cpp's exp16+pack).
 #include <algorithm>
 #include <atomic>
 #include <cmath>

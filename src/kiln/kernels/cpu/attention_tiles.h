@@ -1,5 +1,5 @@
 // The CPU flash attention kernel's register tiles (kernels/cpu/attention.cpp), in a header of their
-// own so that bench/attention_probe.cpp measures the kernel's own code: the two block products
+// own so that bench/probes/attention_probe.cpp measures the kernel's own code: the two block products
 // (scores transposed = K Q^T, n keys at a time against a block of 64 query rows; acc += P V, n
 // query rows at a time against a block of keys) and the horizontal fold of 16 lanes.
 #pragma once
