@@ -77,7 +77,13 @@ constexpr int64_t kSplitRowAbove = 32768;
 // microseconds) costs more than the work (PyTorch's grain size is the same 32768).
 constexpr int64_t kParallelFrom = 32768;
 bool worth_threads(const Kernel& k) { return k.rows > 1 && k.rows * k.cols >= kParallelFrom; }
-constexpr int64_t kSumChunk = 1024;
+// A row longer than kChunkRowsAbove runs in chunks of kSumChunk columns (float sums: lane partials
+// per chunk; prefetches of the next row: a chunk ahead). 16 values a lane (8 lanes) keep a float
+// sum of values that repeat, whose roundings add up rather than cancel, within float32's tolerance
+// of the exact sum (the sum of an attention's output over one key, 64 copies of each value, was 7e-6
+// off with 1,024-column chunks: seed 20261337).
+constexpr int64_t kChunkRowsAbove = 1024;
+constexpr int64_t kSumChunk = 128;
 
 // What a node is called in a kernel's error messages.
 std::string site_of(const LoopNode& n, const Kernel& k) { return fmt::format("node {} (kernel {})", n.origin, k.name); }
@@ -220,10 +226,10 @@ void write_pass(const loopir::Program& p, const Kernel& k, const std::vector<int
                      : n.reduce == ReduceKind::Max  ? "max"
                                                     : "min";
     // A float sum adds float values in SIMD lanes over chunks of kSumChunk columns, and the chunks'
-    // sums in double: each lane adds at most kSumChunk / 16 values in float (the error of eager's
-    // lane sums), at full vector width, where a double accumulator would halve it.
+    // sums in double: each lane adds at most kSumChunk / 8 values in float, at full vector width,
+    // where a double accumulator would halve it.
     if (n.reduce == ReduceKind::Sum && acc_type == "double" && value.dtype() != DType::Float64 && !split &&
-        k.cols > kSumChunk) {
+        k.cols > kChunkRowsAbove) {
       std::string part = fmt::format("part{}", n.out);
       chunk_open += fmt::format("        float {} = 0.0f;\n", part);
       chunk_close += fmt::format("        {} += {};\n", acc, part);
@@ -330,7 +336,7 @@ void write_kernel_body(const loopir::Program& p, const Kernel& k, ErrorSites& si
 // A row kernel's column sums (Kernel::columns). Each thread adds the values of its rows at each col
 // into a row of partial sums: float values into float partials, which it folds into double ones
 // every kFoldRows rows (each float partial adds at most that many values, as eager's lane sums add
-// at most kSumChunk / 16; float partials are half the cache traffic of double ones: [8192, 8192]
+// at most 64; float partials are half the cache traffic of double ones: [8192, 8192]
 // var_mean + sum(0) 4.6 -> 3.9 ms on the 16-core host), float64 values into double partials.
 // `start`: the rows are the thread's own scratch regions, kept between calls and zeroed by each
 // thread (a vector for the whole team, allocated and zeroed by one thread per call, cost [1024,
