@@ -19,5 +19,6 @@ cp "$build/tests/kiln_cuda_test" "$build/tests/kiln_kernels_test" "$build/tests/
 cp "$build/kiln" "$work/build/"
 mkdir -p "$work/build/bench"
 cp "$build/bench/kiln_gpu_bench" "$work/build/bench/"  # make bench-gpu's kiln side
+cp "$build/bench/kiln_attention_gpu_probe" "$work/build/bench/"  # the attention kernel's shapes
 source "$(dirname "$0")/bundle_lib.sh"
 pack_bundle "$out" "$work" "$build"

@@ -38,9 +38,9 @@ const Loaded& kernel_for(int device, const FlashAttentionVariant& v) {
   const cuda::DeviceProperties& props = cuda::device_properties(device);
   const std::string arch = fmt::format("sm_{}{}", props.major, props.minor);
   static std::mutex mutex;
-  static std::map<std::tuple<int, bool, int64_t, int, bool>, Loaded> loaded;
+  static std::map<std::tuple<int, bool, int64_t, int, bool, FlashAttentionShape>, Loaded> loaded;
   std::lock_guard<std::mutex> lock(mutex);
-  auto k = std::make_tuple(device, v.half, v.head_size, v.mask, v.causal);
+  auto k = std::make_tuple(device, v.half, v.head_size, v.mask, v.causal, v.shape);
   auto it = loaded.find(k);
   if (it != loaded.end()) return it->second;
   Loaded l;
@@ -57,8 +57,32 @@ bool vector_rows(const Tensor& t) {
   return ok;
 }
 
+// Whether the mask's pairs of keys (2i, 2i + 1) of every row lie side by side, aligned to their
+// size: one load a pair.
+bool mask_pairs(const Tensor& mask) {
+  bool ok = mask.stride(3) == 1 && reinterpret_cast<uintptr_t>(mask.data_ptr()) % (2 * mask.element_size()) == 0;
+  for (int64_t d = 0; d < 3; ++d) ok = ok && mask.stride(d) % 2 == 0;
+  return ok;
+}
+
+// Whether the kernel copies the mask's tiles through shared memory (a 16-bit mask): unit stride
+// along the keys, every row 16-byte aligned.
+bool mask_tiles(const Tensor& mask) {
+  bool ok = mask.stride(3) == 1 && reinterpret_cast<uintptr_t>(mask.data_ptr()) % 16 == 0;
+  for (int64_t d = 0; d < 3; ++d) ok = ok && mask.stride(d) % 8 == 0;
+  return ok;
+}
+
 void attention_cuda(const Tensor& query, const Tensor& key, const Tensor& value, const std::optional<Tensor>& attn_mask,
                     double scale, bool is_causal, const Tensor& out) {
+  flash_attention(query, key, value, attn_mask, scale, is_causal, out);
+}
+
+}  // namespace
+
+void flash_attention(const Tensor& query, const Tensor& key, const Tensor& value,
+                     const std::optional<Tensor>& attn_mask, double scale, bool is_causal, const Tensor& out,
+                     FlashAttentionShape shape) {
   constexpr std::string_view op = "kiln::attention";
   const DType dt = query.dtype();
   KILN_CHECK_KIND(dt == DType::BFloat16 || dt == DType::Float16, ErrorKind::NotImplemented,
@@ -70,10 +94,15 @@ void attention_cuda(const Tensor& query, const Tensor& key, const Tensor& value,
     KILN_CHECK(t == nullptr || t->device() == query.device(),
                "{}: every tensor must be on the queries' device {}, got {}", op, query.device(), t->describe());
   }
+  KILN_CHECK(out.is_contiguous() && out.sizes().vec() == query.sizes().vec() && out.dtype() == dt &&
+                 out.device() == query.device(),
+             "{}: the output must be a contiguous {} tensor of the queries' sizes {} on {}, got {}", op, dtype_name(dt),
+             query.sizes(), query.device(), out.describe());
   if (out.numel() == 0) return;
   FlashAttentionVariant v{.half = dt == DType::Float16, .head_size = D, .causal = is_causal};
-  const int warps = flash_attention_warps(v);
-  const int64_t row_blocks = (L + 16 * warps - 1) / (16 * warps);
+  v.shape = flash_attention_shape(D, shape);
+  const int64_t block_rows = 16 * v.shape.warps * v.shape.m_tiles;
+  const int64_t row_blocks = (L + block_rows - 1) / block_rows;
   KILN_CHECK_KIND(L < (int64_t{1} << 31) && S < (int64_t{1} << 31) && heads < (int64_t{1} << 31) &&
                       batch * heads * row_blocks < (int64_t{1} << 31),
                   ErrorKind::NotImplemented, "{}: query {} and key {} are past the CUDA kernel's grid", op,
@@ -83,11 +112,14 @@ void attention_cuda(const Tensor& query, const Tensor& key, const Tensor& value,
   Tensor mask;
   int64_t ms[4] = {0, 0, 0, 0};
   const void* mask_data = nullptr;
+  int pairs = 0, tiles = 0;
   if (attn_mask) {
     v.mask = attn_mask->dtype() == dt ? 1 : 2;
     mask = attn_mask->expand({batch, heads, L, S});
     for (int64_t d = 0; d < 4; ++d) ms[d] = mask.stride(d);
     mask_data = mask.data_ptr();
+    pairs = mask_pairs(mask) ? 1 : 0;
+    tiles = v.mask == 1 && mask_tiles(mask) ? 1 : 0;
   }
   const int device = out.device().index;
   const Loaded& kernel = kernel_for(device, v);
@@ -102,23 +134,34 @@ void attention_cuda(const Tensor& query, const Tensor& key, const Tensor& value,
   void* params[] = {&qp,         &kp,          &vp,          &op_,          &mask_data,  &strides[0], &strides[1],
                     &strides[2], &strides[3],  &strides[4],  &strides[5],   &strides[6], &strides[7], &strides[8],
                     &strides[9], &strides[10], &strides[11], &vector_loads, &ms[0],      &ms[1],      &ms[2],
-                    &ms[3],      &h32,         &l32,         &s32,          &scale32};
-  kernel.module->launch(kernel.function, batch * heads * row_blocks, 32 * warps, params);
+                    &ms[3],      &pairs,       &tiles,       &h32,          &l32,        &s32,        &scale32};
+  kernel.module->launch(kernel.function, batch * heads * row_blocks, 32 * v.shape.warps, params);
 }
 
-}  // namespace
-
-int flash_attention_warps(const FlashAttentionVariant& v) { return v.head_size <= 64 ? 8 : 4; }
+FlashAttentionShape flash_attention_shape(int64_t head_size, FlashAttentionShape shape) {
+  if (shape.warps == 0) shape.warps = 4;
+  if (shape.m_tiles == 0) shape.m_tiles = head_size <= 64 ? 2 : 1;
+  if (shape.keys == 0) shape.keys = 64;
+  KILN_CHECK(shape.warps > 0 && shape.m_tiles > 0 && 16 * shape.warps * shape.m_tiles <= 256 && shape.keys % 16 == 0 &&
+                 shape.keys > 0 && shape.keys <= 128,
+             "kiln::attention: the CUDA kernel takes up to 256 query rows a block and a multiple of 16 keys up to "
+             "128 a tile, got {} warps of {} row tiles and {} keys",
+             shape.warps, shape.m_tiles, shape.keys);
+  return shape;
+}
 
 std::string flash_attention_cubin(const std::string& arch, const FlashAttentionVariant& v) {
   const cuda::Nvrtc& nvrtc = cuda::nvrtc();
+  const FlashAttentionShape shape = flash_attention_shape(v.head_size, v.shape);
   const std::vector<std::string> options = {
       "-std=c++17",
       fmt::format("-DKILN_ATT_HALF={}", v.half ? 1 : 0),
       fmt::format("-DKILN_ATT_D={}", v.head_size),
       fmt::format("-DKILN_ATT_MASK={}", v.mask),
       fmt::format("-DKILN_ATT_CAUSAL={}", v.causal ? 1 : 0),
-      fmt::format("-DKILN_ATT_WARPS={}", flash_attention_warps(v)),
+      fmt::format("-DKILN_ATT_WARPS={}", shape.warps),
+      fmt::format("-DKILN_ATT_MT={}", shape.m_tiles),
+      fmt::format("-DKILN_ATT_KEYS={}", shape.keys),
   };
   Sha256 h;
   h.update(kSource).update(arch).update(fmt::format("NVRTC {}.{}", nvrtc.major, nvrtc.minor));

@@ -3,24 +3,45 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
+#include "kiln/ops/tensor.h"
+
 namespace kiln::kernels {
+
+// How the kernel divides its work: a block of `warps` warps takes 16 * m_tiles query rows a warp
+// and walks the keys `keys` at a time. 0 in a field picks its default for the head size.
+struct FlashAttentionShape {
+  int warps = 0;
+  int m_tiles = 0;
+  int keys = 0;
+  auto operator<=>(const FlashAttentionShape&) const = default;
+};
 
 struct FlashAttentionVariant {
   bool half = false;      // float16 (else bfloat16)
   int64_t head_size = 0;  // a multiple of 16 up to 128
   int mask = 0;           // 0: none; 1: an additive mask of the queries' dtype; 2: of float32
   bool causal = false;
+  FlashAttentionShape shape{};
 };
 
-// The warps of a block of variant `v`: 8 (128 query rows, the keys and values read from L2 half as
-// often) while its registers allow two blocks a multiprocessor (head sizes up to 64), else 4.
-int flash_attention_warps(const FlashAttentionVariant& v);
+// `shape` with its 0 fields set for head size `head_size`: 4 warps of two row tiles (128 rows a
+// block, each key fragment feeding two products) while the registers hold two tiles' queries,
+// scores and outputs (head sizes up to 64), else one; 64 keys a tile. Throws kiln::Error for a
+// shape the kernel cannot take (rows of a block past 256, keys not a multiple of 16 up to 128).
+FlashAttentionShape flash_attention_shape(int64_t head_size, FlashAttentionShape shape = {});
 
 // The cubin of `v` for `arch` ("sm_90"), from the content-addressed cache or built by NVRTC (its
 // key hashes the kernel's source, the options, the architecture and NVRTC's version). Throws
 // kiln::Error with NVRTC's log when it does not compile, or "NVRTC was not found".
 std::string flash_attention_cubin(const std::string& arch, const FlashAttentionVariant& v);
+
+// kiln::attention's CUDA kernel with a chosen shape, writing `out` (contiguous, the queries' sizes
+// and dtype): what the registered kernel runs with the default shape; benchmarks try others.
+void flash_attention(const Tensor& query, const Tensor& key, const Tensor& value,
+                     const std::optional<Tensor>& attn_mask, double scale, bool is_causal, const Tensor& out,
+                     FlashAttentionShape shape = {});
 
 }  // namespace kiln::kernels

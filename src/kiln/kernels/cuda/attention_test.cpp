@@ -36,6 +36,15 @@ TEST(CudaAttention, EveryVariantCompilesWithNvrtc) {
     }
   }
   EXPECT_GT(kernels::flash_attention_cubin("sm_80", {.head_size = 64}).size(), 1000u);
+  // Shapes other than the default (the probe's, bench/probes/attention_gpu_probe.cpp) compile too;
+  // ones past the kernel's limits are refused before NVRTC sees them.
+  for (kernels::FlashAttentionShape shape : {kernels::FlashAttentionShape{8, 1, 64}, {4, 2, 128}, {2, 4, 32}}) {
+    EXPECT_GT(
+        kernels::flash_attention_cubin("sm_90", {.head_size = 64, .mask = 2, .causal = true, .shape = shape}).size(),
+        1000u);
+  }
+  EXPECT_KILN_ERROR(kernels::flash_attention_shape(64, {8, 4, 64}), "up to 256 query rows a block");
+  EXPECT_KILN_ERROR(kernels::flash_attention_shape(64, {4, 1, 40}), "multiple of 16 keys up to 128");
 }
 
 Tensor cuda_attention(const Tensor& q, const Tensor& k, const Tensor& v, const std::optional<Tensor>& mask,
@@ -92,6 +101,11 @@ TEST(CudaAttention, MatchesFloat64SoftmaxOfScores) {
       // float32 with a batch dim.
       Tensor m16 = mul(randn({sh.l, sh.s}), Scalar(2)).to(dt).to(kCuda);
       expect_matches(q, k, v, m16, 0.3, false, what + " mask " + std::string(dtype_name(dt)));
+      // The same dtype's mask as a view of rows padded to a multiple of 8 keys: 16-byte aligned rows,
+      // which the kernel copies through shared memory a tile at a time (zeros past the keys' end).
+      Tensor padded = mul(randn({sh.l, (sh.s + 7) / 8 * 8}), Scalar(2)).to(dt).to(kCuda);
+      expect_matches(q, k, v, slice(padded, 1, 0, sh.s), 0.3, false, what + " mask of aligned rows");
+      expect_matches(q, k, v, slice(padded, 1, 0, sh.s), 0.3, true, what + " mask of aligned rows, causal");
       Tensor m32 = randn({sh.b, 1, sh.l, sh.s}).to(kCuda);
       expect_matches(q, k, v, m32, 0.3, false, what + " float32 mask");
     }
@@ -137,6 +151,37 @@ TEST(CudaAttention, MaskedRowsAreNaNAndNoKeysIsZero) {
   Tensor none = cuda_attention(q, slice(k, 2, 0, 0), slice(v, 2, 0, 0), std::nullopt, 0.2);
   EXPECT_EQ(none.cpu().to(DType::Float64).abs().sum().item<double>(), 0.0);
   EXPECT_EQ(cuda_attention(slice(q, 2, 0, 0), k, v, std::nullopt, 0.2).numel(), 0);
+}
+
+// A causal block skips the keys after its last row (weights 0): a value there that is inf or NaN
+// still makes its column NaN in every row that weighs it 0, as softmax then a product does; finite
+// ones change nothing. Tiles across the diagonal and the keys' end check each key; every shape the
+// probe tries gives the default's result.
+TEST(CudaAttention, CausalBlocksSkipLaterKeysButNotTheirInfinities) {
+  if (!have_gpu()) GTEST_SKIP() << device_unavailable_reason(DeviceType::CUDA);
+  manual_seed(44);
+  auto o = TensorOptions(DType::BFloat16);
+  // 280 queries, 300 keys: no row weighs key 290 (the last block computes it, weight 0; the others
+  // skip it); every row weighs key 200 of head 1 zero or not.
+  Tensor q = randn({1, 2, 280, 64}, o), k = randn({1, 2, 300, 64}, o), v = randn({1, 2, 300, 64}, o);
+  v.select(0, 0).select(0, 0).select(0, 290).select(0, 3).fill_(Scalar(kInf));
+  v.select(0, 0).select(0, 1).select(0, 200).select(0, 7).fill_(Scalar(std::nan("")));
+  Tensor qc = q.to(kCuda), kc = k.to(kCuda), vc = v.to(kCuda);
+  expect_matches(qc, kc, vc, std::nullopt, 0.125, true, "causal, non-finite values after a block");
+  Tensor got = cuda_attention(qc, kc, vc, std::nullopt, 0.125, true).cpu().to(DType::Float32);
+  EXPECT_TRUE(std::isnan(got[0][0][10][3].item<double>()));     // row 10 weighs key 290 zero
+  EXPECT_TRUE(std::isfinite(got[0][0][10][4].item<double>()));  // other columns are untouched
+  EXPECT_TRUE(std::isnan(got[0][1][0][7].item<double>()));
+  for (bool causal : {false, true}) {
+    Tensor want = cuda_attention(kc, qc, qc, std::nullopt, 0.125, causal).cpu();
+    for (kernels::FlashAttentionShape shape : {kernels::FlashAttentionShape{8, 1, 64}, {4, 2, 128}, {2, 4, 32}}) {
+      Tensor out = empty_like(kc);
+      kernels::flash_attention(kc, qc, qc, std::nullopt, 0.125, causal, out, shape);
+      expect_close(
+          out.cpu().to(DType::Float64), want.to(DType::Float64), 1e-2, 1e-2,
+          fmt::format("causal {} shape {} warps {} tiles {} keys", causal, shape.warps, shape.m_tiles, shape.keys));
+    }
+  }
 }
 
 TEST(CudaAttention, RefusesWhatTheKernelDoesNotTake) {

@@ -7,29 +7,40 @@
 //   KILN_ATT_MASK   0: no mask; 1: an additive mask of the queries' dtype; 2: of float32
 //   KILN_ATT_CAUSAL 1: a query row weighs the keys after it 0 (top-left aligned, as PyTorch)
 //   KILN_ATT_WARPS  the warps of a block (launched with 32 times as many threads)
+//   KILN_ATT_MT     the 16-row tiles of queries a warp holds (each key fragment read from shared
+//                   memory feeds that many products: shared memory's bandwidth, not the tensor
+//                   cores, bounds a warp of one tile)
+//   KILN_ATT_KEYS   the keys of a tile, a multiple of 16
 //
-// A block of KILN_ATT_WARPS warps takes 16 query rows of one (batch, head) a warp, its queries
-// held in registers as tensor-core fragments. Keys and values come through shared memory 64 rows at
-// a time (cp.async where rows are contiguous, the next tile's load under this one's arithmetic;
-// any strides are read). Scores, the running maximum
-// and sum, and the output accumulate in float32 (mma.sync m16n8k16 with float32 accumulators); the
-// weights are rounded to the inputs' type for their product with the values, as flash kernels do.
+// A block of KILN_ATT_WARPS warps takes 16 * KILN_ATT_MT query rows of one (batch, head) a warp, its
+// queries held in registers as tensor-core fragments. Keys and values come through shared memory
+// KILN_ATT_KEYS rows at a time (cp.async where rows are contiguous, the next tile's load under this
+// one's arithmetic; any strides are read). Scores, the running maximum and sum, and the output
+// accumulate in float32 (mma.sync m16n8k16 with float32 accumulators); the weights are rounded to
+// the inputs' type for their product with the values, as flash kernels do. Scores are checked
+// against the keys' end and the causal diagonal only in the tiles those cross. A 16-bit mask whose
+// rows are 16-byte aligned comes through shared memory too, a tile with each tile of values (its
+// loads would otherwise stall the scores); any other mask is read in place, two keys a load where
+// its keys are adjacent.
 //
 // The values are those of softmax then a product: a row whose scores are all -inf is NaN (0 / 0),
-// a NaN score makes its row NaN, and a key weighed 0 still multiplies its value (0 * inf = NaN), so
-// no tile of keys is skipped. A row with no keys at all (S = 0) is 0, as an empty product is.
+// a NaN score makes its row NaN, and a key weighed 0 still multiplies its value (0 * inf = NaN). A
+// causal block skips the tiles of keys after its last row (every weight there is 0): their values
+// are only scanned, and a column holding inf or NaN is NaN in every row of the block. A row with no
+// keys at all (S = 0) is 0, as an empty product is.
 
 typedef unsigned short u16;
 typedef unsigned int u32;
 typedef long long i64;
 
-#if !defined(KILN_ATT_D) || !defined(KILN_ATT_WARPS)
-#error "KILN_ATT_D and KILN_ATT_WARPS must give the head size and the warps of a block"
+#if !defined(KILN_ATT_D) || !defined(KILN_ATT_WARPS) || !defined(KILN_ATT_MT) || !defined(KILN_ATT_KEYS)
+#error "KILN_ATT_D, KILN_ATT_WARPS, KILN_ATT_MT and KILN_ATT_KEYS must give the kernel's shape"
 #endif
 
-#define KILN_ATT_ROWS (16 * KILN_ATT_WARPS)  // query rows per block
-#define KILN_ATT_KEYS 64  // keys per tile
+#define KILN_ATT_ROWS (16 * KILN_ATT_MT * KILN_ATT_WARPS)  // query rows per block
+#define KILN_ATT_KT (KILN_ATT_KEYS / 16)  // 16-key steps of a tile
 #define KILN_ATT_LD (KILN_ATT_D + 8)  // a tile row in shared memory, padded: ldmatrix rows hit distinct banks
+#define KILN_ATT_MLD (KILN_ATT_KEYS + 8)  // a mask tile row in shared memory, padded likewise
 #define KILN_ATT_NEG_INF __int_as_float(0xff800000)
 
 __device__ __forceinline__ u32 att_smem(const void* p) { return static_cast<u32>(__cvta_generic_to_shared(p)); }
@@ -104,8 +115,33 @@ __device__ __forceinline__ void att_load_tile(u16* tile, const u16* src, i64 ld,
   }
 }
 
+// Copies the mask's [rows row0.., keys key0..] tile (rows of `rows_total`, keys of `keys_total`;
+// row stride `ld`, unit key stride, 16-byte aligned rows) into a shared tile by cp.async, zeros
+// past either end.
+template <int rows_n>
+__device__ __forceinline__ void att_load_mask_tile(u16* tile, const u16* mask, i64 ld, int row0, int rows_total,
+                                                   int key0, int keys_total) {
+  const int chunks = KILN_ATT_KEYS / 8;
+  for (int i = threadIdx.x; i < rows_n * chunks; i += blockDim.x) {
+    const int r = i / chunks, k = (i % chunks) * 8, row = row0 + r, key = key0 + k;
+    const int n = row < rows_total ? max(0, min(8, keys_total - key)) : 0;
+    const u16* from = n > 0 ? mask + row * ld + key : mask;
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(att_smem(tile + r * KILN_ATT_MLD + k)),
+                 "l"(from), "r"(2 * n));
+  }
+}
+
 __device__ __forceinline__ void att_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 __device__ __forceinline__ void att_wait_all_but_one() { asm volatile("cp.async.wait_group 1;\n" ::); }
+
+// Whether a 16-bit value is inf or NaN (its exponent all ones).
+__device__ __forceinline__ bool att_nonfinite(u16 x) {
+#if KILN_ATT_HALF
+  return (x & 0x7c00) == 0x7c00;
+#else
+  return (x & 0x7f80) == 0x7f80;
+#endif
+}
 
 // The larger of a and b, NaN when either is (a NaN score makes its row NaN, as amax does).
 __device__ __forceinline__ float att_max(float a, float b) { return (a > b || a != a) ? a : b; }
@@ -113,12 +149,16 @@ __device__ __forceinline__ float att_max(float a, float b) { return (a > b || a 
 extern "C" __global__ void __launch_bounds__(32 * KILN_ATT_WARPS) kiln_flash_attention(
     const u16* __restrict__ q, const u16* __restrict__ k, const u16* __restrict__ v, u16* __restrict__ out,
     const void* __restrict__ mask, i64 q_sb, i64 q_sh, i64 q_sl, i64 k_sb, i64 k_sh, i64 k_sl, i64 v_sb, i64 v_sh,
-    i64 v_sl, i64 q_sd, i64 k_sd, i64 v_sd, int vector_loads, i64 m_sb, i64 m_sh, i64 m_sl, i64 m_ss, int heads,
-    int L, int S, float scale) {
-  // The keys' tile; first, the block's queries (KILN_ATT_ROWS >= KILN_ATT_KEYS rows).
-  __shared__ __align__(16) u16 sk[KILN_ATT_ROWS * KILN_ATT_LD];
+    i64 v_sl, i64 q_sd, i64 k_sd, i64 v_sd, int vector_loads, i64 m_sb, i64 m_sh, i64 m_sl, i64 m_ss,
+    int mask_pairs, int mask_tiles, int heads, int L, int S, float scale) {
+  // The keys' tile; first, the block's queries.
+  constexpr int kTileRows = KILN_ATT_ROWS > KILN_ATT_KEYS ? KILN_ATT_ROWS : KILN_ATT_KEYS;
+  __shared__ __align__(16) u16 sk[kTileRows * KILN_ATT_LD];
   __shared__ __align__(16) u16 sv[KILN_ATT_KEYS * KILN_ATT_LD];
-  const int D = KILN_ATT_D, KT = D / 16;  // k-steps over the head size
+#if KILN_ATT_MASK == 1
+  __shared__ __align__(16) u16 sm[KILN_ATT_ROWS * KILN_ATT_MLD];  // the mask's tile, where mask_tiles
+#endif
+  constexpr int D = KILN_ATT_D, KT = D / 16, MT = KILN_ATT_MT, NK = KILN_ATT_KEYS / 8;  // NK: 8-key tiles
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int row_blocks = (L + KILN_ATT_ROWS - 1) / KILN_ATT_ROWS;
   const int bh = blockIdx.x / row_blocks, row0 = (blockIdx.x % row_blocks) * KILN_ATT_ROWS;
@@ -126,131 +166,299 @@ extern "C" __global__ void __launch_bounds__(32 * KILN_ATT_WARPS) kiln_flash_att
   const u16* qb = q + b * q_sb + h * q_sh;
   const u16* kb = k + b * k_sb + h * k_sh;
   const u16* vb = v + b * v_sb + h * v_sh;
-  // This thread's two rows of every fragment: g and g + 8 of its warp's 16; c: its column pair.
+#if KILN_ATT_MASK == 1
+  const u16* mask_bh = static_cast<const u16*>(mask) + b * m_sb + h * m_sh;
+#endif
+  // This thread's two rows of every fragment of row tile m: g and g + 8 of its 16; c: its column pair.
   const int g = lane / 4, c = lane % 4;
-  const int rows[2] = {row0 + warp * 16 + g, row0 + warp * 16 + g + 8};
-  const float log2e = 1.4426950408889634f;
+  int rows[MT][2];
+  #pragma unroll
+  for (int m = 0; m < MT; ++m) {
+    rows[m][0] = row0 + (warp * MT + m) * 16 + g;
+    rows[m][1] = rows[m][0] + 8;
+  }
+  const float log2e = 1.4426950408889634f, scale2 = scale * log2e;  // scores in log2 units
 
   // The warp's queries, as A fragments (16 x 16 each), through the key tile's memory.
-  u32 qf[KT][4];
+  u32 qf[MT][KT][4];
   att_load_tile<KILN_ATT_ROWS>(sk, qb, q_sl, q_sd, vector_loads & 1, row0, L);
   att_commit();
   asm volatile("cp.async.wait_group 0;\n" ::);
   __syncthreads();
-  for (int kk = 0; kk < KT; ++kk) att_ldmatrix(qf[kk], sk + (warp * 16 + lane % 16) * KILN_ATT_LD + kk * 16 + (lane / 16) * 8);
+  #pragma unroll
+  for (int m = 0; m < MT; ++m) {
+    #pragma unroll
+    for (int kk = 0; kk < KT; ++kk) {
+      att_ldmatrix(qf[m][kk], sk + ((warp * MT + m) * 16 + lane % 16) * KILN_ATT_LD + kk * 16 + (lane / 16) * 8);
+    }
+  }
   __syncthreads();
 
+  // The tiles of keys the block weighs: a causal block none after its last row.
+  const int last_row = min(row0 + KILN_ATT_ROWS, L) - 1;
   const int tiles = (S + KILN_ATT_KEYS - 1) / KILN_ATT_KEYS;
-  att_load_tile<KILN_ATT_KEYS>(sk, kb, k_sl, k_sd, vector_loads & 2, 0, S);
+#if KILN_ATT_CAUSAL
+  const int weighed = min(tiles, last_row / KILN_ATT_KEYS + 1);
+#else
+  const int weighed = tiles;
+#endif
+  if (weighed > 0) att_load_tile<KILN_ATT_KEYS>(sk, kb, k_sl, k_sd, vector_loads & 2, 0, S);
   att_commit();
-  att_load_tile<KILN_ATT_KEYS>(sv, vb, v_sl, v_sd, vector_loads & 4, 0, S);
+  if (weighed > 0) att_load_tile<KILN_ATT_KEYS>(sv, vb, v_sl, v_sd, vector_loads & 4, 0, S);
+#if KILN_ATT_MASK == 1
+  if (weighed > 0 && mask_tiles) att_load_mask_tile<KILN_ATT_ROWS>(sm, mask_bh, m_sl, row0, L, 0, S);
+#endif
   att_commit();
 
-  float o[D / 8][4];
-  for (int n = 0; n < D / 8; ++n) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.f;
-  float row_max[2] = {KILN_ATT_NEG_INF, KILN_ATT_NEG_INF}, row_sum[2] = {0.f, 0.f};  // row_max in log2 units
+  float o[MT][D / 8][4];
+  float row_max[MT][2], row_sum[MT][2];  // row_max in log2 units
+  #pragma unroll
+  for (int m = 0; m < MT; ++m) {
+    #pragma unroll
+    for (int n = 0; n < D / 8; ++n) o[m][n][0] = o[m][n][1] = o[m][n][2] = o[m][n][3] = 0.f;
+    row_max[m][0] = row_max[m][1] = KILN_ATT_NEG_INF;
+    row_sum[m][0] = row_sum[m][1] = 0.f;
+  }
+#if KILN_ATT_MASK
+  // Where each row's mask starts (rows past L read none).
+  i64 mask_row[MT][2];
+  #pragma unroll
+  for (int m = 0; m < MT; ++m) {
+    #pragma unroll
+    for (int r = 0; r < 2; ++r) mask_row[m][r] = b * m_sb + h * m_sh + static_cast<i64>(rows[m][r]) * m_sl;
+  }
+#endif
 
-  for (int j = 0; j < tiles; ++j) {
+#pragma unroll 1
+  for (int j = 0; j < weighed; ++j) {
     const int key0 = j * KILN_ATT_KEYS;
     att_wait_all_but_one();  // this tile's keys
     __syncthreads();
-    float s[8][4];
-    for (int n = 0; n < 8; ++n) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.f;
+    float s[MT][NK][4];
+    #pragma unroll
+    for (int m = 0; m < MT; ++m) {
+      #pragma unroll
+      for (int n = 0; n < NK; ++n) s[m][n][0] = s[m][n][1] = s[m][n][2] = s[m][n][3] = 0.f;
+    }
+    #pragma unroll
     for (int kk = 0; kk < KT; ++kk) {
-      for (int t = 0; t < 4; ++t) {  // keys 16t .. 16t + 15: two 8-key tiles
+      #pragma unroll
+      for (int t = 0; t < KILN_ATT_KT; ++t) {  // keys 16t .. 16t + 15: two 8-key tiles
         u32 f[4];
         att_ldmatrix(f, sk + (t * 16 + (lane / 16) * 8 + lane % 8) * KILN_ATT_LD + kk * 16 + ((lane / 8) % 2) * 8);
-        att_mma(s[2 * t], qf[kk], f[0], f[1]);
-        att_mma(s[2 * t + 1], qf[kk], f[2], f[3]);
+        #pragma unroll
+        for (int m = 0; m < MT; ++m) {
+          att_mma(s[m][2 * t], qf[m][kk], f[0], f[1]);
+          att_mma(s[m][2 * t + 1], qf[m][kk], f[2], f[3]);
+        }
       }
     }
     __syncthreads();  // every warp is done with the keys: the next tile's load may overwrite them
-    if (j + 1 < tiles) att_load_tile<KILN_ATT_KEYS>(sk, kb, k_sl, k_sd, vector_loads & 2, key0 + KILN_ATT_KEYS, S);
+    if (j + 1 < weighed) att_load_tile<KILN_ATT_KEYS>(sk, kb, k_sl, k_sd, vector_loads & 2, key0 + KILN_ATT_KEYS, S);
     att_commit();
 
-    // Scores in log2 units, masked; the rows' new maxima.
-    float tile_max[2] = {KILN_ATT_NEG_INF, KILN_ATT_NEG_INF};
-    for (int n = 0; n < 8; ++n) {
-      for (int e = 0; e < 4; ++e) {
-        const int r = e / 2, key = key0 + n * 8 + 2 * c + e % 2;
-        float x = s[n][e] * scale;
-#if KILN_ATT_MASK
-        if (key < S && rows[r] < L) {
-          i64 at = b * m_sb + h * m_sh + rows[r] * m_sl + key * m_ss;
 #if KILN_ATT_MASK == 1
-          x += att_to_float(static_cast<const u16*>(mask)[at]);
-#else
-          x += static_cast<const float*>(mask)[at];
+    att_wait_all_but_one();  // this tile's values and mask
+    __syncthreads();
 #endif
+    // Scores in log2 units, masked; the rows' new maxima. Only a tile past the keys' end or across
+    // the causal diagonal checks each score's key.
+    const bool edge = key0 + KILN_ATT_KEYS > S;
+#if KILN_ATT_CAUSAL
+    const bool check = edge || key0 + KILN_ATT_KEYS - 1 > row0;
+#else
+    const bool check = edge;
+#endif
+    float tile_max[MT][2];
+    #pragma unroll
+    for (int m = 0; m < MT; ++m) {
+      tile_max[m][0] = tile_max[m][1] = KILN_ATT_NEG_INF;
+      #pragma unroll
+      for (int n = 0; n < NK; ++n) {
+        #pragma unroll
+        for (int e = 0; e < 4; ++e) s[m][n][e] *= scale2;
+#if KILN_ATT_MASK
+        #pragma unroll
+        for (int r = 0; r < 2; ++r) {
+          if (rows[m][r] >= L) continue;
+          const int key = key0 + n * 8 + 2 * c;
+          float m0 = 0.f, m1 = 0.f;
+#if KILN_ATT_MASK == 1
+          if (mask_tiles) {  // the pair from the shared tile (zeros past the keys' end)
+            const u32 pair = *reinterpret_cast<const u32*>(
+                sm + ((warp * MT + m) * 16 + g + 8 * r) * KILN_ATT_MLD + n * 8 + 2 * c);
+            m0 = att_to_float(static_cast<u16>(pair & 0xffffu));
+            m1 = att_to_float(static_cast<u16>(pair >> 16));
+          } else
+#endif
+          if (mask_pairs && !edge) {  // the pair's two keys side by side, aligned
+#if KILN_ATT_MASK == 1
+            const u32 pair = *reinterpret_cast<const u32*>(static_cast<const u16*>(mask) + mask_row[m][r] + key);
+            m0 = att_to_float(static_cast<u16>(pair & 0xffffu));
+            m1 = att_to_float(static_cast<u16>(pair >> 16));
+#else
+            const float2 pair = *reinterpret_cast<const float2*>(static_cast<const float*>(mask) + mask_row[m][r] + key);
+            m0 = pair.x;
+            m1 = pair.y;
+#endif
+          } else {
+            const i64 at = mask_row[m][r] + key * m_ss;
+#if KILN_ATT_MASK == 1
+            const u16* mp = static_cast<const u16*>(mask);
+            if (key < S) m0 = att_to_float(mp[at]);
+            if (key + 1 < S) m1 = att_to_float(mp[at + m_ss]);
+#else
+            const float* mp = static_cast<const float*>(mask);
+            if (key < S) m0 = mp[at];
+            if (key + 1 < S) m1 = mp[at + m_ss];
+#endif
+          }
+          s[m][n][2 * r] = fmaf(m0, log2e, s[m][n][2 * r]);
+          s[m][n][2 * r + 1] = fmaf(m1, log2e, s[m][n][2 * r + 1]);
         }
 #endif
+        if (check) {
+          #pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            const int key = key0 + n * 8 + 2 * c + e % 2;
 #if KILN_ATT_CAUSAL
-        if (key > rows[r]) x = KILN_ATT_NEG_INF;
+            if (key > rows[m][e / 2]) s[m][n][e] = KILN_ATT_NEG_INF;
 #endif
-        if (key >= S) x = KILN_ATT_NEG_INF;  // past the keys: no part of the row
-        x *= log2e;
-        s[n][e] = x;
-        tile_max[r] = att_max(tile_max[r], x);
+            if (key >= S) s[m][n][e] = KILN_ATT_NEG_INF;  // past the keys: no part of the row
+          }
+        }
+        #pragma unroll
+        for (int e = 0; e < 4; ++e) tile_max[m][e / 2] = att_max(tile_max[m][e / 2], s[m][n][e]);
       }
     }
-    float alpha[2], shift[2];
-    for (int r = 0; r < 2; ++r) {
-      tile_max[r] = att_max(tile_max[r], __shfl_xor_sync(0xffffffffu, tile_max[r], 1));
-      tile_max[r] = att_max(tile_max[r], __shfl_xor_sync(0xffffffffu, tile_max[r], 2));
-      float next = att_max(row_max[r], tile_max[r]);
-      shift[r] = next == KILN_ATT_NEG_INF ? 0.f : next;  // a row all -inf so far weighs its keys exp(-inf) = 0
-      alpha[r] = exp2f(row_max[r] - shift[r]);
-      row_max[r] = next;
-      row_sum[r] *= alpha[r];
+    float alpha[MT][2], shift[MT][2];
+    #pragma unroll
+    for (int m = 0; m < MT; ++m) {
+      #pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        float t = tile_max[m][r];
+        t = att_max(t, __shfl_xor_sync(0xffffffffu, t, 1));
+        t = att_max(t, __shfl_xor_sync(0xffffffffu, t, 2));
+        const float next = att_max(row_max[m][r], t);
+        shift[m][r] = next == KILN_ATT_NEG_INF ? 0.f : next;  // a row all -inf so far weighs its keys exp(-inf) = 0
+        alpha[m][r] = exp2f(row_max[m][r] - shift[m][r]);
+        row_max[m][r] = next;
+        row_sum[m][r] *= alpha[m][r];
+      }
     }
     // The weights, the rows' sums, and the weights as A fragments (16 rows x 16 keys each).
-    u32 p[4][4];
-    for (int n = 0; n < 8; ++n) {
-      for (int e = 0; e < 4; ++e) {
-        s[n][e] = exp2f(s[n][e] - shift[e / 2]);
-        row_sum[e / 2] += s[n][e];
+    u32 p[MT][KILN_ATT_KT][4];
+    #pragma unroll
+    for (int m = 0; m < MT; ++m) {
+      #pragma unroll
+      for (int n = 0; n < NK; ++n) {
+        #pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          s[m][n][e] = exp2f(s[m][n][e] - shift[m][e / 2]);
+          row_sum[m][e / 2] += s[m][n][e];
+        }
+      }
+      #pragma unroll
+      for (int t = 0; t < KILN_ATT_KT; ++t) {
+        p[m][t][0] = att_pack(s[m][2 * t][0], s[m][2 * t][1]);
+        p[m][t][1] = att_pack(s[m][2 * t][2], s[m][2 * t][3]);
+        p[m][t][2] = att_pack(s[m][2 * t + 1][0], s[m][2 * t + 1][1]);
+        p[m][t][3] = att_pack(s[m][2 * t + 1][2], s[m][2 * t + 1][3]);
+      }
+      #pragma unroll
+      for (int n = 0; n < D / 8; ++n) {
+        o[m][n][0] *= alpha[m][0];
+        o[m][n][1] *= alpha[m][0];
+        o[m][n][2] *= alpha[m][1];
+        o[m][n][3] *= alpha[m][1];
       }
     }
-    for (int t = 0; t < 4; ++t) {
-      p[t][0] = att_pack(s[2 * t][0], s[2 * t][1]);
-      p[t][1] = att_pack(s[2 * t][2], s[2 * t][3]);
-      p[t][2] = att_pack(s[2 * t + 1][0], s[2 * t + 1][1]);
-      p[t][3] = att_pack(s[2 * t + 1][2], s[2 * t + 1][3]);
-    }
-    for (int n = 0; n < D / 8; ++n) {
-      o[n][0] *= alpha[0];
-      o[n][1] *= alpha[0];
-      o[n][2] *= alpha[1];
-      o[n][3] *= alpha[1];
-    }
 
+#if KILN_ATT_MASK != 1
     att_wait_all_but_one();  // this tile's values
     __syncthreads();
-    for (int t = 0; t < 4; ++t) {
+#endif
+    #pragma unroll
+    for (int t = 0; t < KILN_ATT_KT; ++t) {
+      #pragma unroll
       for (int dp = 0; dp < D / 16; ++dp) {  // head dims 16dp .. 16dp + 15: two 8-wide output tiles
         u32 f[4];
         att_ldmatrix_trans(f, sv + (t * 16 + ((lane / 8) % 2) * 8 + lane % 8) * KILN_ATT_LD + dp * 16 + (lane / 16) * 8);
-        att_mma(o[2 * dp], p[t], f[0], f[1]);
-        att_mma(o[2 * dp + 1], p[t], f[2], f[3]);
+        #pragma unroll
+        for (int m = 0; m < MT; ++m) {
+          att_mma(o[m][2 * dp], p[m][t], f[0], f[1]);
+          att_mma(o[m][2 * dp + 1], p[m][t], f[2], f[3]);
+        }
       }
     }
     __syncthreads();  // every warp is done with the values
-    if (j + 1 < tiles) att_load_tile<KILN_ATT_KEYS>(sv, vb, v_sl, v_sd, vector_loads & 4, key0 + KILN_ATT_KEYS, S);
+    if (j + 1 < weighed) {
+      att_load_tile<KILN_ATT_KEYS>(sv, vb, v_sl, v_sd, vector_loads & 4, key0 + KILN_ATT_KEYS, S);
+#if KILN_ATT_MASK == 1
+      if (mask_tiles) att_load_mask_tile<KILN_ATT_ROWS>(sm, mask_bh, m_sl, row0, L, key0 + KILN_ATT_KEYS, S);
+#endif
+    }
     att_commit();
   }
 
-  // The rows' sums are spread over the 4 threads of a row; with no keys the row is 0.
-  float inv[2];
-  for (int r = 0; r < 2; ++r) {
-    row_sum[r] += __shfl_xor_sync(0xffffffffu, row_sum[r], 1);
-    row_sum[r] += __shfl_xor_sync(0xffffffffu, row_sum[r], 2);
-    inv[r] = S > 0 ? 1.f / row_sum[r] : 0.f;
+#if KILN_ATT_CAUSAL
+  // The keys after the block's last row weigh 0 in every row: a column of their values holding inf
+  // or NaN is NaN (0 * inf), any other adds nothing. Rows of values read 16 bytes at a time keep one
+  // 8-column piece per thread (the block's threads are a multiple of a row's pieces), whose flags
+  // reach shared memory once.
+  __shared__ u32 nonfinite[(D + 31) / 32];
+  if (threadIdx.x < (D + 31) / 32) nonfinite[threadIdx.x] = 0;
+  __syncthreads();
+  const int skipped0 = weighed * KILN_ATT_KEYS;
+  if (vector_loads & 4) {
+    constexpr int pieces = D / 8;
+    const int col = (threadIdx.x % pieces) * 8;
+    u32 bad = 0;
+    for (int key = skipped0 + threadIdx.x / pieces; key < S; key += blockDim.x / pieces) {
+      const uint4 w = *reinterpret_cast<const uint4*>(vb + key * v_sl + col);
+      const u32 words[4] = {w.x, w.y, w.z, w.w};
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        if (att_nonfinite(static_cast<u16>(words[i] & 0xffffu))) bad |= 1u << (2 * i);
+        if (att_nonfinite(static_cast<u16>(words[i] >> 16))) bad |= 2u << (2 * i);
+      }
+    }
+    if (bad) atomicOr(&nonfinite[col / 32], bad << (col % 32));
+  } else {
+    for (i64 i = threadIdx.x; i < static_cast<i64>(S - skipped0) * D; i += blockDim.x) {
+      const int key = skipped0 + static_cast<int>(i / D), d = static_cast<int>(i % D);
+      if (att_nonfinite(vb[key * v_sl + d * v_sd])) atomicOr(&nonfinite[d / 32], 1u << (d % 32));
+    }
   }
-  for (int r = 0; r < 2; ++r) {
-    if (rows[r] >= L) continue;
-    u16* dst = out + (static_cast<i64>(bh) * L + rows[r]) * D + 2 * c;
+  __syncthreads();
+#pragma unroll
+  for (int m = 0; m < MT; ++m) {
+#pragma unroll
     for (int n = 0; n < D / 8; ++n) {
-      *reinterpret_cast<u32*>(dst + n * 8) = att_pack(o[n][2 * r] * inv[r], o[n][2 * r + 1] * inv[r]);
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int d = n * 8 + 2 * c + e % 2;
+        if ((nonfinite[d / 32] >> (d % 32)) & 1u) o[m][n][e] = __int_as_float(0x7fffffff);
+      }
+    }
+  }
+#endif
+
+  // The rows' sums are spread over the 4 threads of a row; with no keys the row is 0.
+  #pragma unroll
+  for (int m = 0; m < MT; ++m) {
+    #pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      float sum = row_sum[m][r];
+      sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+      sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+      const float inv = S > 0 ? 1.f / sum : 0.f;
+      if (rows[m][r] >= L) continue;
+      u16* dst = out + (static_cast<i64>(bh) * L + rows[m][r]) * D + 2 * c;
+      #pragma unroll
+      for (int n = 0; n < D / 8; ++n) {
+        *reinterpret_cast<u32*>(dst + n * 8) = att_pack(o[m][n][2 * r] * inv, o[m][n][2 * r + 1] * inv);
+      }
     }
   }
 }
