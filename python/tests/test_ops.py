@@ -87,10 +87,9 @@ XFAIL: dict[str, str] = {}
 
 #: OpInfos kiln's compiled backend cannot take yet (its eager backend passes them), and why; their
 #: first sample is run compiled, as an xfail that fails once it passes.
-COMPILED_XFAIL: dict[str, str] = {
-    "fft.irfft": "a real-to-complex64 aten::_to_copy decomposes to prims::convert_element_type, which"
-    " refuses complex dtypes (kiln's complex tensors are storage only; the eager backend copies them)",
-}
+#: None now: fft.irfft's real-to-complex _to_copy, the last, runs as an extern call (a call with a
+#: complex operand stays whole at the prims level).
+COMPILED_XFAIL: dict[str, str] = {}
 
 #: Overloads whose values are random or uninitialised: compared by dtype and size only.
 METADATA_ONLY = record_opinfo.RANDOM | {"aten::empty.memory_format", "aten::empty_strided", "aten::resize_"}

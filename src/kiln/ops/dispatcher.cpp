@@ -56,8 +56,8 @@ void refuse_complex(OpHandle op, const ComplexArgument& c) {
   const auto& args = op->schema().arguments;
   std::string_view name = c.at < args.size() ? std::string_view(args[c.at].name) : std::string_view("?");
   KILN_FAIL(ErrorKind::NotImplemented,
-            "{}: argument '{}' is {} {}; kiln's complex tensors support only views, copies, factories and the FFT "
-            "ops (_fft_r2c, _fft_c2r)",
+            "{}: argument '{}' is {} {}; kiln's complex tensors support only views, copies, factories, the FFT "
+            "ops (_fft_r2c, _fft_c2c, _fft_c2r) and the conjugate (_conj)",
             op->name(), name, c.what, c.dtype);
 }
 
