@@ -7,11 +7,11 @@
 //   kiln_attention_gpu_probe [B H L D]   (default 8 16 1024 64)
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <limits>
-#include <cmath>
 #include <optional>
 #include <vector>
 
@@ -59,7 +59,7 @@ int main(int argc, char** argv) {
   Tensor q = randn({B, H, L, D}, o).to(cuda), k = randn({B, H, L, D}, o).to(cuda), v = randn({B, H, L, D}, o).to(cuda);
   Tensor causal_mask = triu(full({L, L}, -std::numeric_limits<double>::infinity(), o), 1).to(cuda);
   const double scale = 1 / std::sqrt(static_cast<double>(D));
-  std::vector<FlashAttentionShape> shapes = {{}, {8, 1, 64}, {4, 1, 64}, {4, 2, 64}, {4, 2, 32},
+  std::vector<FlashAttentionShape> shapes = {{},          {8, 1, 64}, {4, 1, 64}, {4, 2, 64}, {4, 2, 32},
                                              {4, 2, 128}, {8, 2, 64}, {4, 4, 32}, {2, 4, 64}};
   fmt::print("B={} H={} L=S={} D={} bfloat16\n", B, H, L, D);
   for (Problem p : {Problem{"plain", false, false}, Problem{"causal", true, false}, Problem{"mask", false, true}}) {
