@@ -73,11 +73,16 @@ Tensor irfftn_impl(const Tensor& self, std::optional<IntArrayRef> s, std::option
   return detail::call<Tensor>(KILN_OP("aten::_fft_c2r"), x, IntArrayRef(dims), normalized, last_size);
 }
 
-Tensor fft_irfft(const Tensor& self, std::optional<int64_t> n, int64_t dim, std::optional<std::string_view> norm) {
+// The one-dim forms: signal size n (if given) along dim.
+Tensor one_dim(const Tensor& self, std::optional<int64_t> n, int64_t dim, std::optional<std::string_view> norm,
+               std::string_view op, bool forward) {
   std::vector<int64_t> s;
   if (n) s.push_back(*n);
-  return irfftn_impl(self, n ? std::optional<IntArrayRef>(s) : std::nullopt, IntArrayRef{dim}, norm, "fft_irfft",
-                     false);
+  return irfftn_impl(self, n ? std::optional<IntArrayRef>(s) : std::nullopt, IntArrayRef{dim}, norm, op, forward);
+}
+
+Tensor fft_irfft(const Tensor& self, std::optional<int64_t> n, int64_t dim, std::optional<std::string_view> norm) {
+  return one_dim(self, n, dim, norm, "fft_irfft", false);
 }
 Tensor fft_irfft2(const Tensor& self, std::optional<IntArrayRef> s, IntArrayRef dim,
                   std::optional<std::string_view> norm) {
@@ -88,9 +93,7 @@ Tensor fft_irfftn(const Tensor& self, std::optional<IntArrayRef> s, std::optiona
   return irfftn_impl(self, s, dim, norm, "fft_irfftn", false);
 }
 Tensor fft_hfft(const Tensor& self, std::optional<int64_t> n, int64_t dim, std::optional<std::string_view> norm) {
-  std::vector<int64_t> s;
-  if (n) s.push_back(*n);
-  return irfftn_impl(self, n ? std::optional<IntArrayRef>(s) : std::nullopt, IntArrayRef{dim}, norm, "fft_hfft", true);
+  return one_dim(self, n, dim, norm, "fft_hfft", true);
 }
 
 Tensor fft_hfft2(const Tensor& self, std::optional<IntArrayRef> s, IntArrayRef dim,
