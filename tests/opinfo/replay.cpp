@@ -1,13 +1,12 @@
 #include "replay.h"
 
 #include <cmath>
-#include <complex>
 #include <set>
 
 #include "kiln/api/compile.h"
 #include "kiln/ops/dispatcher.h"
 #include "kiln/ops/registry.h"
-#include "tolerance.h"
+#include "tensor_compare.h"
 
 namespace kiln::opinfo {
 namespace {
@@ -80,8 +79,7 @@ std::string first_line(const std::string& s) { return s.substr(0, s.find('\n'));
 
 class Comparer {
  public:
-  Comparer(const Recording& r, const Call& call, bool views, bool values)
-      : r_(r), call_(call), views_(views), values_(values) {}
+  Comparer(const Recording& r, const Call& call, bool values) : r_(r), call_(call), values_(values) {}
 
   // Empty when `got` matches the recorded token `want`, or its float64 counterpart `ref`.
   std::string compare(const Token& want, const Token* ref, const Value& got, const std::string& where) {
@@ -128,63 +126,15 @@ class Comparer {
 
  private:
   std::string compare_tensor(const Tensor& want, const Tensor& got, const std::string& where) {
-    if (want.dtype() != got.dtype() || want.sizes().vec() != got.sizes().vec()) {
-      return fmt::format("{}: {}, PyTorch {}", where, got.describe(), want.describe());
-    }
-    if (views_ && want.numel() > 0) {
-      for (int64_t d = 0; d < want.dim(); ++d) {
-        if (want.sizes()[d] > 1 && want.strides()[d] != got.strides()[d]) {
-          return fmt::format("{}: strides {}, PyTorch {} (a view)", where, got.strides().vec(), want.strides().vec());
-        }
-      }
-    }
-    if (!values_ || want.numel() == 0) return "";
-    if (is_complex(want.dtype())) return compare_complex(want, got, where);
-    if (!is_floating(want.dtype())) {
-      Tensor a = got.to(DType::Int64).contiguous(), b = want.to(DType::Int64).contiguous();
-      const int64_t *pa = a.data_ptr<int64_t>(), *pb = b.data_ptr<int64_t>();
-      for (int64_t k = 0; k < a.numel(); ++k) {
-        if (pa[k] != pb[k]) return fmt::format("{}: element {} is {}, PyTorch {}", where, k, pa[k], pb[k]);
-      }
-      return "";
-    }
-    auto tol = testing::default_tolerance(want.dtype());
-    Tensor a = got.to(DType::Float64).contiguous(), b = want.to(DType::Float64).contiguous();
-    const double *pa = a.data_ptr<double>(), *pb = b.data_ptr<double>();
-    int64_t bad = 0, first = -1;
-    for (int64_t k = 0; k < a.numel(); ++k) {
-      double x = pa[k], y = pb[k];
-      bool ok = std::isnan(y) ? std::isnan(x) : (x == y || std::abs(x - y) <= tol.atol + tol.rtol * std::abs(y));
-      if (!ok && bad++ == 0) first = k;
-    }
-    if (bad == 0) return "";
-    return fmt::format("{}: {} of {} elements differ; element {} is {}, PyTorch {}", where, bad, a.numel(), first,
-                       pa[first], pb[first]);
-  }
-
-  // As torch.testing.assert_close compares complex tensors (torch.isclose): |got - want| <= atol +
-  // rtol * |want| with the real dtype's tolerances; NaN (in either part) where PyTorch has NaN.
-  std::string compare_complex(const Tensor& want, const Tensor& got, const std::string& where) {
-    using C = std::complex<double>;
-    auto tol = testing::default_tolerance(want.dtype());
-    Tensor a = got.to(DType::ComplexDouble).contiguous(), b = want.to(DType::ComplexDouble).contiguous();
-    const C *pa = a.data_ptr<C>(), *pb = b.data_ptr<C>();
-    auto has_nan = [](C v) { return std::isnan(v.real()) || std::isnan(v.imag()); };
-    int64_t bad = 0, first = -1;
-    for (int64_t k = 0; k < a.numel(); ++k) {
-      C x = pa[k], y = pb[k];
-      bool ok = has_nan(y) ? has_nan(x) : (x == y || std::abs(x - y) <= tol.atol + tol.rtol * std::abs(y));
-      if (!ok && bad++ == 0) first = k;
-    }
-    if (bad == 0) return "";
-    auto show = [](C v) { return fmt::format("{}{:+}j", v.real(), v.imag()); };
-    return fmt::format("{}: {} of {} elements differ; element {} is {}, PyTorch {}", where, bad, a.numel(), first,
-                       show(pa[first]), show(pb[first]));
+    std::string why = testing::compare_metadata(want, got, where);
+    if (why.empty()) why = testing::compare_strides(want.strides().vec(), got, where, "PyTorch's layout");
+    if (!why.empty() || !values_) return why;
+    return testing::compare_values(want, got, where);
   }
 
   const Recording& r_;
   const Call& call_;
-  bool views_, values_;
+  bool values_;
 };
 
 // sort and topk: the values must be PyTorch's (for topk(sorted=False) each lane as a multiset), and
@@ -301,7 +251,7 @@ Verdict replay(const Recording& r, const Call& call, const Runner& run) {
     std::string why = check_sorted(r, call, arguments(r, call, op), stack);
     return why.empty() ? Verdict{} : Verdict{false, "values", why};
   }
-  Comparer c(r, call, op->schema().is_view(), !random_op(call.op));
+  Comparer c(r, call, !random_op(call.op));
   std::optional<Token> ref;
   if (call.ref) ref = parse_token(*call.ref);
   for (size_t k = 0; k < stack.size(); ++k) {

@@ -1,6 +1,7 @@
 // Replays one recorded PyTorch call in kiln and compares: errors (PyTorch raised: kiln must raise a
-// kiln::Error), dtypes and sizes, strides of views, values within torch.testing.assert_close's
-// tolerances with NaN in the same places. Random ops and empty/resize_ are compared by metadata only.
+// kiln::Error), dtypes and sizes, the strides of every result (dims of size > 1), values within
+// torch.testing.assert_close's tolerances with NaN in the same places. Random ops and empty/resize_
+// are compared by metadata (dtypes, sizes, strides) only.
 #pragma once
 
 #include <functional>

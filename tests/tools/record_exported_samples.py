@@ -1,32 +1,33 @@
-"""Records PyTorch's OpInfo samples as exported programs, and replays them in kiln (a measurement).
+"""Records PyTorch's OpInfo and module_db samples as exported programs, for kiln's replay of them.
 
 Each OpInfo of PyTorch's op_db (torch.testing._internal.common_methods_invocations) that runs on the
 CPU in float32 (else int64, else bool) gives its first samples; each sample becomes a module whose
 forward calls the op on the sample's tensors (the other arguments are constants), exported with
 `torch.export.export` as a user would (the default IR, composite ops kept) and again after
 `run_decompositions()`. Recorded in DIR: `<k>.pt2`, `<k>_core.pt2`, `<k>/input_<i>.npy`,
-`<k>/output_<i>.npy` (PyTorch's eager result), `<k>/ref_<i>.npy` (the same call with the float
-tensors in float64, where a float input is narrower: the reference PyTorch's own float32 result is
-judged by) and `index.tsv` (k, OpInfo name, variant).
-
-`--replay KILN` runs every recorded program with the kiln CLI (`kiln run`, eager and `--compile`)
-and compares its outputs with PyTorch's (torch.testing.assert_close's tolerances for the dtype),
-or, failing that, with the float64 reference rounded to PyTorch's output dtype (as the C++ OpInfo
-replay does: PyTorch's float32 trigamma near a pole is 7e-6 off, kiln's is exact), then prints the counts: recorded, loaded, passed eagerly, passed compiled, per IR, and the ops
-kiln refused with why.
+`<k>/output_<i>.npy` (PyTorch's eager result), `<k>/strides.txt` (the strides of PyTorch's outputs,
+a line each), `<k>/ref_<i>.npy` (the same call with the float tensors in float64, where a float
+input is narrower: the reference PyTorch's own float32 result is judged by) and `index.tsv` (k,
+OpInfo name, variant, input and output counts, and `values`, or `metadata` where PyTorch leaves the
+values undefined: the empty family and random draws).
 
 With `--modules`, the samples are PyTorch's module_db's instead (torch.testing._internal.common_modules):
 each module built with its sample's constructor arguments, in eval mode, exported on its forward
 inputs (weights in the archive), its outputs flattened.
 
+The recordings are committed, compressed (tests/data/exported_samples/, made by
+scripts/record_exported_samples.sh), and replayed by `kiln_exported_samples_test`
+(tests/exported/, docs/opinfo_replay.md); `--check-stamp` fails when they were made by another
+version of this script or of PyTorch.
+
 Usage: python tests/tools/record_exported_samples.py --out DIR [--modules] [--samples N] [--only NAME]...
-                                                     [--replay build/kiln]
+       python tests/tools/record_exported_samples.py --stamp | --check-stamp FILE
 """
 import argparse
 import collections
 import copy
+import hashlib
 import os
-import subprocess
 import sys
 import warnings
 
@@ -74,25 +75,21 @@ def float64_reference(module, tensors, eager):
     return ref
 
 
-def close_to_pytorch(got, want, ref):
-    """PyTorch's result within assert_close's tolerances, or the float64 reference rounded to its dtype."""
-    try:
-        torch.testing.assert_close(got, want, equal_nan=True, check_stride=False)
-        return True
-    except AssertionError:
-        if ref is None or not want.is_floating_point():
-            return False
-    try:
-        torch.testing.assert_close(got, ref.to(want.dtype), equal_nan=True, check_stride=False)
-        return True
-    except AssertionError:
-        return False
-
-
 def numpy_holds(eager):
     """Whether the eager outputs are tensors a .npy file holds (dense, real, no bfloat16)."""
     return bool(eager) and not any(t.layout != torch.strided or t.dtype in (torch.bfloat16, torch.complex32) or
                                    t.is_complex() or t.is_quantized for t in eager)
+
+
+# OpInfos whose values PyTorch does not determine: uninitialized memory (the empty family) or random
+# draws. Their replay compares dtypes and sizes only.
+VALUES_UNDEFINED = {
+    "empty", "empty_like", "empty_permuted", "empty_strided", "new_empty", "new_empty_strided", "resize_",
+    "resize_as_", "bernoulli", "cauchy", "exponential", "geometric", "log_normal", "multinomial", "normal",
+    "normal.in_place", "normal.number_mean", "uniform", "rand_like", "randn", "randn_like", "randint",
+    "randint_like", "nn.functional.alpha_dropout", "nn.functional.dropout", "nn.functional.dropout2d",
+    "nn.functional.dropout3d", "nn.functional.feature_alpha_dropout.with_train", "nn.functional.rrelu",
+}
 
 
 def write_index(out_dir, index):
@@ -124,9 +121,12 @@ def save_sample(out_dir, index, module, tensors, eager, skipped, name, variant):
         np.save(os.path.join(out_dir, k, f"input_{i}.npy"), t.contiguous().numpy())
     for i, t in enumerate(eager):
         np.save(os.path.join(out_dir, k, f"output_{i}.npy"), t.contiguous().numpy())
+    with open(os.path.join(out_dir, k, "strides.txt"), "w") as f:  # PyTorch's layouts, a line per output
+        f.writelines(" ".join(str(s) for s in t.stride()) + "\n" for t in eager)
     for i, t in enumerate(float64_reference(module, tensors, eager) or []):
         np.save(os.path.join(out_dir, k, f"ref_{i}.npy"), t.contiguous().numpy())
-    index.append((k, name, variant, len(tensors), len(eager)))
+    values = "metadata" if (name + ("." + variant if variant else "")) in VALUES_UNDEFINED else "values"
+    index.append((k, name, variant, len(tensors), len(eager), values))
     return True
 
 
@@ -236,77 +236,38 @@ def record(out_dir, samples_per_op, only):
     print(f"recorded {len(index)} samples of {len({r[1] for r in index})} OpInfos; skipped: {dict(skipped)}")
 
 
-# OpInfos whose values PyTorch does not determine: uninitialized memory (the empty family) or random
-# draws. Their replay compares dtypes and sizes only.
-VALUES_UNDEFINED = {
-    "empty", "empty_like", "empty_permuted", "empty_strided", "new_empty", "new_empty_strided", "resize_",
-    "resize_as_", "bernoulli", "cauchy", "exponential", "geometric", "log_normal", "multinomial", "normal",
-    "normal.in_place", "normal.number_mean", "uniform", "rand_like", "randn", "randn_like", "randint",
-    "randint_like", "nn.functional.alpha_dropout", "nn.functional.dropout", "nn.functional.dropout2d",
-    "nn.functional.dropout3d", "nn.functional.feature_alpha_dropout.with_train", "nn.functional.rrelu",
-}
+def stamp():
+    """What the committed recording was made by: this script's SHA-256 and PyTorch's version."""
+    with open(__file__, "rb") as f:
+        digest = hashlib.sha256(f.read()).hexdigest()
+    return f"{digest} torch {torch.__version__}"
 
 
-def replay(out_dir, kiln):
-    rows = [line.rstrip("\n").split("\t") for line in open(os.path.join(out_dir, "index.tsv"))]
-    counts = collections.Counter()
-    refused = collections.Counter()
-    failed = collections.defaultdict(set)
-    for k, name, variant, n_in, n_out in rows:
-        label = name + ("." + variant if variant else "")
-        for ir, archive in (("default", f"{k}.pt2"), ("core", f"{k}_core.pt2")):
-            counts[ir, "recorded"] += 1
-            inputs = [a for i in range(int(n_in)) for a in ("--input", os.path.join(out_dir, k, f"input_{i}.npy"))]
-            loaded = True
-            for mode, extra in (("eager", []), ("compiled", ["--compile"])):
-                res_dir = os.path.join(out_dir, "replay", f"{k}_{ir}_{mode}")
-                run = subprocess.run([kiln, "run", os.path.join(out_dir, archive), *inputs, *extra, "--output-dir", res_dir],
-                                     capture_output=True, text=True)
-                if run.returncode != 0:
-                    if mode == "eager":
-                        loaded = "unknown operator" not in run.stderr and "not implemented" not in run.stderr
-                        msg = run.stderr.strip().splitlines()[-1] if run.stderr.strip() else "?"
-                        refused[(ir, msg[:160])] += 1
-                    failed[ir, mode].add(label)
-                    continue
-                ok = True
-                for i in range(int(n_out)):
-                    want = torch.from_numpy(np.load(os.path.join(out_dir, k, f"output_{i}.npy")))
-                    ref_path = os.path.join(out_dir, k, f"ref_{i}.npy")
-                    ref = torch.from_numpy(np.load(ref_path)) if os.path.exists(ref_path) else None
-                    try:
-                        got = torch.from_numpy(np.load(os.path.join(res_dir, f"output_{i}.npy")))
-                        if label in VALUES_UNDEFINED:
-                            ok = ok and got.shape == want.shape and got.dtype == want.dtype
-                        else:
-                            ok = ok and close_to_pytorch(got, want, ref)
-                    except Exception:  # noqa: BLE001
-                        ok = False
-                counts[ir, mode] += ok
-                if not ok:
-                    failed[ir, mode].add(label)
-            counts[ir, "loaded"] += loaded
-    for ir in ("default", "core"):
-        print(f"{ir:8s} recorded {counts[ir, 'recorded']}, loaded {counts[ir, 'loaded']}, "
-              f"eager passed {counts[ir, 'eager']}, compiled passed {counts[ir, 'compiled']}")
-    print("most common refusals:")
-    for (ir, msg), n in refused.most_common(40):
-        print(f"  {n:4d} {ir:8s} {msg}")
-    for key in sorted(failed):
-        print(f"failed {key}: {' '.join(sorted(failed[key]))}")
+def check_stamp(path):
+    with open(path) as f:
+        recorded = f.read().strip()
+    if recorded != stamp():
+        print(f"{path}: the exported samples were recorded by another recorder or PyTorch ({recorded}; now "
+              f"{stamp()}): record them again with scripts/record_exported_samples.sh", file=sys.stderr)
+        return 1
+    print(f"{path} is current")
+    return 0
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", required=True)
+    parser.add_argument("--out")
     parser.add_argument("--samples", type=int, default=1)
     parser.add_argument("--only", action="append")
-    parser.add_argument("--replay", metavar="KILN")
+    parser.add_argument("--stamp", action="store_true", help="print what a recording is stamped with")
+    parser.add_argument("--check-stamp", metavar="FILE", help="whether FILE's stamp is this recorder's and PyTorch's")
     parser.add_argument("--modules", action="store_true", help="record module_db's samples, not op_db's")
     args = parser.parse_args()
     torch.set_num_threads(1)
-    if args.replay:
-        replay(args.out, args.replay)
+    if args.stamp:
+        print(stamp())
+    elif args.check_stamp:
+        return check_stamp(args.check_stamp)
     elif args.modules:
         record_modules(args.out, args.samples, set(args.only or []))
     else:

@@ -101,7 +101,9 @@ Tensor sum_to_size_impl(const Tensor& self, IntArrayRef size) {
   return reshape(sum(self, dims, true), size);
 }
 
-// Each element `repeats` times in a row along dim (of the flattened tensor without a dim).
+// Each element `repeats` times in a row along dim (of the flattened tensor without a dim). A new
+// contiguous tensor, as PyTorch's (an index_select), never a view: an expand of a size-1 dim would be
+// one, with stride 0.
 Tensor repeat_interleave_int(const Tensor& self, int64_t repeats, std::optional<int64_t> dim, std::optional<int64_t>) {
   KILN_CHECK(repeats >= 0, "repeat_interleave: repeats can not be negative, got {}", repeats);
   Tensor x = dim ? self : reshape(self, {-1});
@@ -109,7 +111,7 @@ Tensor repeat_interleave_int(const Tensor& self, int64_t repeats, std::optional<
   std::vector<int64_t> sizes = x.sizes().vec(), merged = x.sizes().vec();
   sizes.insert(sizes.begin() + d + 1, repeats);
   merged[static_cast<size_t>(d)] *= repeats;
-  return reshape(expand(unsqueeze(x, d + 1), sizes), merged);
+  return reshape(clone(expand(unsqueeze(x, d + 1), sizes), MemoryFormat::Contiguous), merged);
 }
 
 const KernelRegistrar kRegister([](Registry& r) {

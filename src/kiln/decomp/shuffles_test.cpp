@@ -68,6 +68,18 @@ TEST(Shuffles, MatchPyTorch) {
   testing::expect_cases_match_torch(python, cases);
 }
 
+// PyTorch's repeat_interleave(int) is an index_select: a new contiguous tensor even where an expand
+// would do (a 0-d or size-1 input, repeats 1), as programs that view its result need.
+TEST(Shuffles, RepeatInterleaveIsANewContiguousTensor) {
+  for (const Tensor& x : {case_input({}, 1), case_input({1, 3}, 2), transpose(case_input({3, 4}, 3), 0, 1)}) {
+    for (int64_t repeats : {1, 2}) {
+      Tensor y = one("aten::repeat_interleave.self_int", {x, repeats});
+      EXPECT_TRUE(y.is_contiguous()) << x.describe() << " repeats " << repeats;
+      EXPECT_NE(y.data_ptr(), x.data_ptr()) << x.describe() << " repeats " << repeats;
+    }
+  }
+}
+
 TEST(Shuffles, BadInputRaises) {
   Tensor x = case_input({2, 6, 3, 2}, 1);
   EXPECT_KILN_ERROR(one("aten::pixel_shuffle", {x, int64_t{2}}), "not divisible by 4");

@@ -116,6 +116,33 @@ TEST(Trace, MetadataReadsAreConstants) {
   EXPECT_TRUE(sym_is_contiguous(empty_strided({0, 3, 2, 2}, {12, 1, 6, 3}), MemoryFormat::ChannelsLast));
 }
 
+// empty_like is a factory with PyTorch's layout rule: at the prims level it is an empty_strided of
+// the layout eager gives (a transposed input's strides; the memory format asked for), so a compiled
+// program that returns it returns PyTorch's strides.
+TEST(Trace, EmptyLikeIsAnEmptyStridedOfEagersLayout) {
+  auto fn = [](const std::vector<Tensor>& in) {
+    Tensor t = in[0].transpose(0, 1);
+    Tensor contiguous = call<Tensor>(Registry::global().get("aten::empty_like"), t, std::optional<DType>(DType::Int32),
+                                     std::optional<Layout>(), std::optional<Device>(), std::optional<bool>(),
+                                     std::optional<MemoryFormat>(MemoryFormat::Contiguous));
+    return std::vector<Tensor>{empty_like(t), contiguous};
+  };
+  std::vector<Tensor> in{randn({4, 6})};
+  auto want = fn(in);
+  for (Level level : {Level::ATen, Level::Core, Level::Prims}) {
+    graph::Graph g = trace(fn, in, level);
+    if (level == Level::Prims) graph::verify_level(g, graph::IrLevel::Prims);
+    auto got = graph::interpret(g, in);
+    for (size_t i = 0; i < want.size(); ++i) {
+      EXPECT_EQ(got[i].dtype(), want[i].dtype()) << level_name(level);
+      EXPECT_EQ(got[i].sizes().vec(), want[i].sizes().vec()) << level_name(level);
+      EXPECT_EQ(got[i].strides().vec(), want[i].strides().vec()) << level_name(level);
+    }
+  }
+  EXPECT_EQ(want[0].strides().vec(), (std::vector<int64_t>{1, 6}));
+  EXPECT_EQ(want[1].strides().vec(), (std::vector<int64_t>{4, 1}));
+}
+
 // Backward ops with an output_mask, as autograd calls them (a layer norm without affine parameters
 // asks for grad_input only): traced at every level, their None results stay None and the others
 // equal eager's.

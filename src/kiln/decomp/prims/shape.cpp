@@ -268,6 +268,15 @@ Tensor empty_strided(IntArrayRef size, IntArrayRef stride, std::optional<DType> 
   return prims::empty_strided(size, stride, dtype.value_or(default_float_dtype()), device.value_or(kCPU));
 }
 
+// PyTorch's layout rule (meta::empty_like: the input's strides where it is dense, else the memory
+// format's) on the input's device unless one is given.
+Tensor empty_like(const Tensor& self, std::optional<DType> dtype, std::optional<Layout> layout,
+                  std::optional<Device> device, std::optional<bool> pin_memory,
+                  std::optional<MemoryFormat> memory_format) {
+  meta::TensorSpec spec = meta::empty_like(self, dtype, layout, device, pin_memory, memory_format);
+  return prims::empty_strided(spec.sizes, spec.strides, spec.dtype, device.value_or(self.device()));
+}
+
 Tensor full(IntArrayRef size, const Scalar& value, std::optional<DType> dtype, std::optional<Layout>,
             std::optional<Device> device, std::optional<bool>) {
   DType d = dtype.value_or(value.is_floating_point() ? default_float_dtype()
@@ -359,6 +368,7 @@ void add_shape_prims(DecompositionMap& t, const Registry& r) {
   t[r.get("aten::select_scatter")] = boxed<&select_scatter>();
   t[r.get("aten::empty.memory_format")] = boxed<&empty>();
   t[r.get("aten::empty_strided")] = boxed<&empty_strided>();
+  t[r.get("aten::empty_like")] = boxed<&empty_like>();
   t[r.get("aten::full")] = boxed<&full>();
   t[r.get("aten::full_like")] = boxed<&full_like>();
   t[r.get("aten::scalar_tensor")] = boxed<&scalar_tensor>();

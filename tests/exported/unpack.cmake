@@ -1,0 +1,15 @@
+# Unpacks the committed exported samples (DATA/ops.tar.xz, DATA/modules.tar.xz) into OUT/ops and
+# OUT/modules, again only when an archive changed (its hash in OUT/<set>.stamp).
+foreach(set IN ITEMS ops modules)
+  file(SHA256 "${DATA}/${set}.tar.xz" hash)
+  if(EXISTS "${OUT}/${set}.stamp")
+    file(READ "${OUT}/${set}.stamp" old)
+    if(old STREQUAL hash AND EXISTS "${OUT}/${set}/index.tsv")
+      continue()
+    endif()
+  endif()
+  file(REMOVE_RECURSE "${OUT}/${set}")
+  file(MAKE_DIRECTORY "${OUT}/${set}")
+  file(ARCHIVE_EXTRACT INPUT "${DATA}/${set}.tar.xz" DESTINATION "${OUT}/${set}")
+  file(WRITE "${OUT}/${set}.stamp" "${hash}")
+endforeach()
