@@ -3,6 +3,10 @@
 for kiln compiled (bench/gpu_bench.cpp), PyTorch eager and torch.compile, in one run on one GPU.
 
   run_gpu.py --kiln-bench BUILD/bench/kiln_gpu_bench [--workloads a,b] [--reps N] [--out FILE.md]
+             [--torch-profile]
+
+Where the time goes: --torch-profile prints torch.compile's kernels with their device time, and
+KILN_CUDA_PROFILE=1 in the environment makes kiln_gpu_bench print kiln's (both on stderr).
 
 For each workload: its inputs (seeded, bench/torch_suite.py's shapes at scale 1, the GPU rows'
 shapes) and expected outputs are written as raw files (bench/raw_tensors.h) — PyTorch eager's
@@ -65,6 +69,17 @@ def copy_bandwidth(mib=512, reps=20):
     return 2 * x.numel() / (ms / 1e3)
 
 
+def profile_kernels(name, fn, args, calls=10):
+    """torch.compile's kernels for `name` and their device time over `calls` calls (stderr): the
+    counterpart of kiln's KILN_CUDA_PROFILE=1."""
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        for _ in range(calls):
+            fn(*args)
+        torch.cuda.synchronize()
+    sys.stderr.write(f"torch.compile {name}, {calls} calls:\n")
+    sys.stderr.write(prof.key_averages().table(sort_by="cuda_time_total", row_limit=15) + "\n")
+
+
 def check(name, got, expected, tolerances):
     for i, (g, e, (atol, rtol, max_rmse)) in enumerate(zip(got, expected, tolerances)):
         ok, problem, *_ = ts.compare(g.detach().cpu(), e, atol, rtol, max_rmse)
@@ -116,6 +131,8 @@ def main():
     ap.add_argument("--workloads", default=",".join(MEMORY_BOUND + ["gelu_mlp", "attention_naive", "gpt2_block_fwd"]))
     ap.add_argument("--reps", type=int, default=50)
     ap.add_argument("--out", default="")
+    ap.add_argument("--torch-profile", action="store_true",
+                    help="also print torch.compile's kernels and their device time (stderr)")
     args = ap.parse_args()
     root = tempfile.mkdtemp(prefix="kiln-gpu-suite-")
     rows, dirs = {}, []
@@ -134,6 +151,8 @@ def main():
                 compile_s = time.perf_counter() - start
                 check(name + " (torch.compile)", first, expected, tolerances)
                 compiled_ms = cuda_ms(compiled, gpu, args.reps, 5)
+                if args.torch_profile:
+                    profile_kernels(name, compiled, gpu)
         rows[name] = dict(workload=name, bytes=moved, torch_eager_ms=eager_ms, torch_compile_ms=compiled_ms,
                           torch_cold_compile_s=compile_s)
         dirs += ["--dir", dir]

@@ -11,6 +11,7 @@
 
 #include "kiln/cuda/hooks.h"
 #include "kiln/cuda/load_once.h"
+#include "kiln/cuda/profile.h"
 #include "kiln/support/error.h"
 
 namespace kiln::cuda {
@@ -198,6 +199,8 @@ void run_gemm(const Gemm& g) {
   float alpha32 = static_cast<float>(g.alpha), beta32 = static_cast<float>(g.beta);
   const void* alpha = f64 ? static_cast<const void*>(&g.alpha) : &alpha32;
   const void* beta = f64 ? static_cast<const void*>(&g.beta) : &beta32;
+  KernelTiming timing(profiling() ? fmt::format("cublasLt gemm m={} n={} k={} batch={}", g.m, g.n, g.k, g.batch)
+                                  : std::string());
   check(a.matmul(dev.handle, desc.d, alpha, g.a.data, la.d, g.b.data, lb.d, beta, g.d, ld.d, g.d, ld.d, &h.algo,
                  dev.workspace, kWorkspaceBytes, nullptr),
         "cublasLtMatmul", g);

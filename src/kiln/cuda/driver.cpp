@@ -75,6 +75,12 @@ Driver load() {
   resolve(lib, d.cuModuleUnload, "cuModuleUnload", path);
   resolve(lib, d.cuModuleGetFunction, "cuModuleGetFunction", path);
   resolve(lib, d.cuLaunchKernel, "cuLaunchKernel", path);
+  resolve(lib, d.cuEventCreate, "cuEventCreate", path);
+  resolve(lib, d.cuEventRecord, "cuEventRecord", path);
+  resolve(lib, d.cuEventSynchronize, "cuEventSynchronize", path);
+  resolve(lib, d.cuEventElapsedTime, "cuEventElapsedTime", path);
+  resolve(lib, d.cuEventDestroy, "cuEventDestroy_v2", path);
+  d.cuFuncGetName = reinterpret_cast<decltype(d.cuFuncGetName)>(dlsym(lib, "cuFuncGetName"));
   CUresult r = d.cuInit(0);
   KILN_CHECK_KIND(r == kSuccess, ErrorKind::NotImplemented, "no CUDA device: cuInit failed with {} (driver {})",
                   d.error_text(r), path);

@@ -17,6 +17,7 @@ using CUcontext = struct CUctx_st*;
 using CUstream = struct CUstream_st*;
 using CUmodule = struct CUmod_st*;
 using CUfunction = struct CUfunc_st*;
+using CUevent = struct CUevent_st*;
 
 inline constexpr CUresult kSuccess = 0;
 inline constexpr CUresult kErrorOutOfMemory = 2;
@@ -60,6 +61,14 @@ struct Driver {
   CUresult (*cuLaunchKernel)(CUfunction f, unsigned grid_x, unsigned grid_y, unsigned grid_z, unsigned block_x,
                              unsigned block_y, unsigned block_z, unsigned shared_bytes, CUstream stream, void** params,
                              void** extra) = nullptr;
+  // Events, for KILN_CUDA_PROFILE (cuda/profile.h).
+  CUresult (*cuEventCreate)(CUevent* event, unsigned flags) = nullptr;
+  CUresult (*cuEventRecord)(CUevent event, CUstream stream) = nullptr;
+  CUresult (*cuEventSynchronize)(CUevent event) = nullptr;
+  CUresult (*cuEventElapsedTime)(float* ms, CUevent start, CUevent end) = nullptr;
+  CUresult (*cuEventDestroy)(CUevent event) = nullptr;
+  // A kernel's name (CUDA 12.3 and later; nullptr where the driver has none).
+  CUresult (*cuFuncGetName)(const char** name, CUfunction f) = nullptr;
 
   // Throws kiln::Error "`what`: CUDA error NAME (text)" unless `r` is success.
   void check(CUresult r, std::string_view what) const;

@@ -1,6 +1,7 @@
 #include "kiln/cuda/module.h"
 
 #include "kiln/cuda/hooks.h"
+#include "kiln/cuda/profile.h"
 #include "kiln/support/error.h"
 
 namespace kiln::cuda {
@@ -27,6 +28,7 @@ void Module::launch(CUfunction f, int64_t grid, int block, void** params) const 
   KILN_CHECK_KIND(grid > 0 && grid < (int64_t{1} << 31) && block > 0, ErrorKind::Internal,
                   "CUDA launch: {} blocks of {} threads", grid, block);
   make_current(device_);
+  KernelTiming timing(profiling() ? kernel_name(f) : std::string());
   driver().check(driver().cuLaunchKernel(f, static_cast<unsigned>(grid), 1, 1, static_cast<unsigned>(block), 1, 1, 0,
                                          nullptr, params, nullptr),
                  "cuLaunchKernel");

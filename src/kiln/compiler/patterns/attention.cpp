@@ -220,19 +220,44 @@ ValueRef uncollapsed(graph::Graph& g, ValueRef x, int64_t outer) {
   return four_d(g, x, outer);
 }
 
+// The mask as its producer made it: before a broadcast to the scores' shape (a [L, S] causal mask
+// broadcast over batch and heads, as the add's operands must match in prims), and before a widening
+// of a mask of the queries' 16-bit type to float32 (exact: the kernel widens it as it reads it). The
+// kernel broadcasts a mask itself, so a [B, H, L, S] copy is not written, nor read, and a 16-bit
+// mask is half the bytes (and summarized: kernels/cuda/flash_attention.cu).
+ValueRef mask_source(ValueRef mask, DType queries) {
+  while (mask.index == 0) {
+    auto source = ref_arg(mask.node, 0);
+    if (!source) return mask;
+    if (is_call(mask.node, op::prims::convert_element_type())) {
+      bool widened16 = (queries == DType::BFloat16 || queries == DType::Float16) && meta_of(*source).dtype == queries &&
+                       meta_of(mask).dtype == DType::Float32;
+      if (!widened16) return mask;
+      mask = *source;
+      continue;
+    }
+    if (!is_call(mask.node, op::prims::broadcast_in_dim())) return mask;
+    const Value* dims = value_arg(mask.node, 2);
+    if (dims == nullptr || dims->tag() != Value::Tag::IntList) return mask;
+    const auto& d = dims->to_int_list();
+    const size_t from = meta_of(*source).sizes.size(), to = meta_of(mask).sizes.size();
+    if (d.size() != from || from > to) return mask;
+    for (size_t i = 0; i < from; ++i) {  // its dims the trailing ones, as a broadcast of tensors aligns them
+      if (d[i] != static_cast<int64_t>(to - from + i)) return mask;
+    }
+    mask = *source;
+  }
+  return mask;
+}
+
 bool rewrite(graph::Graph& g, Node* last, const Attention& a) {
   graph::Graph::InsertPoint here(g, last);
   int64_t outer = a.scores.size() == 4 ? a.scores[0] : 0;
   ValueRef k =
       emit(g, op::prims::transpose(), {uncollapsed(g, a.kt, outer), Value(std::vector<int64_t>{0, 1, 3, 2})})->result();
   Arg mask = Value();
-  if (a.mask) {
-    mask = outer > 0 ? *a.mask
-                     : emit(g, op::prims::broadcast_in_dim(),
-                            {*a.mask, Value(std::vector<int64_t>{1, a.scores[0], a.scores[1], a.scores[2]}),
-                             Value(std::vector<int64_t>{1, 2, 3})})
-                           ->result();
-  }
+  // Of rank 3 at most where the scores are [N, L, S]: aligned to [1, N, L, S].
+  if (a.mask) mask = mask_source(*a.mask, meta_of(a.q).dtype);
   Node* att = emit(g, KILN_OP("kiln::attention"),
                    {uncollapsed(g, a.q, outer), k, uncollapsed(g, a.v, outer), mask, Value(a.scale), Value(false)});
   Node* out = outer > 0 ? emit(g, op::prims::collapse_view(), {att->result(), Value(int64_t{0}), Value(int64_t{1})})

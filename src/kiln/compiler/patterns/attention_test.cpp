@@ -68,6 +68,43 @@ TEST(FuseAttention, CausalMaskAddedToTheScores) {
   EXPECT_EQ(fuse_and_check(fn, {randn({1, 4, 130, 16}), randn({1, 4, 130, 16}), randn({1, 4, 130, 16})}), 1);
 }
 
+// A mask broadcast to the scores' shape (prims' add needs equal shapes) reaches kiln::attention as
+// it was made, [T, T]: the kernel broadcasts it, and no [B, H, T, T] copy is written. A mask of the
+// scores' own shape is passed as it is.
+TEST(FuseAttention, TheMaskIsPassedBeforeItsBroadcast) {
+  manual_seed(28);
+  for (bool per_head : {false, true}) {
+    Fn fn = [per_head](const std::vector<Tensor>& in) {
+      int64_t t = in[0].size(2);
+      Tensor mask = per_head ? add(causal_mask(t), in[3]) : causal_mask(t);
+      Tensor scores = mul(matmul(in[0], in[1].transpose(-2, -1)), Scalar(0.25));
+      return std::vector<Tensor>{matmul(softmax(add(scores, mask), -1), in[2])};
+    };
+    std::vector<Tensor> in{randn({2, 4, 70, 16}), randn({2, 4, 70, 16}), randn({2, 4, 70, 16}), randn({2, 4, 70, 70})};
+    EXPECT_EQ(fuse_and_check(fn, in), 1);
+    graph::Graph g = trace::trace(fn, in, trace::Level::Prims);
+    ASSERT_EQ(fuse_attention(g), 1);
+    graph::eliminate_dead_code(g);
+    for (const auto& n : g.nodes()) {
+      if (n->kind() != graph::NodeKind::Call || n->op()->name() != "kiln::attention") continue;
+      const auto* mask = std::get_if<graph::ValueRef>(&n->args()[3]);
+      ASSERT_NE(mask, nullptr) << graph::print(g);
+      std::vector<int64_t> want = per_head ? std::vector<int64_t>{2, 4, 70, 70} : std::vector<int64_t>{70, 70};
+      const auto& sizes = mask->node->meta().at(static_cast<size_t>(mask->index)).sizes;
+      EXPECT_EQ(std::vector<int64_t>(sizes.begin(), sizes.end()), want) << graph::print(g);
+    }
+    if (!per_head) {  // nothing of the scores' shape is left: no broadcast mask, no scores
+      for (const auto& n : g.nodes()) {
+        if (n->kind() != graph::NodeKind::Call || n->meta().empty()) continue;
+        const auto& sizes = n->meta()[0].sizes;
+        EXPECT_NE(std::vector<int64_t>(sizes.begin(), sizes.end()), (std::vector<int64_t>{2, 4, 70, 70}))
+            << n->name() << "\n"
+            << graph::print(g);
+      }
+    }
+  }
+}
+
 // softmax written out as exp(s - max) / sum: the division spelling fuses as _softmax's does.
 TEST(FuseAttention, SoftmaxWrittenAsADivisionByTheRowSum) {
   manual_seed(26);
@@ -234,7 +271,8 @@ TEST(FuseAttention, SixteenBitAttentionWhereTheKernelTakesIt) {
     return std::vector<Tensor>{matmul(softmax(mul(matmul(x[0], x[1].transpose(-1, -2)), Scalar(0.125)), -1), x[2])};
   };
   for (DType dt : {DType::BFloat16, DType::Float16}) {
-    for (const Fn& fn : {masked, plain}) {
+    for (bool with_mask : {true, false}) {
+      const Fn& fn = with_mask ? masked : plain;
       std::vector<Tensor> in;
       for (int i = 0; i < 3; ++i) in.push_back(randn({2, 2, 40, 16}).to(dt));
       graph::Graph g = trace::trace(fn, in, trace::Level::Prims);
@@ -244,6 +282,17 @@ TEST(FuseAttention, SixteenBitAttentionWhereTheKernelTakesIt) {
       graph::verify_level(g, graph::IrLevel::Prims);
       EXPECT_EQ(count_calls(g, "prims::amax"), 0) << graph::print(g);
       EXPECT_EQ(count_calls(g, "aten::bmm"), 0) << graph::print(g);
+      // The mask reaches the kernel as made, [T, T] of the queries' type: not widened to float32 nor
+      // broadcast to the scores' shape (the add computes in float32).
+      for (const auto& n : g.nodes()) {
+        if (n->kind() != graph::NodeKind::Call || n->op()->name() != "kiln::attention") continue;
+        const auto* mask = std::get_if<graph::ValueRef>(&n->args()[3]);
+        ASSERT_EQ(mask != nullptr, with_mask) << graph::print(g);
+        if (mask == nullptr) continue;
+        const auto& m = mask->node->meta().at(static_cast<size_t>(mask->index));
+        EXPECT_EQ(m.dtype, dt) << graph::print(g);
+        EXPECT_EQ(m.sizes.size(), 2u) << graph::print(g);
+      }
       // Its values: eager's in float64 of the same 16-bit inputs, within the 16-bit rounding.
       std::vector<Tensor> wide;
       for (const auto& t : in) wide.push_back(t.to(DType::Float64));

@@ -31,6 +31,8 @@ constexpr const char* kSource =
 struct Loaded {
   std::unique_ptr<cuda::Module> module;
   cuda::CUfunction function = nullptr;
+  cuda::CUfunction mask_summary = nullptr;  // a 16-bit mask's summary, and the keys' and values'
+  cuda::CUfunction kv_summary = nullptr;    // (flash_attention.cu)
 };
 
 // The kernel for `v` on `device`, built (or read from the cache) and loaded at the first call.
@@ -46,6 +48,10 @@ const Loaded& kernel_for(int device, const FlashAttentionVariant& v) {
   Loaded l;
   l.module = std::make_unique<cuda::Module>(device, flash_attention_cubin(arch, v));
   l.function = l.module->function("kiln_flash_attention");
+  if (v.mask == 1) {
+    l.mask_summary = l.module->function("kiln_attention_mask_summary");
+    l.kv_summary = l.module->function("kiln_attention_kv_summary");
+  }
   return loaded.emplace(k, std::move(l)).first->second;
 }
 
@@ -113,6 +119,9 @@ void flash_attention(const Tensor& query, const Tensor& key, const Tensor& value
   int64_t ms[4] = {0, 0, 0, 0};
   const void* mask_data = nullptr;
   int pairs = 0, tiles = 0;
+  Tensor summary;   // per block of rows and tile of keys of the mask's own (batch, head): all -inf, all zero
+  Tensor kv_bound;  // per (batch, head) and tile of keys: the largest |k|, inf where a key or value is not finite
+  int64_t sum_strides[2] = {0, 0};
   if (attn_mask) {
     v.mask = attn_mask->dtype() == dt ? 1 : 2;
     mask = attn_mask->expand({batch, heads, L, S});
@@ -123,18 +132,40 @@ void flash_attention(const Tensor& query, const Tensor& key, const Tensor& value
   }
   const int device = out.device().index;
   const Loaded& kernel = kernel_for(device, v);
-  const void* qp = q.data_ptr();
-  const void* kp = k.data_ptr();
-  const void* vp = val.data_ptr();
-  void* op_ = out.data_ptr();
   int64_t strides[12] = {q.stride(0),   q.stride(1),   q.stride(2),   k.stride(0), k.stride(1), k.stride(2),
                          val.stride(0), val.stride(1), val.stride(2), q.stride(3), k.stride(3), val.stride(3)};
   int h32 = static_cast<int>(heads), l32 = static_cast<int>(L), s32 = static_cast<int>(S);
+  const void* kp = k.data_ptr();
+  const void* vp = val.data_ptr();
+  if (tiles && S > 0) {
+    const int64_t key_tiles = (S + v.shape.keys - 1) / v.shape.keys, per_head = row_blocks * key_tiles;
+    const int64_t mask_batches = ms[0] == 0 ? 1 : batch, mask_heads = ms[1] == 0 ? 1 : heads;
+    const TensorOptions on_device = TensorOptions(DType::UInt8).device(out.device());
+    summary = empty({mask_batches * mask_heads * per_head}, on_device);
+    sum_strides[0] = mask_batches == 1 ? 0 : mask_heads * per_head;
+    sum_strides[1] = mask_heads == 1 ? 0 : per_head;
+    const void* md = mask_data;
+    void* sp = summary.data_ptr();
+    int mh32 = static_cast<int>(mask_heads);
+    void* summary_params[] = {&md, &sp, &ms[0], &ms[1], &ms[2], &mh32, &l32, &s32};
+    kernel.module->launch(kernel.mask_summary, summary.numel(), 128, summary_params);
+    kv_bound = empty({batch * heads * key_tiles}, on_device.dtype(DType::Float32));
+    void* bp = kv_bound.data_ptr();
+    void* kv_params[] = {&kp,         &vp,         &bp,         &strides[3],  &strides[4], &strides[5], &strides[10],
+                         &strides[6], &strides[7], &strides[8], &strides[11], &h32,        &s32};
+    kernel.module->launch(kernel.kv_summary, kv_bound.numel(), 128, kv_params);
+  }
+  const void* summary_data = summary.defined() ? summary.data_ptr() : nullptr;
+  const void* bound_data = kv_bound.defined() ? kv_bound.data_ptr() : nullptr;
+  const void* qp = q.data_ptr();
+  void* op_ = out.data_ptr();
   float scale32 = static_cast<float>(scale);
-  void* params[] = {&qp,         &kp,          &vp,          &op_,          &mask_data,  &strides[0], &strides[1],
-                    &strides[2], &strides[3],  &strides[4],  &strides[5],   &strides[6], &strides[7], &strides[8],
-                    &strides[9], &strides[10], &strides[11], &vector_loads, &ms[0],      &ms[1],      &ms[2],
-                    &ms[3],      &pairs,       &tiles,       &h32,          &l32,        &s32,        &scale32};
+  void* params[] = {
+      &qp,         &kp,          &vp,          &op_,          &mask_data,      &strides[0],     &strides[1],
+      &strides[2], &strides[3],  &strides[4],  &strides[5],   &strides[6],     &strides[7],     &strides[8],
+      &strides[9], &strides[10], &strides[11], &vector_loads, &ms[0],          &ms[1],          &ms[2],
+      &ms[3],      &pairs,       &tiles,       &summary_data, &sum_strides[0], &sum_strides[1], &bound_data,
+      &h32,        &l32,         &s32,         &scale32};
   kernel.module->launch(kernel.function, batch * heads * row_blocks, 32 * v.shape.warps, params);
 }
 

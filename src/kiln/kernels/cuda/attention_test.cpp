@@ -184,6 +184,59 @@ TEST(CudaAttention, CausalBlocksSkipLaterKeysButNotTheirInfinities) {
   }
 }
 
+// Equal results, NaN in the same places.
+void expect_same(const Tensor& got, const Tensor& want, const std::string& what) {
+  Tensor g = got.cpu().to(DType::Float64), w = want.cpu().to(DType::Float64);
+  Tensor nan_w = isnan(w), zero = zeros_like(w);
+  EXPECT_TRUE(same(isnan(g), nan_w)) << what << ": NaN in other places";
+  EXPECT_TRUE(same(where(nan_w, zero, g), where(nan_w, zero, w))) << what << ": values differ";
+}
+
+// A 16-bit mask with 16-byte aligned rows is summarized per tile: tiles all -inf are skipped where
+// that changes nothing, tiles all zero add no mask. The same mask read in place (rows of an odd
+// stride: no summary) gives the same bits: with finite inputs, with an inf or NaN value under a
+// skipped tile (its column NaN), keys whose scores overflow float32 (inf + -inf: NaN), and queries
+// holding inf (nothing skipped). Masks broadcast over batch and heads, and one per batch.
+TEST(CudaAttention, MaskTilesAllNegInfAreSkippedOnlyWhereNothingChanges) {
+  if (!have_gpu()) GTEST_SKIP() << device_unavailable_reason(DeviceType::CUDA);
+  manual_seed(45);
+  const int64_t B = 2, H = 2, L = 200, S = 300, D = 64;
+  for (DType dt : {DType::BFloat16, DType::Float16}) {
+    auto o = TensorOptions(dt);
+    // Row i weighs keys up to i + 40 and none from 256 on (batch 1: none from 100 on).
+    const int64_t padded = (S + 7) / 8 * 8;
+    Tensor pattern = zeros({B, 1, L, padded}, TensorOptions(DType::Float32));
+    for (int64_t i = 0; i < L; ++i)
+      pattern.select(0, 0).select(0, 0).select(0, i).slice(0, i + 41, S).fill_(Scalar(-kInf));
+    pattern.select(0, 0).slice(2, 256, S).fill_(Scalar(-kInf));
+    pattern.select(0, 1).copy_(pattern.select(0, 0));
+    pattern.select(0, 1).slice(2, 100, S).fill_(Scalar(-kInf));
+    Tensor aligned = pattern.to(dt).to(kCuda);                               // 16-byte aligned rows
+    Tensor odd = slice(pattern, 3, 0, S + 1).contiguous().to(dt).to(kCuda);  // rows of S + 1 keys: read in place
+    Tensor q = randn({B, H, L, D}, o), k = randn({B, H, S, D}, o), v = randn({B, H, S, D}, o);
+    // With `reference`, also against float64 (whose scores do not overflow).
+    auto check = [&](const std::string& what, bool reference) {
+      Tensor qc = q.to(kCuda), kc = k.to(kCuda), vc = v.to(kCuda);
+      for (bool per_batch : {false, true}) {
+        Tensor tiled = slice(per_batch ? aligned : aligned.select(0, 0).select(0, 0), -1, 0, S);
+        Tensor in_place = slice(per_batch ? odd : odd.select(0, 0).select(0, 0), -1, 0, S);
+        std::string w = fmt::format("{} {}{}", dtype_name(dt), what, per_batch ? ", a mask per batch" : "");
+        expect_same(cuda_attention(qc, kc, vc, tiled, 0.125), cuda_attention(qc, kc, vc, in_place, 0.125), w);
+        if (reference) expect_matches(qc, kc, vc, tiled, 0.125, false, w);
+      }
+    };
+    check("finite inputs", true);
+    v.select(0, 0).select(0, 1).select(0, 280).select(0, 3).fill_(Scalar(kInf));  // under tiles all -inf
+    v.select(0, 1).select(0, 0).select(0, 150).select(0, 9).fill_(Scalar(std::nan("")));
+    check("inf and NaN values under skipped tiles", true);
+    k.select(0, 0).select(0, 0).select(0, 270).fill_(Scalar(dt == DType::Float16 ? 6e4 : 1e30));
+    q.select(0, 0).select(0, 0).copy_(mul(q.select(0, 0).select(0, 0), Scalar(dt == DType::Float16 ? 1e3 : 1e10)));
+    check("huge keys under skipped tiles (bfloat16: scores that overflow)", false);
+    q.select(0, 1).select(0, 1).select(0, 7).select(0, 0).fill_(Scalar(kInf));
+    check("queries holding inf", false);
+  }
+}
+
 TEST(CudaAttention, RefusesWhatTheKernelDoesNotTake) {
   if (!have_gpu()) GTEST_SKIP() << device_unavailable_reason(DeviceType::CUDA);
   Tensor f32 = randn({1, 1, 8, 16}).to(kCuda);

@@ -23,6 +23,16 @@
 // loads would otherwise stall the scores); any other mask is read in place, two keys a load where
 // its keys are adjacent.
 //
+// A 16-bit mask read through shared memory is first summarized (kiln_attention_mask_summary, once
+// per call and per distinct (batch, head) of the mask: a broadcast [L, S] mask once): for each block
+// of rows and tile of keys, whether its values are all -inf or all zero; and so are the keys and
+// values (kiln_attention_kv_summary: per tile, the largest |k|, or inf where a key or a value is
+// inf or NaN). A tile all zero adds no mask. A tile all -inf weighs every key 0, so the block skips
+// it, loads included, when that changes nothing: its keys and values finite and the scores too small
+// to overflow (max|q| max|k| D |scale| < 1e37), so each score is finite, plus -inf is -inf, and each
+// weight exactly 0 times a finite value. Otherwise (a NaN, an inf, a huge value) the tile is
+// computed as any other, and its NaN reaches the output.
+//
 // The values are those of softmax then a product: a row whose scores are all -inf is NaN (0 / 0),
 // a NaN score makes its row NaN, and a key weighed 0 still multiplies its value (0 * inf = NaN). A
 // causal block skips the tiles of keys after its last row (every weight there is 0): their values
@@ -143,6 +153,85 @@ __device__ __forceinline__ bool att_nonfinite(u16 x) {
 #endif
 }
 
+// The 16-bit pattern of -inf.
+#if KILN_ATT_HALF
+#define KILN_ATT_NEG_INF_BITS 0xfc00u
+#else
+#define KILN_ATT_NEG_INF_BITS 0xff80u
+#endif
+
+// |x| of a 16-bit value as a float (inf for inf and NaN).
+__device__ __forceinline__ float att_magnitude(u16 x) {
+  return att_nonfinite(x) ? __int_as_float(0x7f800000) : fabsf(att_to_float(x));
+}
+
+#if KILN_ATT_MASK == 1
+// Flags of the summary: a tile's mask values all -inf, all zero (+0 or -0).
+#define KILN_ATT_TILE_NEG_INF 1u
+#define KILN_ATT_TILE_ZERO 2u
+
+// One block per (batch, head, block of rows, tile of keys) of the mask's own extents (`batches`,
+// `heads`: 1 where the mask is broadcast): summary[((b * heads + h) * row_blocks + rb) * tiles + t]
+// flags the values of the rows and keys inside [L, S] (the padding past either end counts as
+// neither).
+extern "C" __global__ void __launch_bounds__(128) kiln_attention_mask_summary(
+    const u16* __restrict__ mask, unsigned char* __restrict__ summary, i64 m_sb, i64 m_sh, i64 m_sl, int heads,
+    int L, int S) {
+  const int row_blocks = (L + KILN_ATT_ROWS - 1) / KILN_ATT_ROWS, tiles = (S + KILN_ATT_KEYS - 1) / KILN_ATT_KEYS;
+  const int t = blockIdx.x % tiles, rb = (blockIdx.x / tiles) % row_blocks, bh = blockIdx.x / (tiles * row_blocks);
+  const u16* m = mask + (bh / heads) * m_sb + (bh % heads) * m_sh;
+  const int row0 = rb * KILN_ATT_ROWS, key0 = t * KILN_ATT_KEYS;
+  const int rows = min(KILN_ATT_ROWS, L - row0), keys = min(KILN_ATT_KEYS, S - key0);
+  bool neg_inf = true, zero = true;
+  for (int i = threadIdx.x; i < rows * keys; i += blockDim.x) {
+    const u16 x = m[(row0 + i / keys) * m_sl + key0 + i % keys];
+    neg_inf = neg_inf && x == KILN_ATT_NEG_INF_BITS;
+    zero = zero && (x & 0x7fffu) == 0;
+  }
+  neg_inf = __syncthreads_and(neg_inf);
+  zero = __syncthreads_and(zero);
+  if (threadIdx.x == 0) summary[blockIdx.x] = (neg_inf ? KILN_ATT_TILE_NEG_INF : 0u) | (zero ? KILN_ATT_TILE_ZERO : 0u);
+}
+
+// One block per (batch, head, tile of keys): bound[(b * heads + h) * tiles + t] is the largest |k| of
+// the tile's keys, or inf where one of its keys or values is inf or NaN.
+extern "C" __global__ void __launch_bounds__(128) kiln_attention_kv_summary(
+    const u16* __restrict__ k, const u16* __restrict__ v, float* __restrict__ bound, i64 k_sb, i64 k_sh, i64 k_sl,
+    i64 k_sd, i64 v_sb, i64 v_sh, i64 v_sl, i64 v_sd, int heads, int S) {
+  const int tiles = (S + KILN_ATT_KEYS - 1) / KILN_ATT_KEYS;
+  const int t = blockIdx.x % tiles, bh = blockIdx.x / tiles, b = bh / heads, h = bh % heads;
+  const u16* kb = k + b * k_sb + h * k_sh;
+  const u16* vb = v + b * v_sb + h * v_sh;
+  const int key0 = t * KILN_ATT_KEYS, n = min(KILN_ATT_KEYS, S - key0) * KILN_ATT_D;
+  float mx = 0.f;
+  for (int i = threadIdx.x; i < n; i += blockDim.x) {
+    const int key = key0 + i / KILN_ATT_D, d = i % KILN_ATT_D;
+    const u16 vv = vb[key * v_sl + d * v_sd];
+    mx = fmaxf(mx, att_nonfinite(vv) ? __int_as_float(0x7f800000) : att_magnitude(kb[key * k_sl + d * k_sd]));
+  }
+  __shared__ float block_max;
+  if (threadIdx.x == 0) block_max = 0.f;
+  __syncthreads();
+  atomicMax(reinterpret_cast<int*>(&block_max), __float_as_int(mx));  // non-negative floats order as their bits
+  __syncthreads();
+  if (threadIdx.x == 0) bound[blockIdx.x] = block_max;
+}
+#endif
+
+// The largest |x| of the tile's first `rows` rows (inf if any is inf or NaN), over the whole block.
+__device__ __forceinline__ float att_tile_magnitude(const u16* tile, int rows, float* scratch) {
+  float mx = 0.f;
+  for (int i = threadIdx.x; i < rows * KILN_ATT_D; i += blockDim.x) {
+    mx = fmaxf(mx, att_magnitude(tile[(i / KILN_ATT_D) * KILN_ATT_LD + i % KILN_ATT_D]));
+  }
+  __syncthreads();  // every thread has read the scratch's last value, and is done with the tile
+  if (threadIdx.x == 0) *scratch = 0.f;
+  __syncthreads();
+  atomicMax(reinterpret_cast<int*>(scratch), __float_as_int(mx));  // non-negative floats order as their bits
+  __syncthreads();
+  return *scratch;
+}
+
 // The larger of a and b, NaN when either is (a NaN score makes its row NaN, as amax does).
 __device__ __forceinline__ float att_max(float a, float b) { return (a > b || a != a) ? a : b; }
 
@@ -150,7 +239,8 @@ extern "C" __global__ void __launch_bounds__(32 * KILN_ATT_WARPS) kiln_flash_att
     const u16* __restrict__ q, const u16* __restrict__ k, const u16* __restrict__ v, u16* __restrict__ out,
     const void* __restrict__ mask, i64 q_sb, i64 q_sh, i64 q_sl, i64 k_sb, i64 k_sh, i64 k_sl, i64 v_sb, i64 v_sh,
     i64 v_sl, i64 q_sd, i64 k_sd, i64 v_sd, int vector_loads, i64 m_sb, i64 m_sh, i64 m_sl, i64 m_ss,
-    int mask_pairs, int mask_tiles, int heads, int L, int S, float scale) {
+    int mask_pairs, int mask_tiles, const unsigned char* __restrict__ summary, i64 sum_sb, i64 sum_sh,
+    const float* __restrict__ kv_bound, int heads, int L, int S, float scale) {
   // The keys' tile; first, the block's queries.
   constexpr int kTileRows = KILN_ATT_ROWS > KILN_ATT_KEYS ? KILN_ATT_ROWS : KILN_ATT_KEYS;
   __shared__ __align__(16) u16 sk[kTileRows * KILN_ATT_LD];
@@ -161,7 +251,16 @@ extern "C" __global__ void __launch_bounds__(32 * KILN_ATT_WARPS) kiln_flash_att
   constexpr int D = KILN_ATT_D, KT = D / 16, MT = KILN_ATT_MT, NK = KILN_ATT_KEYS / 8;  // NK: 8-key tiles
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int row_blocks = (L + KILN_ATT_ROWS - 1) / KILN_ATT_ROWS;
-  const int bh = blockIdx.x / row_blocks, row0 = (blockIdx.x % row_blocks) * KILN_ATT_ROWS;
+#if KILN_ATT_CAUSAL || KILN_ATT_MASK == 1
+  // The heaviest blocks first: a causal block (or a causal mask's) weighs keys up to its last row, so
+  // the last blocks of rows go first and the light ones fill the tail.
+  const int heads_total = gridDim.x / row_blocks;
+  const int rb = row_blocks - 1 - static_cast<int>(blockIdx.x) / heads_total;
+  const int bh = blockIdx.x % heads_total;
+#else
+  const int rb = blockIdx.x % row_blocks, bh = blockIdx.x / row_blocks;  // a head's blocks together
+#endif
+  const int row0 = rb * KILN_ATT_ROWS;
   const int b = bh / heads, h = bh % heads;
   const u16* qb = q + b * q_sb + h * q_sh;
   const u16* kb = k + b * k_sb + h * k_sh;
@@ -192,6 +291,23 @@ extern "C" __global__ void __launch_bounds__(32 * KILN_ATT_WARPS) kiln_flash_att
       att_ldmatrix(qf[m][kk], sk + ((warp * MT + m) * 16 + lane % 16) * KILN_ATT_LD + kk * 16 + (lane / 16) * 8);
     }
   }
+#if KILN_ATT_MASK == 1
+  // Tiles the summary flags all -inf are skipped when their keys' bound is at most key_limit (the
+  // header says why); never with queries or a scale not finite (key_limit -1).
+  __shared__ float magnitude;
+  float key_limit = -1.f;
+  const int key_tiles = (S + KILN_ATT_KEYS - 1) / KILN_ATT_KEYS;
+  if (summary != nullptr) {
+    const float q_max = att_tile_magnitude(sk, KILN_ATT_ROWS, &magnitude);
+    if (isfinite(q_max) && isfinite(scale2)) {
+      key_limit = fminf(1e37f / (fmaxf(q_max, 1e-30f) * D * fmaxf(fabsf(scale2), 1.f)), 3e38f);
+    }
+  }
+  const unsigned char* tile_flags =
+      summary == nullptr ? nullptr
+                         : summary + b * sum_sb + h * sum_sh + static_cast<i64>(rb) * key_tiles;
+  const float* tile_bound = kv_bound == nullptr ? nullptr : kv_bound + static_cast<i64>(bh) * key_tiles;
+#endif
   __syncthreads();
 
   // The tiles of keys the block weighs: a causal block none after its last row.
@@ -202,11 +318,28 @@ extern "C" __global__ void __launch_bounds__(32 * KILN_ATT_WARPS) kiln_flash_att
 #else
   const int weighed = tiles;
 #endif
-  if (weighed > 0) att_load_tile<KILN_ATT_KEYS>(sk, kb, k_sl, k_sd, vector_loads & 2, 0, S);
-  att_commit();
-  if (weighed > 0) att_load_tile<KILN_ATT_KEYS>(sv, vb, v_sl, v_sd, vector_loads & 4, 0, S);
+  // The next tile after j that is not skipped (weighed when none is left).
+  auto next_tile = [&](int j) {
+    ++j;
 #if KILN_ATT_MASK == 1
-  if (weighed > 0 && mask_tiles) att_load_mask_tile<KILN_ATT_ROWS>(sm, mask_bh, m_sl, row0, L, 0, S);
+    while (j < weighed && tile_flags != nullptr && (tile_flags[j] & KILN_ATT_TILE_NEG_INF) && tile_bound[j] <= key_limit) {
+      ++j;
+    }
+#endif
+    return j;
+  };
+  const int first = next_tile(-1);
+#if KILN_ATT_MASK == 1
+  // Whether tile j adds its mask (else the summary says it is all zero, and it is not loaded).
+  auto adds_mask = [&](int j) { return tile_flags == nullptr || !(tile_flags[j] & KILN_ATT_TILE_ZERO); };
+#endif
+  if (first < weighed) att_load_tile<KILN_ATT_KEYS>(sk, kb, k_sl, k_sd, vector_loads & 2, first * KILN_ATT_KEYS, S);
+  att_commit();
+  if (first < weighed) att_load_tile<KILN_ATT_KEYS>(sv, vb, v_sl, v_sd, vector_loads & 4, first * KILN_ATT_KEYS, S);
+#if KILN_ATT_MASK == 1
+  if (first < weighed && mask_tiles && adds_mask(first)) {
+    att_load_mask_tile<KILN_ATT_ROWS>(sm, mask_bh, m_sl, row0, L, first * KILN_ATT_KEYS, S);
+  }
 #endif
   att_commit();
 
@@ -230,10 +363,14 @@ extern "C" __global__ void __launch_bounds__(32 * KILN_ATT_WARPS) kiln_flash_att
 #endif
 
 #pragma unroll 1
-  for (int j = 0; j < weighed; ++j) {
+  for (int j = first, next; j < weighed; j = next) {
     const int key0 = j * KILN_ATT_KEYS;
+    next = next_tile(j);
     att_wait_all_but_one();  // this tile's keys
     __syncthreads();
+#if KILN_ATT_MASK == 1
+    const bool add_mask = adds_mask(j);
+#endif
     float s[MT][NK][4];
     #pragma unroll
     for (int m = 0; m < MT; ++m) {
@@ -254,12 +391,14 @@ extern "C" __global__ void __launch_bounds__(32 * KILN_ATT_WARPS) kiln_flash_att
       }
     }
     __syncthreads();  // every warp is done with the keys: the next tile's load may overwrite them
-    if (j + 1 < weighed) att_load_tile<KILN_ATT_KEYS>(sk, kb, k_sl, k_sd, vector_loads & 2, key0 + KILN_ATT_KEYS, S);
+    if (next < weighed) att_load_tile<KILN_ATT_KEYS>(sk, kb, k_sl, k_sd, vector_loads & 2, next * KILN_ATT_KEYS, S);
     att_commit();
 
 #if KILN_ATT_MASK == 1
-    att_wait_all_but_one();  // this tile's values and mask
-    __syncthreads();
+    if (add_mask) {
+      att_wait_all_but_one();  // this tile's values and mask
+      __syncthreads();
+    }
 #endif
     // Scores in log2 units, masked; the rows' new maxima. Only a tile past the keys' end or across
     // the causal diagonal checks each score's key.
@@ -280,6 +419,9 @@ extern "C" __global__ void __launch_bounds__(32 * KILN_ATT_WARPS) kiln_flash_att
 #if KILN_ATT_MASK
         #pragma unroll
         for (int r = 0; r < 2; ++r) {
+#if KILN_ATT_MASK == 1
+          if (!add_mask) break;  // the tile's mask is all zero
+#endif
           if (rows[m][r] >= L) continue;
           const int key = key0 + n * 8 + 2 * c;
           float m0 = 0.f, m1 = 0.f;
@@ -374,10 +516,13 @@ extern "C" __global__ void __launch_bounds__(32 * KILN_ATT_WARPS) kiln_flash_att
       }
     }
 
-#if KILN_ATT_MASK != 1
-    att_wait_all_but_one();  // this tile's values
-    __syncthreads();
+#if KILN_ATT_MASK == 1
+    if (!add_mask)
 #endif
+    {
+      att_wait_all_but_one();  // this tile's values
+      __syncthreads();
+    }
     #pragma unroll
     for (int t = 0; t < KILN_ATT_KT; ++t) {
       #pragma unroll
@@ -392,10 +537,12 @@ extern "C" __global__ void __launch_bounds__(32 * KILN_ATT_WARPS) kiln_flash_att
       }
     }
     __syncthreads();  // every warp is done with the values
-    if (j + 1 < weighed) {
-      att_load_tile<KILN_ATT_KEYS>(sv, vb, v_sl, v_sd, vector_loads & 4, key0 + KILN_ATT_KEYS, S);
+    if (next < weighed) {
+      att_load_tile<KILN_ATT_KEYS>(sv, vb, v_sl, v_sd, vector_loads & 4, next * KILN_ATT_KEYS, S);
 #if KILN_ATT_MASK == 1
-      if (mask_tiles) att_load_mask_tile<KILN_ATT_ROWS>(sm, mask_bh, m_sl, row0, L, key0 + KILN_ATT_KEYS, S);
+      if (mask_tiles && adds_mask(next)) {
+        att_load_mask_tile<KILN_ATT_ROWS>(sm, mask_bh, m_sl, row0, L, next * KILN_ATT_KEYS, S);
+      }
 #endif
     }
     att_commit();
