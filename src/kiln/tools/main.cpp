@@ -73,6 +73,8 @@ environment:
                           (KILN_SGEMM_KC=N, KILN_SGEMM_GRID=rows|cols: its blocking)
   CXX=COMPILER            the C++ compiler for generated code (default c++)
   KILN_CUDA_HOME=DIR      where to look first for the CUDA driver (DIR/lib64/libcuda.so.1)
+  KILN_CUDA_PROFILE=1     time every GPU kernel kiln launches (generated, attention, cuBLASLt)
+                          and print each kernel's calls and device time at exit (stderr)
 )";
 
 }  // namespace
