@@ -251,15 +251,7 @@ extern "C" __global__ void __launch_bounds__(32 * KILN_ATT_WARPS) kiln_flash_att
   constexpr int D = KILN_ATT_D, KT = D / 16, MT = KILN_ATT_MT, NK = KILN_ATT_KEYS / 8;  // NK: 8-key tiles
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int row_blocks = (L + KILN_ATT_ROWS - 1) / KILN_ATT_ROWS;
-#if KILN_ATT_CAUSAL || KILN_ATT_MASK == 1
-  // The heaviest blocks first: a causal block (or a causal mask's) weighs keys up to its last row, so
-  // the last blocks of rows go first and the light ones fill the tail.
-  const int heads_total = gridDim.x / row_blocks;
-  const int rb = row_blocks - 1 - static_cast<int>(blockIdx.x) / heads_total;
-  const int bh = blockIdx.x % heads_total;
-#else
   const int rb = blockIdx.x % row_blocks, bh = blockIdx.x / row_blocks;  // a head's blocks together
-#endif
   const int row0 = rb * KILN_ATT_ROWS;
   const int b = bh / heads, h = bh % heads;
   const u16* qb = q + b * q_sb + h * q_sh;
@@ -329,15 +321,11 @@ extern "C" __global__ void __launch_bounds__(32 * KILN_ATT_WARPS) kiln_flash_att
     return j;
   };
   const int first = next_tile(-1);
-#if KILN_ATT_MASK == 1
-  // Whether tile j adds its mask (else the summary says it is all zero, and it is not loaded).
-  auto adds_mask = [&](int j) { return tile_flags == nullptr || !(tile_flags[j] & KILN_ATT_TILE_ZERO); };
-#endif
   if (first < weighed) att_load_tile<KILN_ATT_KEYS>(sk, kb, k_sl, k_sd, vector_loads & 2, first * KILN_ATT_KEYS, S);
   att_commit();
   if (first < weighed) att_load_tile<KILN_ATT_KEYS>(sv, vb, v_sl, v_sd, vector_loads & 4, first * KILN_ATT_KEYS, S);
 #if KILN_ATT_MASK == 1
-  if (first < weighed && mask_tiles && adds_mask(first)) {
+  if (first < weighed && mask_tiles) {
     att_load_mask_tile<KILN_ATT_ROWS>(sm, mask_bh, m_sl, row0, L, first * KILN_ATT_KEYS, S);
   }
 #endif
@@ -369,7 +357,7 @@ extern "C" __global__ void __launch_bounds__(32 * KILN_ATT_WARPS) kiln_flash_att
     att_wait_all_but_one();  // this tile's keys
     __syncthreads();
 #if KILN_ATT_MASK == 1
-    const bool add_mask = adds_mask(j);
+    const bool add_mask = tile_flags == nullptr || !(tile_flags[j] & KILN_ATT_TILE_ZERO);
 #endif
     float s[MT][NK][4];
     #pragma unroll
@@ -540,9 +528,7 @@ extern "C" __global__ void __launch_bounds__(32 * KILN_ATT_WARPS) kiln_flash_att
     if (next < weighed) {
       att_load_tile<KILN_ATT_KEYS>(sv, vb, v_sl, v_sd, vector_loads & 4, next * KILN_ATT_KEYS, S);
 #if KILN_ATT_MASK == 1
-      if (mask_tiles && adds_mask(next)) {
-        att_load_mask_tile<KILN_ATT_ROWS>(sm, mask_bh, m_sl, row0, L, next * KILN_ATT_KEYS, S);
-      }
+      if (mask_tiles) att_load_mask_tile<KILN_ATT_ROWS>(sm, mask_bh, m_sl, row0, L, next * KILN_ATT_KEYS, S);
 #endif
     }
     att_commit();
