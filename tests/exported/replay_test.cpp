@@ -64,9 +64,11 @@ int report(const std::vector<Outcome>& outcomes, const std::string& what) {
   return surprises;
 }
 
-std::string run_eager(const Recording& r, const Sample& s, Ir ir) {
+// Loads the sample's program into `model` and runs it eagerly; empty when it matches PyTorch.
+std::string run_eager(const Recording& r, const Sample& s, Ir ir, std::shared_ptr<Model>& model) {
   try {
-    return compare_outputs(r, s, load(archive_path(r, s, ir)).run(read_inputs(r, s)));
+    model = std::make_shared<Model>(load(archive_path(r, s, ir)));
+    return compare_outputs(r, s, model->run(read_inputs(r, s)));
   } catch (const Error& e) {
     return "kiln raised: " + first_line(e.what());
   }
@@ -142,13 +144,14 @@ void replay(const char* set, bool compiled) {
       models.clear();
     };
     for (const Sample& s : r->samples) {
-      std::string eager = run_eager(*r, s, ir);
+      std::shared_ptr<Model> model;
+      std::string eager = run_eager(*r, s, ir, model);
       if (!compiled || !eager.empty()) {  // a program that fails eagerly is not compiled
         outcomes.push_back({&s, eager});
         continue;
       }
       batch.push_back(&s);
-      models.push_back(std::make_shared<Model>(load(archive_path(*r, s, ir))));
+      models.push_back(std::move(model));
       if (batch.size() == kBatch) flush();
     }
     flush();
