@@ -118,6 +118,33 @@ TEST(CompiledCuda, ColumnReductionsMatchEager) {
   expect_matches_eager(fn, {randn({513, 300})}, 1e-4, 1e-5);
 }
 
+// sum(x, 0) and mean(x, 0) beside a row reduction are column sums of its row kernel (partials per
+// block, a finishing launch): few rows, rows past 64 a block, odd and long rows, 16-bit floats, a
+// transposed view, and a second call through the same workspace.
+TEST(CompiledCuda, ColumnSumsOfRowKernelsMatchEager) {
+  if (!have_gpu()) GTEST_SKIP() << device_unavailable_reason(DeviceType::CUDA);
+  manual_seed(7);
+  Fn fn = [](const std::vector<Tensor>& in) {
+    auto [var, mean] = var_mean(in[0], {1});
+    return std::vector<Tensor>{sum(in[0], {0}), var, mean, kiln::mean(in[0], {0})};
+  };
+  for (auto sizes : {std::vector<int64_t>{3, 5000}, {40000, 64}, {2048, 301}, {1024, 16384}}) {
+    SCOPED_TRACE(::testing::Message() << "sizes " << sizes[0] << "x" << sizes[1]);
+    expect_matches_eager(fn, {randn(sizes)}, 1e-4, 1e-4);
+  }
+  expect_matches_eager(fn, {randn({4096, 512}).to(DType::BFloat16)}, 1e-2, 1e-2);
+  Fn transposed = [&](const std::vector<Tensor>& in) { return fn({in[0].t()}); };
+  expect_matches_eager(transposed, {randn({700, 900})}, 1e-4, 1e-4);
+  Tensor x = randn({5000, 1000});
+  std::vector<Tensor> want = fn({x});
+  auto compiled = compile(fn);
+  for (int call = 0; call < 2; ++call) {
+    std::vector<Tensor> got = compiled({x.to(kCuda)});
+    for (size_t i = 0; i < got.size(); ++i)
+      expect_close(got[i].cpu(), want[i], 1e-4, 1e-4, "call " + std::to_string(call) + " output " + std::to_string(i));
+  }
+}
+
 TEST(CompiledCuda, IntegerArithmeticIsExactAndADivisionByZeroRaises) {
   if (!have_gpu()) GTEST_SKIP() << device_unavailable_reason(DeviceType::CUDA);
   Fn fn = [](const std::vector<Tensor>& in) {

@@ -68,9 +68,8 @@ Target make_cuda_target(Device device, const std::string& arch, int multiprocess
   t.arch = arch;
   t.multiprocessors = multiprocessors;
   t.max_threads_per_block = max_threads;
-  // A row kernel's column sums keep partial sums per CPU thread; the CUDA generator has no such
-  // form yet, so column reductions run as kernels of their own.
-  t.fusion.column_sums_up_to = 0;
+  // A row kernel's column sums: partial sums in each thread's registers (codegen/cuda/cuda.h).
+  t.fusion.column_sums_up_to = cuda_column_sums_up_to(max_threads);
   // cuBLASLt's bias epilogue, with a bfloat16 product rounded once after it; activations and
   // residuals run in a generated kernel after the GEMM (cuBLASLt's GELU is tanh's approximation).
   t.gemm_epilogue = GemmEpilogueSupport{.activations = false, .residual = false, .rounded_output = true};
@@ -80,6 +79,12 @@ Target make_cuda_target(Device device, const std::string& arch, int multiprocess
       AttentionSupport{.dtypes = {DType::BFloat16, DType::Float16}, .max_head_size = 128, .head_size_multiple = 16};
   if (const char* e = std::getenv("KILN_CUDA_ROW_ELEMENTS"); e && std::atoi(e) > 0) {
     t.row_elements_per_thread = std::atoi(e);
+  }
+  if (const char* e = std::getenv("KILN_CUDA_COLUMN_THREADS"); e && std::atoi(e) > 0) {
+    t.column_sum_threads = std::atoi(e);
+  }
+  if (const char* e = std::getenv("KILN_CUDA_POINTWISE_GROUPS"); e && std::atoi(e) > 0) {
+    t.pointwise_groups = std::atoi(e);
   }
   t.dialect = &cuda_dialect();
   t.generate = generate_cuda;

@@ -42,6 +42,13 @@ struct Target {
   // smallest power of two of threads that covers the row so (KILN_CUDA_ROW_ELEMENTS overrides it,
   // for tuning).
   int row_elements_per_thread = 16;
+  // The threads a multiprocessor keeps resident of a CUDA row kernel with column sums: its grid
+  // (each block's partial sums cost a row of doubles written and read again; half of sm_90's 2048
+  // hides the loads' latency; KILN_CUDA_COLUMN_THREADS overrides it, for tuning).
+  int column_sum_threads = 1024;
+  // The vector groups each thread of a CUDA pointwise kernel loads before it computes any (bytes in
+  // flight: a float32 kernel's 16-byte groups, 2 of them; KILN_CUDA_POINTWISE_GROUPS overrides it).
+  int pointwise_groups = 2;
   FusionLimits fusion;
   // What its libraries compute in one call, so the pattern passes may fuse a graph into it: a GEMM
   // with its bias, activation and residual (kiln::gemm_epilogue), attention (kiln::attention).

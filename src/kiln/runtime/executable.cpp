@@ -42,7 +42,9 @@ Executable::Executable(std::vector<graph::TensorMeta> inputs, compiler::Compiled
   for (size_t i = 0; i < compiled.cubins.size(); ++i) {
     modules_.push_back(std::make_shared<cuda::Module>(device_.index, compiled.cubins[i]));
     for (size_t end = kernel + compiled.cubin_kernels[i]; kernel < end && kernel < source_.kernels.size(); ++kernel) {
-      functions_.push_back(modules_.back()->function(source_.kernels[kernel].name));
+      const auto& gk = source_.kernels[kernel];
+      functions_.push_back(modules_.back()->function(gk.name));
+      finish_functions_.push_back(gk.finish.grid > 0 ? modules_.back()->function(gk.name + "_finish") : nullptr);
     }
   }
   KILN_CHECK_KIND(functions_.size() == source_.kernels.size(), ErrorKind::Internal,
@@ -187,6 +189,8 @@ std::vector<Tensor> Executable::run(std::span<const Tensor> inputs) const {
       // Any module launches on its device (the function carries its own module).
       if (gk.launch.grid > 0)
         modules_.front()->launch(functions_[kernel], gk.launch.grid, gk.launch.block, params.data());
+      if (gk.finish.grid > 0)
+        modules_.front()->launch(finish_functions_[kernel], gk.finish.grid, gk.finish.block, params.data());
       ++kernel;
       continue;
     }

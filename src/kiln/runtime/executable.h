@@ -50,6 +50,7 @@ class Executable {
   std::vector<std::shared_ptr<cuda::Module>> modules_;  // CUDA: the cubins' modules
   std::vector<Tensor> workspaces_;                      // CUDA: per kernel, its workspace (if any)
   std::vector<cuda::CUfunction> functions_;             // CUDA: per kernel of the schedule, in order
+  std::vector<cuda::CUfunction> finish_functions_;      // CUDA: per kernel, its second launch's (or null)
 };
 
 // Runs the compiler's pipeline (compiler/pipeline.h) on a prims-level graph and loads the result.

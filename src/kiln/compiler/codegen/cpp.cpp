@@ -574,6 +574,8 @@ std::string launch_summary(const GeneratedSource& g) {
     if (k.launch.block == 0) continue;
     out += fmt::format("// launch {}: {} blocks of {} threads", k.name, k.launch.grid, k.launch.block);
     if (k.workspace_bytes > 0) out += fmt::format(", workspace {} bytes", k.workspace_bytes);
+    if (k.finish.grid > 0)
+      out += fmt::format("; then {}_finish: {} blocks of {} threads", k.name, k.finish.grid, k.finish.block);
     out += "\n";
   }
   return out;

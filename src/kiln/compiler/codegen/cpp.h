@@ -31,6 +31,10 @@ struct GeneratedKernel {
   // results and arrival counters), passed after the status word; zeroed once, and left zeroed by
   // every launch. 0: none, and no such argument.
   int64_t workspace_bytes = 0;
+  // CUDA: a second launch right after the kernel's, of NAME_finish with the same arguments (a row
+  // kernel's column sums: its blocks' partial sums, left in the workspace, added in block order).
+  // grid 0: none.
+  LaunchConfig finish;
 };
 
 struct GeneratedSource {

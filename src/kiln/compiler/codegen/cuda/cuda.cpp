@@ -35,6 +35,11 @@ constexpr int64_t kWarpRows = 8;
 constexpr int64_t kResidentThreads = 2048;
 // The bytes of the widest load a thread issues: a vector group of elements is this many bytes.
 constexpr int kVectorBytes = 16;
+// The fewest rows each block of a row kernel with column sums takes (its partial sums, a row of
+// floats a block, cost at most 4 / (16 * 4) of a float32 input's reads and writes again).
+constexpr int64_t kColumnRowsPerBlock = 16;
+// The most rows a float partial sum of a column adds (then the block's partials are stored).
+constexpr int64_t kFoldRows = 64;
 
 const LoopNode& node(const loopir::Program& p, int i) { return std::get<LoopNode>(p.steps[static_cast<size_t>(i)]); }
 
@@ -69,7 +74,7 @@ std::string store(const loopir::Program& p, int b, const std::string& index, con
 // the kernel reads or writes element-wise as fill kVectorBytes, halved until they divide the row.
 // Loads and stores of a group are adjacent, so the compiler can issue them as one vector access
 // where the buffers are aligned (the kernel's aligned path, write_kernel).
-int vector_width(const loopir::Program& p, const Kernel& k) {
+size_t widest_element(const loopir::Program& p, const Kernel& k) {
   size_t widest = 1;
   auto see = [&](int b) {
     if (!k.local.contains(b)) widest = std::max(widest, element_size(p.buffers[static_cast<size_t>(b)].dtype));
@@ -79,7 +84,11 @@ int vector_width(const loopir::Program& p, const Kernel& k) {
     for (int b : n.reads()) see(b);
     if (n.reduce == ReduceKind::None) see(n.out);
   }
-  int v = std::max<int>(1, kVectorBytes / static_cast<int>(widest));
+  return widest;
+}
+
+int vector_width(const loopir::Program& p, const Kernel& k) {
+  int v = std::max<int>(1, kVectorBytes / static_cast<int>(widest_element(p, k)));
   while (v > 1 && k.cols % v != 0) v /= 2;
   return v;
 }
@@ -144,6 +153,8 @@ struct KernelWriter {
   const Target& target;
   ErrorSites& sites;
   loopir::Ranges ranges = kernel_ranges(k.rows, k.cols);
+  std::string finish;  // the body of the kernel's second launch (column sums), if it has one
+  int min_blocks = 0;  // the blocks a multiprocessor must fit (__launch_bounds__' second argument), if any
 
   // A mean's divisor in its accumulator's precision.
   std::string divisor(double n, const std::string& acc_type, DType d) const {
@@ -211,41 +222,58 @@ struct KernelWriter {
   }
 
   // Every element of the kernel by a grid-stride loop over vector groups (`width` elements at
-  // consecutive columns of one row, vector_width); each node's value at (row, col).
+  // consecutive columns of one row, vector_width); each node's value at (row, col). With vector
+  // groups, each step of a thread takes target.pointwise_groups groups a grid stride apart (each
+  // warp's accesses stay contiguous) and issues all their vector loads before it computes any, so
+  // more bytes are in flight per thread.
   void pointwise(GeneratedKernel& gk, std::string& out, int width) {
     const int64_t n = k.rows * k.cols, groups = n / width;
+    const int unroll = width > 1 ? std::max(1, target.pointwise_groups) : 1;
     gk.launch.block = kPointwiseBlock;
-    gk.launch.grid = std::min<int64_t>((groups + kPointwiseBlock - 1) / kPointwiseBlock,
+    gk.launch.grid = std::min<int64_t>((groups + kPointwiseBlock * unroll - 1) / (kPointwiseBlock * unroll),
                                        std::max(1, target.multiprocessors) * kBlocksPerMultiprocessor);
     std::map<int, std::string> locals;
-    std::string body, before, after;
+    std::string body, arrays, loads, before, after;
     std::set<int> staged;
-    int arrays = 0;
+    int count = 0;
     BodyWriter::LoadCache group{{}, nullptr};
     if (width > 1) {
       auto array = [&](const std::string& type) {
-        before += fmt::format("    {} vec{}[{}];\n", type, arrays, width);
-        return fmt::format("vec{}", arrays++);
+        arrays += fmt::format("    {} vec{}[{}];\n", type, count, width * unroll);
+        return fmt::format("vec{}", count++);
       };
-      group_loads(k.nodes, width, locals, group, array, "0", "v", "    ", before);
+      group_loads(k.nodes, width, locals, group, array, fmt::format("step * {}", width),
+                  fmt::format("step * {} + v", width), "      ", loads);
     }
-    BodyWriter w = writer(locals, body, "      ", "t");
+    BodyWriter w = writer(locals, body, "        ", "t");
     w.set_load_cache(&group);
     for (int i : k.nodes) {
       const LoopNode& nd = node(p, i);
       w.set_origin(site_of(nd, k));
       std::string v = w.emit(row_col_value(nd, k.cols, ranges));
-      if (!k.local.contains(nd.out)) body += element_store(nd.out, width, v, staged, "      ", before, after);
+      if (!k.local.contains(nd.out)) body += element_store(nd.out, width, v, staged, "        ", before, after);
       locals[nd.out] = v;
     }
+    // Step `step`'s group of the thread, and its row and first col.
+    const std::string where = fmt::format(
+        "      const int64_t i = i0 + step * stride;\n"
+        "      if (i >= {0}) break;\n"
+        "      const int64_t row = i / {1}, col0 = (i - row * {1}) * {2};\n",
+        groups, std::max<int64_t>(k.cols / width, 1), width);
+    const std::string load_steps =
+        loads.empty() ? std::string()
+                      : fmt::format("#pragma unroll\n    for (int step = 0; step < {}; ++step) {{\n{}{}    }}\n",
+                                    unroll, where, loads);
     out += fmt::format(
-        "  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < {0}; i += "
-        "static_cast<int64_t>(gridDim.x) * blockDim.x) {{\n"
-        "    const int64_t row = i / {1}, col0 = (i - row * {1}) * {2};\n{3}"
+        "  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;\n"
+        "  for (int64_t i0 = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i0 < {0}; i0 += {1} * stride) {{\n"
+        "{2}{3}"
         "#pragma unroll\n"
-        "    for (int v = 0; v < {2}; ++v) {{\n"
-        "      const int64_t col = col0 + v;\n{4}    }}\n{5}  }}\n",
-        groups, std::max<int64_t>(k.cols / width, 1), width, before, body, after);
+        "    for (int step = 0; step < {1}; ++step) {{\n{4}{5}"
+        "#pragma unroll\n"
+        "      for (int v = 0; v < {6}; ++v) {{\n"
+        "        const int64_t col = col0 + v;\n{7}      }}\n{8}    }}\n  }}\n",
+        groups, unroll, arrays, load_steps, where, before, width, body, after);
   }
 
   // The split form's end of a row's chunk (rows()): the block's partial results into the
@@ -292,8 +320,9 @@ struct KernelWriter {
 
   // A block per row (grid-stride over the rows), its threads strided over the row's vector groups
   // (`width` consecutive columns each) in each pass. The block is the smallest power of two of
-  // threads (a warp at least) that covers the row with the target's row_elements_per_thread. A row
-  // of at most kRowInRegisters elements per thread stays in registers (the persistent form): each
+  // threads (a warp at least) that covers the row with the target's row_elements_per_thread (twice
+  // as many of 16-bit elements: the same bytes in flight). A row of at most kRowInRegisters
+  // elements per thread (twice as many 16-bit ones) stays in registers (the persistent form): each
   // pass is an unrolled loop over the thread's elements, the loads of the row are kept in register
   // arrays for the later passes, and so are the kernel-local values they read. A longer row is
   // read again by each pass (from L2), and the local values a later pass reads are computed again
@@ -306,13 +335,16 @@ struct KernelWriter {
   // the last block of the row to arrive (an atomic count) combines the partials in chunk order and
   // stores the results, then zeroes the count for the next launch.
   void rows(GeneratedKernel& gk, std::string& out, int width) {
+    const bool column_sums = !k.columns.empty();
     int block = 32;
-    const int64_t elements = std::max(1, target.row_elements_per_thread);
+    const int64_t narrow = widest_element(p, k) <= 2 ? 2 : 1;
+    int64_t elements = std::max(1, target.row_elements_per_thread) * narrow;
+    if (column_sums) elements = std::min(elements, kRowInRegisters);  // each thread's columns in registers
     while (block * elements < k.cols && block < target.max_threads_per_block) block *= 2;
     auto passes = row_passes(p, k);
     int64_t splits = 1;
     const int64_t resident_blocks = std::max(1, target.multiprocessors) * kResidentThreads / block;
-    if (passes.size() == 1 && k.rows > 0 && k.rows < resident_blocks) {
+    if (passes.size() == 1 && k.rows > 0 && k.rows < resident_blocks && !column_sums) {
       splits = std::min(k.cols / (block * elements), (resident_blocks + k.rows - 1) / k.rows);
       splits = std::max<int64_t>(splits, 1);
     }
@@ -322,10 +354,15 @@ struct KernelWriter {
     gk.launch.block = block;
     gk.launch.grid = std::min<int64_t>(tasks, (int64_t{1} << 31) - 1);
     const int64_t groups = std::max<int64_t>((k.cols / width + block - 1) / block, 1);
-    const bool persistent = splits == 1 && groups * width <= kRowInRegisters;
+    const bool persistent = splits == 1 && groups * width <= kRowInRegisters * narrow;
+    KILN_CHECK_KIND(
+        !column_sums || persistent, ErrorKind::Internal,
+        "CUDA codegen: kernel {} sums columns of rows of {} elements, more than its threads keep in registers "
+        "(the target's fusion limits allow {})",
+        k.name, k.cols, cuda_column_sums_up_to(target.max_threads_per_block));
     // A warp per row (short rows): kWarpRows rows a block, each reduced within its warp, no block
     // barrier.
-    const bool warp_rows = block == 32 && splits == 1 && k.rows > 1;
+    const bool warp_rows = block == 32 && splits == 1 && k.rows > 1 && !column_sums;
     const std::string thread = warp_rows ? "lane" : "threadIdx.x";
     if (warp_rows) {
       gk.launch.block = 32 * kWarpRows;
@@ -334,7 +371,7 @@ struct KernelWriter {
     std::vector<SplitReduction> reductions;  // of the split form's single pass
     for (int i : k.nodes) {
       const LoopNode& nd = node(p, i);
-      if (nd.reduce == ReduceKind::None || warp_rows) continue;
+      if (nd.reduce == ReduceKind::None || warp_rows || k.columns.contains(i)) continue;
       out += fmt::format("  __shared__ {} shared{}[32];  // one value per warp\n",
                          accumulator_type(nd.reduce, p.buffers[static_cast<size_t>(nd.out)].dtype), nd.out);
     }
@@ -415,6 +452,13 @@ struct KernelWriter {
           after += fmt::format("    if ({} == 0) {}", thread, store(p, nd.out, "row", fmt::format("v{}", nd.out)));
         locals[nd.out] = fmt::format("v{}", nd.out);
       }
+      // Column sums add the first pass's values (their loads shared with the row's, by the fusion rule).
+      for (int i : a == 0 ? k.columns : std::set<int>{}) {
+        const LoopNode& nd = node(p, i);
+        w.set_origin(site_of(nd, k));
+        std::string v = w.emit(column_value(nd, ranges));
+        body += fmt::format("{}colsum{}[j] += static_cast<{}>({});\n", indent, nd.out, column_part_type(), v);
+      }
       // The group's elements at col0 + v; j numbers the thread's elements of the row (the register
       // arrays' index, persistent form).
       const std::string element = persistent ? fmt::format("{}const int j = g * {} + v;\n", indent, width) : "";
@@ -459,8 +503,106 @@ struct KernelWriter {
           kWarpRows, k.rows, arrays, text);
       return;
     }
+    if (column_sums) {
+      out += column_sums_begin(gk, block, groups * width);
+      out += fmt::format("  for (int64_t row = blockIdx.x; row < {}; row += gridDim.x) {{\n{}{}  }}\n", k.rows, arrays,
+                         text);
+      out += column_sums_end(gk, block, width, groups);
+      return;
+    }
     out += fmt::format("  for (int64_t row = blockIdx.x; row < {}; row += gridDim.x) {{\n{}{}  }}\n", k.rows, arrays,
                        text);
+  }
+
+  // A row kernel's column sums (Kernel::columns; the persistent form, block per row): each thread
+  // keeps a partial sum for each of its `per_thread` columns, over the rows its block takes (a
+  // grid-stride loop over the rows); the blocks leave their partials in the workspace, and the
+  // kernel's second launch (finish) adds them in block order in double, scaled (a mean), into the
+  // outputs: deterministic for a target. The input is read once for both directions (sum(x, 0)
+  // beside var_mean(x, 1)). Float values add into float partials of at most kFoldRows rows (as the
+  // CPU's column sums and eager's lane sums), so a block takes kColumnRowsPerBlock to kFoldRows rows:
+  // as many blocks as keep target.column_sum_threads threads on each multiprocessor (its registers
+  // bounded so they fit), more where the rows need them.
+  std::string column_part_type() const {
+    for (int i : k.columns) {
+      if (compute_type(p.buffers[static_cast<size_t>(node(p, i).out)].dtype) != "float") return "double";
+    }
+    return "float";
+  }
+
+  std::string column_sums_begin(GeneratedKernel& gk, int block, int64_t per_thread) {
+    const int64_t fewest = (k.rows + kFoldRows - 1) / kFoldRows;
+    const int64_t most = (k.rows + kColumnRowsPerBlock - 1) / kColumnRowsPerBlock;
+    min_blocks = std::max(1, target.column_sum_threads / block);
+    const int64_t blocks = std::max<int64_t>(
+        {int64_t{1}, fewest, std::min<int64_t>(int64_t{std::max(1, target.multiprocessors)} * min_blocks, most)});
+    gk.launch.grid = blocks;
+    const int64_t part_bytes = column_part_type() == "float" ? 4 : 8;
+    gk.workspace_bytes = static_cast<int64_t>(k.columns.size()) * blocks * k.cols * part_bytes;
+    std::string text;
+    for (int i : k.columns)
+      text += fmt::format("  {} colsum{}[{}] = {{}};\n", column_part_type(), node(p, i).out, per_thread);
+    return text;
+  }
+
+  std::string column_sums_end(GeneratedKernel& gk, int block, int width, int64_t groups) {
+    const int64_t blocks = gk.launch.grid;
+    const std::string part = column_part_type();
+    std::string text = fmt::format("  {0}* const kiln_parts = reinterpret_cast<{0}*>(kiln_workspace);\n", part);
+    size_t c = 0;
+    for (int i : k.columns) {
+      text += fmt::format(
+          "#pragma unroll\n"
+          "  for (int g = 0; g < {0}; ++g) {{\n"
+          "    const int64_t col0 = (threadIdx.x + g * {1}) * {2};\n"
+          "    if (col0 < {3}) {{\n"
+          "#pragma unroll\n"
+          "      for (int v = 0; v < {2}; ++v)\n"
+          "        kiln_parts[({4} + blockIdx.x) * {3} + col0 + v] = colsum{5}[g * {2} + v];\n"
+          "    }}\n"
+          "  }}\n",
+          groups, block, width, k.cols, static_cast<int64_t>(c++) * blocks, node(p, i).out);
+    }
+    // The finish: tiles of 32 columns, a lane per column; its warps (slices) split the blocks'
+    // partials, combined in slice order.
+    const int64_t total = static_cast<int64_t>(k.columns.size()) * k.cols, tiles = (total + 31) / 32;
+    const int64_t resident_warps = std::max(1, target.multiprocessors) * kResidentThreads / 32;
+    int slices = 1;
+    while (slices < 32 && tiles * slices < resident_warps && slices < blocks) slices *= 2;
+    gk.finish.block = 32 * slices;
+    gk.finish.grid = std::min<int64_t>(tiles, std::max(1, target.multiprocessors) * kBlocksPerMultiprocessor);
+    std::string stores;
+    c = 0;
+    for (int i : k.columns) {
+      const LoopNode& nd = node(p, i);
+      const DType dtype = p.buffers[static_cast<size_t>(nd.out)].dtype;
+      std::string result = nd.divisor == 1.0 ? std::string("total")
+                                             : fmt::format("(total / {})", divisor(nd.divisor, "double", dtype));
+      stores += fmt::format("      {}if (c == {}) {}", c == 0 ? "" : "else ", c,
+                            store(p, nd.out, "col", fmt::format("static_cast<{}>({})", compute_type(dtype), result)));
+      ++c;
+    }
+    finish = fmt::format(
+        "  __shared__ double partial[{0}][32];\n"
+        "  const int lane = threadIdx.x & 31, slice = threadIdx.x >> 5;\n"
+        "  const {6}* const kiln_parts = reinterpret_cast<const {6}*>(kiln_workspace);\n"
+        "  for (int64_t tile = blockIdx.x; tile < {1}; tile += gridDim.x) {{\n"
+        "    const int64_t i = tile * 32 + lane, c = i / {2}, col = i - c * {2};\n"
+        "    double acc = 0;\n"
+        "    if (i < {3}) {{\n"
+        "#pragma unroll 4\n"
+        "      for (int64_t b = slice; b < {4}; b += {0}) acc += kiln_parts[(c * {4} + b) * {2} + col];\n"
+        "    }}\n"
+        "    partial[slice][lane] = acc;\n"
+        "    __syncthreads();\n"
+        "    if (slice == 0 && i < {3}) {{\n"
+        "      double total = partial[0][lane];\n"
+        "      for (int s = 1; s < {0}; ++s) total += partial[s][lane];\n{5}"
+        "    }}\n"
+        "    __syncthreads();\n"
+        "  }}\n",
+        slices, tiles, k.cols, total, blocks, stores, part);
+    return text;
   }
 
   // Reduced dim outside (the kernel's rows are the outputs, its cols the reduced elements): a block
@@ -511,11 +653,8 @@ struct KernelWriter {
   }
 };
 
-void write_kernel(const loopir::Program& p, const Kernel& k, const Target& target, GeneratedKernel& gk,
-                  ErrorSites& sites, std::string& out) {
-  KILN_CHECK_KIND(k.columns.empty(), ErrorKind::Internal,
-                  "CUDA codegen: kernel {} computes column sums, which the CUDA target's fusion limits exclude",
-                  k.name);
+void write_kernel_body(const loopir::Program& p, const Kernel& k, const Target& target, GeneratedKernel& gk,
+                       ErrorSites& sites, std::string& out, std::string& finish) {
   std::set<int> used;
   for (int i : k.nodes) {
     const LoopNode& n = node(p, i);
@@ -535,7 +674,7 @@ void write_kernel(const loopir::Program& p, const Kernel& k, const Target& targe
   in_params.push_back("int* kiln_status");
   const std::string workspace = "unsigned char* __restrict__ kiln_workspace";
   std::string body;
-  KernelWriter w{p, k, target, sites};
+  KernelWriter w{p, k, target, sites, kernel_ranges(k.rows, k.cols), {}, 0};
   bool reduces =
       std::any_of(k.nodes.begin(), k.nodes.end(), [&](int i) { return node(p, i).reduce != ReduceKind::None; });
   int width = 1;
@@ -554,9 +693,16 @@ void write_kernel(const loopir::Program& p, const Kernel& k, const Target& targe
     in_params.push_back(workspace);
   }
   const std::string signature = fmt::format("{}", fmt::join(params, ", "));
+  // A kernel with column sums keeps as many blocks a multiprocessor as its grid assumed.
+  const std::string bounds = w.min_blocks > 0 ? fmt::format("{}, {}", gk.launch.block, w.min_blocks)
+                                              : std::to_string(gk.launch.block);
+  if (gk.finish.grid > 0) {
+    finish = fmt::format("\nextern \"C\" __global__ void __launch_bounds__({}) {}_finish({}) {{\n{}}}\n",
+                         gk.finish.block, k.name, signature, w.finish);
+  }
   if (width == 1 || args.empty()) {
-    out += fmt::format("\nextern \"C\" __global__ void __launch_bounds__({}) {}({}) {{\n{}}}\n", gk.launch.block,
-                       k.name, signature, body);
+    out += fmt::format("\nextern \"C\" __global__ void __launch_bounds__({}) {}({}) {{\n{}}}\n", bounds, k.name,
+                       signature, body);
     return;
   }
   // Vector groups: the body twice, once where every buffer is 16-byte aligned (told to the
@@ -575,11 +721,23 @@ void write_kernel(const loopir::Program& p, const Kernel& k, const Target& targe
       "extern \"C\" __global__ void __launch_bounds__({4}) {0}({5}) {{\n"
       "  if (k_aligned<{8}>({7})) {0}_body<{8}>({6});\n"
       "  else {0}_body<1>({6});\n}}\n",
-      k.name, fmt::join(in_params, ", "), aligned, body, gk.launch.block, signature, call_args, fmt::join(args, ", "),
+      k.name, fmt::join(in_params, ", "), aligned, body, bounds, signature, call_args, fmt::join(args, ", "),
       kVectorBytes);
 }
 
+// The kernel, then its second launch's function (if any).
+void write_kernel(const loopir::Program& p, const Kernel& k, const Target& target, GeneratedKernel& gk,
+                  ErrorSites& sites, std::string& out) {
+  std::string finish;
+  write_kernel_body(p, k, target, gk, sites, out, finish);
+  out += finish;
+}
+
 }  // namespace
+
+int64_t cuda_column_sums_up_to(int max_threads_per_block) {
+  return int64_t{std::max(1, max_threads_per_block)} * kRowInRegisters;
+}
 
 const std::string& cuda_prelude() {
   static const std::string prelude = kPrelude;

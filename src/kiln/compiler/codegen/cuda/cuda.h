@@ -9,6 +9,10 @@
 //     the cols, reduces in a fixed order (warp shuffles, then one value per warp in shared memory:
 //     deterministic); a row of up to 8 elements a thread stays in registers across the passes, a
 //     longer one is read again by each pass and its values computed again there;
+//     A row kernel may also sum its input's columns (Kernel::columns: sum(x, 0) beside
+//     var_mean(x, 1)): each thread keeps its columns' partial sums in registers over its block's
+//     rows, the blocks leave theirs in the workspace, and a second launch (NAME_finish) adds them
+//     in block order, so the input is read once;
 //   - column reductions (the reduced dim outside): a lane per output, coalesced across the warp,
 //     and the reduced dim split over the block's warps, combined in a fixed order.
 // Float sums and products accumulate in double, as the CPU's do; 16-bit floats compute in float32.
@@ -19,6 +23,10 @@
 namespace kiln::compiler {
 
 GeneratedSource generate_cuda(const loopir::Program& p, const Schedule& s, const Target& target);
+
+// The most cols a row kernel sums the columns of (FusionLimits::column_sums_up_to): what blocks of
+// `max_threads_per_block` keep in registers, 16 columns a thread.
+int64_t cuda_column_sums_up_to(int max_threads_per_block);
 
 // The text every generated CUDA source begins with.
 const std::string& cuda_prelude();

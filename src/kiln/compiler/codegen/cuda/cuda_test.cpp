@@ -166,20 +166,66 @@ std::vector<Tensor> columns_fn(const std::vector<Tensor>& in) {
   return {sum(in[0], {0}), var, mean, amax(in[0], {0})};
 }
 
-TEST(CudaCodegen, ColumnReductionsRunAloneOnTheGpu) {
-  // On the CPU, sum(x, 0) is a column sum of var_mean's row kernel; the CUDA target's fusion limits
-  // keep column reductions in kernels of their own.
+std::vector<Tensor> column_means_fn(const std::vector<Tensor>& in) {
+  return {amax(in[0], {1}), mean(in[0], {0}), sum(exp(in[0]), {0})};
+}
+
+TEST(CudaCodegen, ColumnSumsRideTheRowKernel) {
+  // sum(x, 0) is a column sum of var_mean's row kernel on both targets (the input read once);
+  // amax(x, 0) is a column reduction of its own.
   testing::Compiled cpu = testing::compiled(&columns_fn, {randn({64, 48})});
   EXPECT_EQ(cpu.kernel(0).columns.size(), 1u);
   testing::Compiled gpu = testing::compiled(&columns_fn, {randn({64, 48})}, &sm90());
-  for (const auto& item : gpu.schedule.items) {
-    if (const auto* k = std::get_if<Kernel>(&item)) {
-      EXPECT_TRUE(k->columns.empty()) << k->name;
-    }
-  }
+  EXPECT_EQ(gpu.kernel(0).columns.size(), 1u);
   GeneratedSource g = cuda_source(&columns_fn, {randn({64, 48})});
+  ASSERT_EQ(g.kernels.size(), 3u) << g.code;  // var_mean's row kernel, amax(x, 0), var's epilogue
+  const GeneratedKernel& rows = g.kernels[0];
+  // 64 rows: 4 blocks of at least 16 rows each, each leaving 48 float partial sums; the finish
+  // adds them (a warp per 32 columns, 4 slices of blocks).
+  EXPECT_EQ(rows.launch.grid, 4);
+  EXPECT_EQ(rows.workspace_bytes, 4 * 48 * 4);
+  EXPECT_EQ(rows.finish.grid, 2);
+  EXPECT_EQ(rows.finish.block, 32 * 4);
+  EXPECT_LT(g.code.find(rows.name + "("), g.code.find(rows.name + "_finish(")) << "the finish after its kernel:\n"
+                                                                               << g.code;
+  EXPECT_NE(g.code.find("colsum"), std::string::npos) << g.code;
+  EXPECT_NE(launch_summary(g).find("then " + rows.name + "_finish: 2 blocks of 128 threads"), std::string::npos)
+      << launch_summary(g);
+  EXPECT_EQ(g.kernels[1].finish.grid, 0);
   // 2 tiles of 32 outputs: 32 slices (warps) split each output's 64 elements, to fill the GPU.
   EXPECT_NE(g.code.find("for (int64_t col = slice; col < 64; col += 32)"), std::string::npos) << g.code;
+
+  // Many rows: blocks of 32 threads (301 columns, 10 a thread; odd, so no vector groups), as many as
+  // keep target.column_sum_threads resident (1024: 32 a multiprocessor) but at least 16 rows each.
+  GeneratedSource many = cuda_source(&column_means_fn, {randn({8192, 301})});
+  EXPECT_EQ(many.kernels[0].launch.block, 32);
+  EXPECT_EQ(many.kernels[0].launch.grid, 8192 / 16);
+  EXPECT_EQ(many.kernels[0].workspace_bytes, 2 * 512 * 301 * 4) << "two column sums";
+  EXPECT_NE(many.code.find("(total / double(8192.0))"), std::string::npos) << "the mean's divisor:\n" << many.code;
+  // Rows of 8192 floats: blocks of 512 threads, 2 a multiprocessor (bounded so), 31 rows each.
+  GeneratedSource wide = cuda_source(&columns_fn, {empty({8192, 8192})});
+  EXPECT_EQ(wide.kernels[0].launch.block, 512);
+  EXPECT_EQ(wide.kernels[0].launch.grid, 132 * 2);
+  EXPECT_NE(wide.code.find("__launch_bounds__(512, 2)"), std::string::npos) << wide.code;
+  // More rows than 64 a block at that grid (a GPU of 4 multiprocessors: 64 blocks of 64 threads):
+  // more blocks, so each float partial adds at most 64 rows.
+  static const Target small = cuda_target_for_arch("sm_90", 4);
+  testing::Compiled tall = testing::compiled(&columns_fn, {empty({8192, 1024})}, &small);
+  GeneratedSource tall_source = generate_cuda(tall.program, tall.schedule, small);
+  EXPECT_EQ(tall_source.kernels[0].launch.block, 64);
+  EXPECT_EQ(tall_source.kernels[0].launch.grid, 8192 / 64);
+  // float64 values: double partials.
+  GeneratedSource doubles = cuda_source(&columns_fn, {empty({256, 64}, TensorOptions(DType::Float64))});
+  EXPECT_NE(doubles.code.find("double colsum"), std::string::npos) << doubles.code;
+  EXPECT_EQ(doubles.kernels[0].workspace_bytes, 16 * 64 * 8);
+}
+
+TEST(CudaCodegen, ColumnSumsOfLongerRowsThanRegistersHoldRunAlone) {
+  // 1024 threads x 16 columns: rows of 16385 take the column reduction's kernel.
+  testing::Compiled gpu = testing::compiled(&columns_fn, {randn({2, 16385})}, &sm90());
+  EXPECT_TRUE(gpu.kernel(0).columns.empty());
+  testing::Compiled fits = testing::compiled(&columns_fn, {randn({2, 16384})}, &sm90());
+  EXPECT_EQ(fits.kernel(0).columns.size(), 1u);
 }
 
 // The target's builder compiles the source in parts at once (one per hardware thread at most),
