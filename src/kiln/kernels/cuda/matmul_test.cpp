@@ -59,6 +59,24 @@ TEST(CudaGemm, DtypesAndAddmm) {
                0);
 }
 
+// Each GEMM configuration's algorithm is chosen once (the fastest of cuBLASLt's first answers, timed
+// at the first run) and kept: the same call gives the same bits; the timing runs, which write D
+// again and again, leave a first result right, and never run where D is also an input (beta != 0).
+TEST(CudaGemm, TheAlgorithmChosenAtTheFirstRunIsKept) {
+  if (!have_gpu()) GTEST_SKIP() << device_unavailable_reason(DeviceType::CUDA);
+  manual_seed(12);
+  Tensor a = randn({384, 1000}).to(DType::BFloat16), b = randn({1000, 640}).to(DType::BFloat16);
+  Tensor first = mm(a.to(kCuda), b.to(kCuda)).cpu();
+  expect_close(first, mm(a, b), 1e-2, 1e-2);
+  for (int call = 0; call < 3; ++call) {
+    SCOPED_TRACE(fmt::format("call {}", call));
+    expect_close(mm(a.to(kCuda), b.to(kCuda)).cpu(), first, 0, 0);
+  }
+  // A configuration first seen with beta != 0 (D holds C): one run, accumulated once.
+  Tensor c = randn({384, 640}), fa = a.to(DType::Float32), fb = b.to(DType::Float32);
+  expect_close(addmm(c.to(kCuda), fa.to(kCuda), fb.to(kCuda), 0.5, 2), addmm(c, fa, fb, 0.5, 2), 1e-4, 1e-4);
+}
+
 TEST(CudaGemm, IntegerTensorsAreATypeError) {
   if (!have_gpu()) GTEST_SKIP() << device_unavailable_reason(DeviceType::CUDA);
   Tensor a = ones({3, 3}, TensorOptions(DType::Int64)).to(kCuda);
