@@ -130,6 +130,7 @@ TEST(Cli, UsageErrorsExitWithTwo) {
   EXPECT_EQ(help.status, 0);
   EXPECT_NE(help.out.find("usage: kiln"), std::string::npos);
   EXPECT_NE(help.out.find("KILN_CUDA_PROFILE=1"), std::string::npos) << help.out;
+  EXPECT_NE(help.out.find("KILN_CUBLASLT_CANDIDATES=N"), std::string::npos) << help.out;
 }
 
 // The version, and the CUDA driver and devices found, or why there are none ("no CUDA device: ...").

@@ -75,6 +75,8 @@ environment:
   KILN_CUDA_HOME=DIR      where to look first for the CUDA driver (DIR/lib64/libcuda.so.1)
   KILN_CUDA_PROFILE=1     time every GPU kernel kiln launches (generated, attention, cuBLASLt)
                           and print each kernel's calls and device time at exit (stderr)
+  KILN_CUBLASLT_CANDIDATES=N  GPU GEMMs time cuBLASLt's first N algorithms once per shape and
+                          keep the fastest (default 4; 1: the heuristic's first, untimed)
 )";
 
 }  // namespace
