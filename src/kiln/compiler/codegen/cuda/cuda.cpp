@@ -74,7 +74,7 @@ std::string store(const loopir::Program& p, int b, const std::string& index, con
 // the kernel reads or writes element-wise as fill kVectorBytes, halved until they divide the row.
 // Loads and stores of a group are adjacent, so the compiler can issue them as one vector access
 // where the buffers are aligned (the kernel's aligned path, write_kernel).
-int vector_width(const loopir::Program& p, const Kernel& k) {
+size_t widest_element(const loopir::Program& p, const Kernel& k) {
   size_t widest = 1;
   auto see = [&](int b) {
     if (!k.local.contains(b)) widest = std::max(widest, element_size(p.buffers[static_cast<size_t>(b)].dtype));
@@ -84,7 +84,11 @@ int vector_width(const loopir::Program& p, const Kernel& k) {
     for (int b : n.reads()) see(b);
     if (n.reduce == ReduceKind::None) see(n.out);
   }
-  int v = std::max<int>(1, kVectorBytes / static_cast<int>(widest));
+  return widest;
+}
+
+int vector_width(const loopir::Program& p, const Kernel& k) {
+  int v = std::max<int>(1, kVectorBytes / static_cast<int>(widest_element(p, k)));
   while (v > 1 && k.cols % v != 0) v /= 2;
   return v;
 }
@@ -316,8 +320,9 @@ struct KernelWriter {
 
   // A block per row (grid-stride over the rows), its threads strided over the row's vector groups
   // (`width` consecutive columns each) in each pass. The block is the smallest power of two of
-  // threads (a warp at least) that covers the row with the target's row_elements_per_thread. A row
-  // of at most kRowInRegisters elements per thread stays in registers (the persistent form): each
+  // threads (a warp at least) that covers the row with the target's row_elements_per_thread (twice
+  // as many of 16-bit elements: the same bytes in flight). A row of at most kRowInRegisters
+  // elements per thread (twice as many 16-bit ones) stays in registers (the persistent form): each
   // pass is an unrolled loop over the thread's elements, the loads of the row are kept in register
   // arrays for the later passes, and so are the kernel-local values they read. A longer row is
   // read again by each pass (from L2), and the local values a later pass reads are computed again
@@ -332,7 +337,8 @@ struct KernelWriter {
   void rows(GeneratedKernel& gk, std::string& out, int width) {
     const bool column_sums = !k.columns.empty();
     int block = 32;
-    int64_t elements = std::max(1, target.row_elements_per_thread);
+    const int64_t narrow = widest_element(p, k) <= 2 ? 2 : 1;
+    int64_t elements = std::max(1, target.row_elements_per_thread) * narrow;
     if (column_sums) elements = std::min(elements, kRowInRegisters);  // each thread's columns in registers
     while (block * elements < k.cols && block < target.max_threads_per_block) block *= 2;
     auto passes = row_passes(p, k);
@@ -348,7 +354,7 @@ struct KernelWriter {
     gk.launch.block = block;
     gk.launch.grid = std::min<int64_t>(tasks, (int64_t{1} << 31) - 1);
     const int64_t groups = std::max<int64_t>((k.cols / width + block - 1) / block, 1);
-    const bool persistent = splits == 1 && groups * width <= kRowInRegisters;
+    const bool persistent = splits == 1 && groups * width <= kRowInRegisters * narrow;
     KILN_CHECK_KIND(
         !column_sums || persistent, ErrorKind::Internal,
         "CUDA codegen: kernel {} sums columns of rows of {} elements, more than its threads keep in registers "
@@ -378,24 +384,14 @@ struct KernelWriter {
     std::map<int, std::string> locals;  // reductions of earlier passes, per row (and kept values)
     std::vector<int> recomputed;        // kernel-local pointwise nodes of earlier passes (not persistent)
     const std::string indent = persistent ? "          " : "        ";
-    bool stored_elements = false;  // by a pass so far
-    int vectors = 0;               // the non-persistent form's vector load arrays
+    int vectors = 0;  // the non-persistent form's vector load arrays
     for (size_t a = 0; a < passes.size(); ++a) {
-      // Elements an earlier pass stored may be read back (by the fusion rule, only where the same
-      // thread stored them; the barrier is kept should any other thread read them). Reductions'
-      // results pass in registers, their exchanges begin with a barrier of their own.
-      if (a > 0 && stored_elements) text += warp_rows ? "    __syncwarp();\n" : "    __syncthreads();\n";
+      // Global stores of an earlier pass are read by other threads of the block.
+      if (a > 0) text += warp_rows ? "    __syncwarp();\n" : "    __syncthreads();\n";
       std::string body, after, group_before, group_after;
       std::set<int> staged;
       std::map<int, std::string> pass_locals = locals;
       BodyWriter w = writer(pass_locals, body, indent, fmt::format("p{}_", a));
-      // A block's reductions of one pass share one exchange through shared memory (two barriers,
-      // not two each): each warp's totals, then every thread adds the warps' in order (as
-      // k_block_reduce does: the same bits).
-      const bool grouped = !warp_rows && splits == 1 && std::count_if(passes[a].begin(), passes[a].end(), [&](int i) {
-                                                          return node(p, i).reduce != ReduceKind::None;
-                                                        }) >= 2;
-      std::string exchange_reduce, exchange_share;
       BodyWriter::LoadCache group_cache{{}, nullptr};
       if (width > 1) {
         std::vector<int> pass_nodes = recomputed;
@@ -430,7 +426,6 @@ struct KernelWriter {
         if (nd.reduce == ReduceKind::None) {
           bool local = k.local.contains(nd.out);
           if (!local) body += element_store(nd.out, width, v, staged, indent, group_before, group_after);
-          stored_elements = stored_elements || !local;
           pass_locals[nd.out] = v;
           if (local && persistent) {
             std::string keep = loads.keep(compute_type(dtype));
@@ -450,23 +445,12 @@ struct KernelWriter {
         std::string result =
             warp_rows ? fmt::format("k_warp_reduce({}, {})", acc, combine_functor(nd.reduce))
                       : fmt::format("k_block_reduce({}, {}, shared{})", acc, combine_functor(nd.reduce), nd.out);
-        if (grouped) {
-          exchange_reduce += fmt::format("    {0} = k_warp_reduce({0}, {1});\n", acc, combine_functor(nd.reduce));
-          exchange_share += fmt::format("      shared{}[threadIdx.x >> 5] = {};\n", nd.out, acc);
-          result = fmt::format("k_block_total(shared{}, {})", nd.out, combine_functor(nd.reduce));
-        }
         if (nd.divisor != 1.0) result = fmt::format("({} / {})", result, divisor(nd.divisor, t, dtype));
         after += fmt::format("    const {} v{} = static_cast<{}>({});\n", compute_type(dtype), nd.out,
                              compute_type(dtype), result);
         if (!k.local.contains(nd.out))
           after += fmt::format("    if ({} == 0) {}", thread, store(p, nd.out, "row", fmt::format("v{}", nd.out)));
         locals[nd.out] = fmt::format("v{}", nd.out);
-      }
-      if (grouped) {
-        after = fmt::format(
-            "{}    __syncthreads();  // the shared values may still be read by the previous reduction\n"
-            "    if ((threadIdx.x & 31) == 0) {{\n{}    }}\n    __syncthreads();\n{}",
-            exchange_reduce, exchange_share, after);
       }
       // Column sums add the first pass's values (their loads shared with the row's, by the fusion rule).
       for (int i : a == 0 ? k.columns : std::set<int>{}) {
