@@ -6,6 +6,7 @@
 #include <mutex>
 #include <system_error>
 #include <thread>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -77,14 +78,11 @@ Target make_cuda_target(Device device, const std::string& arch, int multiprocess
   // attention stays GEMMs, without TF32 unless allowed, and a softmax kernel).
   t.attention =
       AttentionSupport{.dtypes = {DType::BFloat16, DType::Float16}, .max_head_size = 128, .head_size_multiple = 16};
-  if (const char* e = std::getenv("KILN_CUDA_ROW_ELEMENTS"); e && std::atoi(e) > 0) {
-    t.row_elements_per_thread = std::atoi(e);
-  }
-  if (const char* e = std::getenv("KILN_CUDA_COLUMN_THREADS"); e && std::atoi(e) > 0) {
-    t.column_sum_threads = std::atoi(e);
-  }
-  if (const char* e = std::getenv("KILN_CUDA_POINTWISE_GROUPS"); e && std::atoi(e) > 0) {
-    t.pointwise_groups = std::atoi(e);
+  // Launch knobs, for tuning: a positive value replaces the default.
+  for (auto [name, knob] : {std::pair<const char*, int*>{"KILN_CUDA_ROW_ELEMENTS", &t.row_elements_per_thread},
+                            {"KILN_CUDA_COLUMN_THREADS", &t.column_sum_threads},
+                            {"KILN_CUDA_POINTWISE_GROUPS", &t.pointwise_groups}}) {
+    if (const char* e = std::getenv(name); e && std::atoi(e) > 0) *knob = std::atoi(e);
   }
   t.dialect = &cuda_dialect();
   t.generate = generate_cuda;

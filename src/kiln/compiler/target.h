@@ -43,7 +43,7 @@ struct Target {
   // for tuning).
   int row_elements_per_thread = 16;
   // The threads a multiprocessor keeps resident of a CUDA row kernel with column sums: its grid
-  // (each block's partial sums cost a row of doubles written and read again; half of sm_90's 2048
+  // (each block's partial sums cost a row of floats, doubles for float64, written and read again; half of sm_90's 2048
   // hides the loads' latency; KILN_CUDA_COLUMN_THREADS overrides it, for tuning).
   int column_sum_threads = 1024;
   // The vector groups each thread of a CUDA pointwise kernel loads before it computes any (bytes in

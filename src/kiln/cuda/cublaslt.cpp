@@ -262,10 +262,6 @@ void run_gemm(const Gemm& g) {
   layout(g.type, g.a.rows, g.a.cols, g.a.ld, g.a.batch_stride, la);
   layout(g.type, g.b.rows, g.b.cols, g.b.ld, g.b.batch_stride, lb);
   layout(g.out_type, g.m, g.n, g.ldd, g.d_batch_stride, ld);
-  Owned pref{nullptr, a.pref_destroy};
-  check(a.pref_create(&pref.d), "cublasLtMatmulPreferenceCreate", g);
-  uint64_t workspace = kWorkspaceBytes;
-  check(a.pref_set(pref.d, kPrefMaxWorkspace, &workspace, sizeof workspace), "setting the workspace", g);
   float alpha32 = static_cast<float>(g.alpha), beta32 = static_cast<float>(g.beta);
   const void* alpha = f64 ? static_cast<const void*>(&g.alpha) : &alpha32;
   const void* beta = f64 ? static_cast<const void*>(&g.beta) : &beta32;
@@ -276,6 +272,10 @@ void run_gemm(const Gemm& g) {
   const std::string key = choice_key(g, compute);
   std::optional<Algo> algo = chosen(key);
   if (!algo) {
+    Owned pref{nullptr, a.pref_destroy};
+    check(a.pref_create(&pref.d), "cublasLtMatmulPreferenceCreate", g);
+    uint64_t workspace = kWorkspaceBytes;
+    check(a.pref_set(pref.d, kPrefMaxWorkspace, &workspace, sizeof workspace), "setting the workspace", g);
     std::vector<Heuristic> found(static_cast<size_t>(candidates()));
     int count = 0;
     check(a.heuristic(dev.handle, desc.d, la.d, lb.d, ld.d, ld.d, pref.d, static_cast<int>(found.size()), found.data(),

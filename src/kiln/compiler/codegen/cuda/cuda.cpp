@@ -29,7 +29,8 @@ constexpr int kPointwiseBlock = 256;
 constexpr int64_t kBlocksPerMultiprocessor = 16;
 // The most elements of a row each thread of a row kernel keeps in registers (the persistent form).
 constexpr int64_t kRowInRegisters = 16;
-// Rows a block of a row kernel takes where each row is a warp's (rows of at most 32 x 16 elements).
+// Rows a block of a row kernel takes where each row is a warp's (rows a warp covers: 32 threads of
+// row_elements_per_thread elements, twice as many 16-bit ones).
 constexpr int64_t kWarpRows = 8;
 // Threads a multiprocessor keeps resident (sm_80 and sm_90): how many warps a column reduction fills.
 constexpr int64_t kResidentThreads = 2048;
@@ -653,8 +654,9 @@ struct KernelWriter {
   }
 };
 
-void write_kernel_body(const loopir::Program& p, const Kernel& k, const Target& target, GeneratedKernel& gk,
-                       ErrorSites& sites, std::string& out, std::string& finish) {
+// The kernel, then its second launch's function (if any).
+void write_kernel(const loopir::Program& p, const Kernel& k, const Target& target, GeneratedKernel& gk,
+                  ErrorSites& sites, std::string& out) {
   std::set<int> used;
   for (int i : k.nodes) {
     const LoopNode& n = node(p, i);
@@ -696,6 +698,7 @@ void write_kernel_body(const loopir::Program& p, const Kernel& k, const Target& 
   // A kernel with column sums keeps as many blocks a multiprocessor as its grid assumed.
   const std::string bounds = w.min_blocks > 0 ? fmt::format("{}, {}", gk.launch.block, w.min_blocks)
                                               : std::to_string(gk.launch.block);
+  std::string finish;
   if (gk.finish.grid > 0) {
     finish = fmt::format("\nextern \"C\" __global__ void __launch_bounds__({}) {}_finish({}) {{\n{}}}\n",
                          gk.finish.block, k.name, signature, w.finish);
@@ -703,6 +706,7 @@ void write_kernel_body(const loopir::Program& p, const Kernel& k, const Target& 
   if (width == 1 || args.empty()) {
     out += fmt::format("\nextern \"C\" __global__ void __launch_bounds__({}) {}({}) {{\n{}}}\n", bounds, k.name,
                        signature, body);
+    out += finish;
     return;
   }
   // Vector groups: the body twice, once where every buffer is 16-byte aligned (told to the
@@ -723,13 +727,6 @@ void write_kernel_body(const loopir::Program& p, const Kernel& k, const Target& 
       "  else {0}_body<1>({6});\n}}\n",
       k.name, fmt::join(in_params, ", "), aligned, body, bounds, signature, call_args, fmt::join(args, ", "),
       kVectorBytes);
-}
-
-// The kernel, then its second launch's function (if any).
-void write_kernel(const loopir::Program& p, const Kernel& k, const Target& target, GeneratedKernel& gk,
-                  ErrorSites& sites, std::string& out) {
-  std::string finish;
-  write_kernel_body(p, k, target, gk, sites, out, finish);
   out += finish;
 }
 

@@ -7,8 +7,8 @@
 //   - row kernels (reductions, with their prologues and epilogues: softmax, layer_norm, RMSNorm,
 //     sums over the last dims): a block per row; each pass over the row strides its threads over
 //     the cols, reduces in a fixed order (warp shuffles, then one value per warp in shared memory:
-//     deterministic); a row of up to 8 elements a thread stays in registers across the passes, a
-//     longer one is read again by each pass and its values computed again there;
+//     deterministic); a row of up to 16 elements a thread (32 of 16-bit ones) stays in registers
+//     across the passes, a longer one is read again by each pass and its values computed again there;
 //     A row kernel may also sum its input's columns (Kernel::columns: sum(x, 0) beside
 //     var_mean(x, 1)): each thread keeps its columns' partial sums in registers over its block's
 //     rows, the blocks leave theirs in the workspace, and a second launch (NAME_finish) adds them

@@ -15,6 +15,7 @@
 #include "kiln/compiler/target.h"
 #include "kiln/cuda/nvrtc.h"
 #include "kiln/ops/api.h"
+#include "scoped_env.h"
 
 namespace kiln::compiler {
 namespace {
@@ -57,6 +58,21 @@ TEST(CudaCodegen, PointwiseKernelsCompile) {
   EXPECT_NE(g.code.find("k_from_f16("), std::string::npos) << g.code;
   EXPECT_NE(g.code.find("k_float_through_int<int64_t>("), std::string::npos) << g.code;
   EXPECT_EQ(g.code.find("std::"), std::string::npos) << "no standard library on the device:\n" << g.code;
+}
+
+// The launch knobs (KILN_CUDA_POINTWISE_GROUPS, KILN_CUDA_COLUMN_THREADS, KILN_CUDA_ROW_ELEMENTS)
+// replace the target's defaults where positive, and are ignored otherwise.
+TEST(CudaCodegen, LaunchKnobsComeFromTheEnvironment) {
+  EXPECT_EQ(cuda_target_for_arch("sm_90").pointwise_groups, 2);
+  {
+    kiln::testing::ScopedEnv groups("KILN_CUDA_POINTWISE_GROUPS", "4"), threads("KILN_CUDA_COLUMN_THREADS", "512"),
+        elements("KILN_CUDA_ROW_ELEMENTS", "0");
+    Target t = cuda_target_for_arch("sm_90");
+    EXPECT_EQ(t.pointwise_groups, 4);
+    EXPECT_EQ(t.column_sum_threads, 512);
+    EXPECT_EQ(t.row_elements_per_thread, 16) << "0 is not a positive value";
+  }
+  EXPECT_EQ(cuda_target_for_arch("sm_90").column_sum_threads, 1024);
 }
 
 // The special functions: kernels/special_math.h compiles on the device (NVRTC, no system header) in
