@@ -49,6 +49,15 @@ struct Target {
   // The vector groups each thread of a CUDA pointwise kernel loads before it computes any (bytes in
   // flight: a float32 kernel's 16-byte groups, 2 of them; KILN_CUDA_POINTWISE_GROUPS overrides it).
   int pointwise_groups = 2;
+  // A CUDA row kernel that keeps its row in registers adds each thread's float values of a sum in a
+  // float partial, widened once to the double accumulator the block combines (a partial that is not
+  // finite is added again in double): the accumulator's precision where it matters, without a
+  // conversion to double per element (a sixteenth of a multiprocessor's float rate on sm_90).
+  // KILN_CUDA_FLOAT_PARTIALS=0 turns it off, for tuning.
+  bool float_partials = true;
+  // A block's reductions of one pass share one exchange through shared memory (two barriers, not two
+  // each). KILN_CUDA_SHARED_EXCHANGE=0 turns it off, for tuning.
+  bool shared_exchange = true;
   FusionLimits fusion;
   // What its libraries compute in one call, so the pattern passes may fuse a graph into it: a GEMM
   // with its bias, activation and residual (kiln::gemm_epilogue), attention (kiln::attention).

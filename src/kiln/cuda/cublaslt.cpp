@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -16,6 +17,7 @@
 #include "kiln/cuda/load_once.h"
 #include "kiln/cuda/profile.h"
 #include "kiln/support/error.h"
+#include "kiln/support/log.h"
 
 namespace kiln::cuda {
 namespace {
@@ -272,6 +274,7 @@ void run_gemm(const Gemm& g) {
   const std::string key = choice_key(g, compute);
   std::optional<Algo> algo = chosen(key);
   if (!algo) {
+    const auto start = std::chrono::steady_clock::now();
     Owned pref{nullptr, a.pref_destroy};
     check(a.pref_create(&pref.d), "cublasLtMatmulPreferenceCreate", g);
     uint64_t workspace = kWorkspaceBytes;
@@ -286,6 +289,9 @@ void run_gemm(const Gemm& g) {
     // Timing runs write D again and again: only where D is not also an input (beta == 0).
     algo = count > 1 && g.beta == 0 ? fastest(found, launch) : found.front().algo;
     remember(key, *algo);
+    KILN_LOG("compile", "cuBLASLt: m={} n={} k={} batch={}: chose among {} algorithms in {:.1f} ms", g.m, g.n, g.k,
+             g.batch, count,
+             std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
   }
   KernelTiming timing(profiling() ? fmt::format("cublasLt gemm m={} n={} k={} batch={}", g.m, g.n, g.k, g.batch)
                                   : std::string());

@@ -3,12 +3,14 @@
 // content-addressed cache (support/content_cache.h) and loaded once per process and device.
 // Float16 and bfloat16 queries with head sizes that are multiples of 16 up to 128; anything else is
 // a kiln::Error saying so (the CUDA target fuses only what this takes: compiler/target.cpp).
+#include <chrono>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <tuple>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "kiln/kernels/cuda/attention.h"
 
@@ -19,6 +21,7 @@
 #include "kiln/kernels/register.h"
 #include "kiln/ops/api.h"
 #include "kiln/support/content_cache.h"
+#include "kiln/support/log.h"
 #include "kiln/support/sha256.h"
 
 namespace kiln::kernels {
@@ -198,9 +201,14 @@ std::string flash_attention_cubin(const std::string& arch, const FlashAttentionV
   h.update(kSource).update(arch).update(fmt::format("NVRTC {}.{}", nvrtc.major, nvrtc.minor));
   for (const auto& o : options) h.update("\n").update(o);
   bool from_cache = false;
-  return cached_bytes(
+  const auto start = std::chrono::steady_clock::now();
+  std::string cubin = cached_bytes(
       h.hex_digest(), ".cubin", [&] { return cuda::compile_cubin(kSource, "flash_attention.cu", arch, {}, options); },
       from_cache);
+  KILN_LOG("compile", "flash attention ({}): {} in {:.1f} ms", fmt::join(options, " "),
+           from_cache ? "cache hit" : "built by NVRTC",
+           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+  return cubin;
 }
 
 namespace {

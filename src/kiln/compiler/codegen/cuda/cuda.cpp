@@ -385,14 +385,25 @@ struct KernelWriter {
     std::map<int, std::string> locals;  // reductions of earlier passes, per row (and kept values)
     std::vector<int> recomputed;        // kernel-local pointwise nodes of earlier passes (not persistent)
     const std::string indent = persistent ? "          " : "        ";
-    int vectors = 0;  // the non-persistent form's vector load arrays
+    bool stored_elements = false;  // by a pass so far
+    int vectors = 0;               // the non-persistent form's vector load arrays
     for (size_t a = 0; a < passes.size(); ++a) {
-      // Global stores of an earlier pass are read by other threads of the block.
-      if (a > 0) text += warp_rows ? "    __syncwarp();\n" : "    __syncthreads();\n";
+      // Elements an earlier pass stored may be read back (by the fusion rule, only where the same
+      // thread stored them; the barrier is kept should any other thread read them). Reductions'
+      // results pass in registers; their exchanges begin with a barrier of their own.
+      if (a > 0 && stored_elements) text += warp_rows ? "    __syncwarp();\n" : "    __syncthreads();\n";
       std::string body, after, group_before, group_after;
       std::set<int> staged;
       std::map<int, std::string> pass_locals = locals;
       BodyWriter w = writer(pass_locals, body, indent, fmt::format("p{}_", a));
+      // A block's reductions of one pass share one exchange through shared memory (two barriers,
+      // not two each): each warp's totals, then every thread adds the warps' in order (as
+      // k_block_reduce does: the same bits).
+      const bool shared_exchange = target.shared_exchange && !warp_rows && splits == 1 &&
+                                   std::count_if(passes[a].begin(), passes[a].end(), [&](int i) {
+                                     return node(p, i).reduce != ReduceKind::None && !k.columns.contains(i);
+                                   }) >= 2;
+      std::string exchange_reduce, exchange_share;
       BodyWriter::LoadCache group_cache{{}, nullptr};
       if (width > 1) {
         std::vector<int> pass_nodes = recomputed;
@@ -419,14 +430,18 @@ struct KernelWriter {
         w.set_origin(site_of(nd, k));
         pass_locals[nd.out] = w.emit(row_col_value(nd, k.cols, ranges));
       }
+      std::vector<int> partials;  // this pass's float sums in a float partial first (float_partials)
       for (int i : passes[a]) {
         const LoopNode& nd = node(p, i);
         const DType dtype = p.buffers[static_cast<size_t>(nd.out)].dtype;
         w.set_origin(site_of(nd, k));
-        std::string v = w.emit(row_col_value(nd, k.cols, ranges));
+        const ScalarExpr value = row_col_value(nd, k.cols, ranges);
+        const bool partial = persistent && target.float_partials && float_sum(nd, value);
+        std::string v = w.emit(partial ? widened_float(value) : value);
         if (nd.reduce == ReduceKind::None) {
           bool local = k.local.contains(nd.out);
           if (!local) body += element_store(nd.out, width, v, staged, indent, group_before, group_after);
+          stored_elements = stored_elements || !local;
           pass_locals[nd.out] = v;
           if (local && persistent) {
             std::string keep = loads.keep(compute_type(dtype));
@@ -441,17 +456,34 @@ struct KernelWriter {
         text += fmt::format("    {} {} = {};\n", t, acc, reduce_init(nd.reduce, dtype, *target.dialect));
         reductions.push_back({nd.out, t, combine_functor(nd.reduce), reduce_init(nd.reduce, dtype, *target.dialect),
                               compute_type(dtype), nd.divisor, dtype});
-        body +=
-            fmt::format("{0}{1} = {2}({1}, static_cast<{3}>({4}));\n", indent, acc, combine_functor(nd.reduce), t, v);
+        if (partial) {
+          text += fmt::format("    float part{} = 0;\n", nd.out);
+          body += fmt::format("{}part{} += {};\n", indent, nd.out, v);
+          partials.push_back(i);
+        } else {
+          body +=
+              fmt::format("{0}{1} = {2}({1}, static_cast<{3}>({4}));\n", indent, acc, combine_functor(nd.reduce), t, v);
+        }
         std::string result =
             warp_rows ? fmt::format("k_warp_reduce({}, {})", acc, combine_functor(nd.reduce))
                       : fmt::format("k_block_reduce({}, {}, shared{})", acc, combine_functor(nd.reduce), nd.out);
+        if (shared_exchange) {
+          exchange_reduce += fmt::format("    {0} = k_warp_reduce({0}, {1});\n", acc, combine_functor(nd.reduce));
+          exchange_share += fmt::format("      shared{}[threadIdx.x >> 5] = {};\n", nd.out, acc);
+          result = fmt::format("k_block_total(shared{}, {})", nd.out, combine_functor(nd.reduce));
+        }
         if (nd.divisor != 1.0) result = fmt::format("({} / {})", result, divisor(nd.divisor, t, dtype));
         after += fmt::format("    const {} v{} = static_cast<{}>({});\n", compute_type(dtype), nd.out,
                              compute_type(dtype), result);
         if (!k.local.contains(nd.out))
           after += fmt::format("    if ({} == 0) {}", thread, store(p, nd.out, "row", fmt::format("v{}", nd.out)));
         locals[nd.out] = fmt::format("v{}", nd.out);
+      }
+      if (shared_exchange) {
+        after = fmt::format(
+            "{}    __syncthreads();  // the shared values may still be read by the previous reduction\n"
+            "    if ((threadIdx.x & 31) == 0) {{\n{}    }}\n    __syncthreads();\n{}",
+            exchange_reduce, exchange_share, after);
       }
       // Column sums add the first pass's values (their loads shared with the row's, by the fusion rule).
       for (int i : a == 0 ? k.columns : std::set<int>{}) {
@@ -470,13 +502,20 @@ struct KernelWriter {
           "{1}  const int64_t col = col0 + v;\n{3}{4}{1}}}\n{5}",
           group_before, indent.substr(2), width, element, body, group_after);
       if (persistent) {
-        text += fmt::format(
-            "#pragma unroll\n"
-            "    for (int g = 0; g < {0}; ++g) {{\n"
-            "      const int64_t col0 = ({6} + g * {1}) * {2};\n"
-            "      if (col0 < {3}) {{\n{4}      }}\n"
-            "    }}\n{5}",
-            groups, block, width, k.cols, group, after, thread);
+        // The unrolled loop over the thread's vector groups of the row.
+        auto loop = [&](const std::string& inner) {
+          return fmt::format(
+              "#pragma unroll\n"
+              "    for (int g = 0; g < {0}; ++g) {{\n"
+              "      const int64_t col0 = ({5} + g * {1}) * {2};\n"
+              "      if (col0 < {3}) {{\n{4}      }}\n"
+              "    }}\n",
+              groups, block, width, k.cols, inner, thread);
+        };
+        text += loop(group);
+        if (!partials.empty())
+          text += widen_partials(partials, passes[a], locals, loads, loop, width, element, indent, a);
+        text += after;
       } else if (splits == 1) {
         text += fmt::format("    for (int64_t col0 = {4} * {0}; col0 < {1}; col0 += {5} * {0}) {{\n{2}    }}\n{3}",
                             width, k.cols, group, after, thread, block);
@@ -513,6 +552,58 @@ struct KernelWriter {
     }
     out += fmt::format("  for (int64_t row = blockIdx.x; row < {}; row += gridDim.x) {{\n{}{}  }}\n", k.rows, arrays,
                        text);
+  }
+
+  // A sum of float values in a double accumulator (floats widened to double by the graph count as
+  // floats: var's sums of its rows): what a float partial may add first.
+  static const ScalarExpr& widened_float(const ScalarExpr& value) {
+    const bool widened = value.kind() == loopir::ScalarKind::Op && value.name() == "convert_element_type" &&
+                         value.dtype() == DType::Float64 && compute_type(value.operands()[0].dtype()) == "float";
+    return widened ? value.operands()[0] : value;
+  }
+  bool float_sum(const LoopNode& nd, const ScalarExpr& value) const {
+    return nd.reduce == ReduceKind::Sum &&
+           accumulator_type(nd.reduce, p.buffers[static_cast<size_t>(nd.out)].dtype) == "double" &&
+           compute_type(widened_float(value).dtype()) == "float";
+  }
+
+  // The end of a persistent row pass's float partials (Target::float_partials): each widened to its
+  // double accumulator before the block's exchange. Where one is not finite (a value past float's
+  // range, or a few values whose float sum is), the thread adds the pass's values of those sums
+  // again in double from the row's registers, as it would without partials: the unlikely branch
+  // keeps the double accumulator's range.
+  std::string widen_partials(const std::vector<int>& partials, const std::vector<int>& pass,
+                             const std::map<int, std::string>& locals, BodyWriter::LoadCache& loads,
+                             const std::function<std::string(const std::string&)>& loop, int width,
+                             const std::string& element, const std::string& indent, size_t a) {
+    std::string out, check, reset, body;
+    for (int i : partials) {
+      const int b = node(p, i).out;
+      out += fmt::format("    acc{0} = static_cast<double>(part{0});\n", b);
+      check += fmt::format("{}!isfinite(part{})", check.empty() ? "" : " || ", b);
+      reset += fmt::format("      acc{} = 0;\n", b);
+    }
+    std::map<int, std::string> again = locals;  // values kept in registers are read from there
+    BodyWriter w = writer(again, body, indent, fmt::format("f{}_", a));
+    w.set_load_cache(&loads);  // the row's loads, kept by the pass
+    for (int i : pass) {
+      const LoopNode& nd = node(p, i);
+      const bool partial = std::find(partials.begin(), partials.end(), i) != partials.end();
+      if ((nd.reduce == ReduceKind::None && again.contains(nd.out)) || (nd.reduce != ReduceKind::None && !partial))
+        continue;
+      w.set_origin(site_of(nd, k));
+      const ScalarExpr value = row_col_value(nd, k.cols, ranges);
+      std::string v = w.emit(partial ? widened_float(value) : value);
+      if (nd.reduce == ReduceKind::None) again[nd.out] = v;
+      else body += fmt::format("{}acc{} += static_cast<double>({});\n", indent, nd.out, v);
+    }
+    const std::string group = fmt::format(
+        "#pragma unroll\n"
+        "{0}for (int v = 0; v < {1}; ++v) {{\n"
+        "{0}  const int64_t col = col0 + v;\n{2}{3}{0}}}\n",
+        indent.substr(2), width, element, body);
+    return out + fmt::format("    if (__builtin_expect({}, 0)) {{  // the sums again, in double\n{}{}    }}\n", check,
+                             reset, loop(group));
   }
 
   // A row kernel's column sums (Kernel::columns; the persistent form, block per row): each thread

@@ -73,6 +73,13 @@ TEST(CudaCodegen, LaunchKnobsComeFromTheEnvironment) {
     EXPECT_EQ(t.row_elements_per_thread, 16) << "0 is not a positive value";
   }
   EXPECT_EQ(cuda_target_for_arch("sm_90").column_sum_threads, 1024);
+  {
+    kiln::testing::ScopedEnv partials("KILN_CUDA_FLOAT_PARTIALS", "0"), exchange("KILN_CUDA_SHARED_EXCHANGE", "0");
+    Target t = cuda_target_for_arch("sm_90");
+    EXPECT_FALSE(t.float_partials);
+    EXPECT_FALSE(t.shared_exchange);
+  }
+  EXPECT_TRUE(cuda_target_for_arch("sm_90").float_partials);
 }
 
 // The special functions: kernels/special_math.h compiles on the device (NVRTC, no system header) in
@@ -134,6 +141,32 @@ TEST(CudaCodegen, RowKernelsCompile) {
   EXPECT_NE(g.code.find("k_load_vec<4, kAlign>(&buf0[(col0 + (1500 * row))])"), std::string::npos) << g.code;
   EXPECT_NE(g.code.find("if (k_aligned<16>(buf0, "), std::string::npos) << g.code;
   EXPECT_NE(g.code.find("_body<1>("), std::string::npos) << "a path for unaligned buffers:\n" << g.code;
+}
+
+// A row kept in registers: each thread's float values of a sum (var's widened ones too) are added
+// in a float partial, widened once to the double accumulator; a partial that is not finite has the
+// thread's values added again in double. Off (Target::float_partials), each value is widened.
+// Both passes of var_mean's reductions share one exchange through shared memory.
+std::vector<Tensor> statistics_fn(const std::vector<Tensor>& in) {
+  auto [v, m] = var_mean(in[0], IntArrayRef{1}, std::nullopt, false);
+  return {v, m, mean(mul(in[0], in[0]), {1})};
+}
+
+TEST(CudaCodegen, FloatSumsOfARowInRegistersAddAFloatPartialFirst) {
+  const std::vector<Tensor> inputs{randn({8, 2048})};
+  GeneratedSource g = cuda_source(&statistics_fn, inputs);
+  EXPECT_NE(g.code.find("float part"), std::string::npos) << g.code;
+  EXPECT_NE(g.code.find("= static_cast<double>(part"), std::string::npos) << g.code;
+  EXPECT_NE(g.code.find("if (__builtin_expect(!isfinite(part"), std::string::npos) << g.code;
+  EXPECT_NE(g.code.find("k_block_total(shared"), std::string::npos) << g.code;
+  Target off = sm90();
+  off.float_partials = false;
+  off.shared_exchange = false;
+  testing::Compiled c = testing::compiled(&statistics_fn, inputs, &off);
+  std::string plain = generate_cuda(c.program, c.schedule, off).code;
+  EXPECT_EQ(plain.find("part"), std::string::npos) << plain;
+  EXPECT_EQ(plain.find("k_block_total"), std::string::npos) << plain;
+  EXPECT_NE(plain.find("static_cast<double>(kept0[j])"), std::string::npos) << plain;
 }
 
 TEST(CudaCodegen, ShortRowsTakeAWarpEach) {
