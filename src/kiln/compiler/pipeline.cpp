@@ -10,6 +10,7 @@
 #include "kiln/compiler/lower/lower.h"
 #include "kiln/compiler/patterns/attention.h"
 #include "kiln/compiler/patterns/gemm_epilogue.h"
+#include "kiln/compiler/prebuild.h"
 #include "kiln/graph/constant_fold.h"
 #include "kiln/graph/cse.h"
 #include "kiln/graph/dce.h"
@@ -175,6 +176,7 @@ CompiledGraph run_pipeline(graph::Graph& g, bool build, PipelineOptions options)
     pass(
         "build",
         [&] {
+          Prebuilds prebuilds(c.program, target);  // the extern calls' own kernels, meanwhile
           BuiltCode built = target.build(c.source, target, BuildPlan{c.source.kernel_offsets, options.build_progress});
           c.library = std::move(built.library);
           c.cubins = std::move(built.cubins);

@@ -20,6 +20,7 @@
 #include "kiln/kernels/meta/nn.h"
 #include "kiln/kernels/register.h"
 #include "kiln/ops/api.h"
+#include "kiln/ops/prebuild.h"
 #include "kiln/support/content_cache.h"
 #include "kiln/support/log.h"
 #include "kiln/support/sha256.h"
@@ -108,8 +109,7 @@ void flash_attention(const Tensor& query, const Tensor& key, const Tensor& value
              "{}: the output must be a contiguous {} tensor of the queries' sizes {} on {}, got {}", op, dtype_name(dt),
              query.sizes(), query.device(), out.describe());
   if (out.numel() == 0) return;
-  FlashAttentionVariant v{.half = dt == DType::Float16, .head_size = D, .causal = is_causal};
-  v.shape = flash_attention_shape(D, shape);
+  FlashAttentionVariant v = flash_attention_variant(query, attn_mask, is_causal, shape);
   const int64_t block_rows = 16 * v.shape.warps * v.shape.m_tiles;
   const int64_t row_blocks = (L + block_rows - 1) / block_rows;
   KILN_CHECK_KIND(L < (int64_t{1} << 31) && S < (int64_t{1} << 31) && heads < (int64_t{1} << 31) &&
@@ -126,7 +126,6 @@ void flash_attention(const Tensor& query, const Tensor& key, const Tensor& value
   Tensor kv_bound;  // per (batch, head) and tile of keys: the largest |k|, inf where a key or value is not finite
   int64_t sum_strides[2] = {0, 0};
   if (attn_mask) {
-    v.mask = attn_mask->dtype() == dt ? 1 : 2;
     mask = attn_mask->expand({batch, heads, L, S});
     for (int64_t d = 0; d < 4; ++d) ms[d] = mask.stride(d);
     mask_data = mask.data_ptr();
@@ -172,6 +171,14 @@ void flash_attention(const Tensor& query, const Tensor& key, const Tensor& value
   kernel.module->launch(kernel.function, batch * heads * row_blocks, 32 * v.shape.warps, params);
 }
 
+FlashAttentionVariant flash_attention_variant(const Tensor& query, const std::optional<Tensor>& attn_mask,
+                                              bool is_causal, FlashAttentionShape shape) {
+  FlashAttentionVariant v{.half = query.dtype() == DType::Float16, .head_size = query.size(3), .causal = is_causal};
+  if (attn_mask) v.mask = attn_mask->dtype() == query.dtype() ? 1 : 2;
+  v.shape = flash_attention_shape(v.head_size, shape);
+  return v;
+}
+
 FlashAttentionShape flash_attention_shape(int64_t head_size, FlashAttentionShape shape) {
   if (shape.warps == 0) shape.warps = 4;
   if (shape.m_tiles == 0) shape.m_tiles = head_size <= 64 ? 2 : 1;
@@ -215,6 +222,16 @@ namespace {
 
 const KernelRegistrar kRegister([](Registry& r) {
   def_structured<&meta::attention, &attention_cuda>(r, "kiln::attention", DispatchKey::CUDA);
+  // A compiled graph's attention: its variant built and loaded while the graph's kernels build.
+  prebuild_attr(DispatchKey::CUDA).set(r.get("kiln::attention"), [](const Stack& args, Device device) {
+    const Tensor& query = args.at(0).to_tensor();
+    const DType dt = query.dtype();
+    if (query.dim() != 4 || query.numel() == 0 || (dt != DType::BFloat16 && dt != DType::Float16))
+      return;  // the call refuses or does nothing
+    std::optional<Tensor> mask;
+    if (!args.at(3).is_none()) mask = args.at(3).to_tensor();
+    kernel_for(device.index, flash_attention_variant(query, mask, args.at(5).to_bool()));
+  });
 });
 
 }  // namespace

@@ -33,6 +33,10 @@ struct FlashAttentionVariant {
 // shape the kernel cannot take (rows of a block past 256, keys not a multiple of 16 up to 128).
 FlashAttentionShape flash_attention_shape(int64_t head_size, FlashAttentionShape shape = {});
 
+// The variant a call takes: the queries' dtype and head size, the mask's kind, causality; `shape`
+// with its defaults (flash_attention_shape).
+FlashAttentionVariant flash_attention_variant(const Tensor& query, const std::optional<Tensor>& attn_mask,
+                                              bool is_causal, FlashAttentionShape shape = {});
 // The cubin of `v` for `arch` ("sm_90"), from the content-addressed cache or built by NVRTC (its
 // key hashes the kernel's source, the options, the architecture and NVRTC's version). Throws
 // kiln::Error with NVRTC's log when it does not compile, or "NVRTC was not found".
