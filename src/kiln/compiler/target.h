@@ -46,6 +46,9 @@ struct Target {
   // (each block's partial sums cost a row of floats, doubles for float64, written and read again; half of sm_90's 2048
   // hides the loads' latency; KILN_CUDA_COLUMN_THREADS overrides it, for tuning).
   int column_sum_threads = 1024;
+  // Such a kernel's partial sums in shared memory rather than registers, where they fit
+  // (KILN_CUDA_SHARED_COLUMN_SUMS=1, for tuning: fewer registers a thread, more threads resident).
+  bool column_sums_in_shared = false;
   // The vector groups each thread of a CUDA pointwise kernel loads before it computes any (bytes in
   // flight: a float32 kernel's 16-byte groups, 2 of them; KILN_CUDA_POINTWISE_GROUPS overrides it).
   int pointwise_groups = 2;
@@ -55,9 +58,6 @@ struct Target {
   // conversion to double per element (a sixteenth of a multiprocessor's float rate on sm_90).
   // KILN_CUDA_FLOAT_PARTIALS=0 turns it off, for tuning.
   bool float_partials = true;
-  // A block's reductions of one pass share one exchange through shared memory (two barriers, not two
-  // each). KILN_CUDA_SHARED_EXCHANGE=0 turns it off, for tuning.
-  bool shared_exchange = true;
   FusionLimits fusion;
   // What its libraries compute in one call, so the pattern passes may fuse a graph into it: a GEMM
   // with its bias, activation and residual (kiln::gemm_epilogue), attention (kiln::attention).

@@ -41,6 +41,8 @@ constexpr int kVectorBytes = 16;
 constexpr int64_t kColumnRowsPerBlock = 16;
 // The most rows a float partial sum of a column adds (then the block's partials are stored).
 constexpr int64_t kFoldRows = 64;
+// The most bytes of static shared memory a block may declare.
+constexpr int64_t kStaticSharedBytes = 48 * 1024;
 
 const LoopNode& node(const loopir::Program& p, int i) { return std::get<LoopNode>(p.steps[static_cast<size_t>(i)]); }
 
@@ -154,8 +156,10 @@ struct KernelWriter {
   const Target& target;
   ErrorSites& sites;
   loopir::Ranges ranges = kernel_ranges(k.rows, k.cols);
-  std::string finish;  // the body of the kernel's second launch (column sums), if it has one
-  int min_blocks = 0;  // the blocks a multiprocessor must fit (__launch_bounds__' second argument), if any
+  std::string finish;               // the body of the kernel's second launch (column sums), if it has one
+  int min_blocks = 0;               // the blocks a multiprocessor must fit (__launch_bounds__' second argument), if any
+  bool column_sums_shared = false;  // the column sums' partials are in shared memory (column_partial)
+  std::string file_scope;           // declarations before the kernel's body (its shared arrays)
 
   // A mean's divisor in its accumulator's precision.
   std::string divisor(double n, const std::string& acc_type, DType d) const {
@@ -356,6 +360,12 @@ struct KernelWriter {
     gk.launch.grid = std::min<int64_t>(tasks, (int64_t{1} << 31) - 1);
     const int64_t groups = std::max<int64_t>((k.cols / width + block - 1) / block, 1);
     const bool persistent = splits == 1 && groups * width <= kRowInRegisters * narrow;
+    // Column partials in shared memory where the target asks and they fit the static limit: the
+    // registers they free let more blocks stay resident.
+    column_sums_shared = column_sums && target.column_sums_in_shared &&
+                         static_cast<int64_t>(k.columns.size()) * groups * width * block *
+                                 (column_part_type() == "float" ? 4 : 8) <=
+                             kStaticSharedBytes - 4 * 1024;  // the reductions' exchanges beside them
     KILN_CHECK_KIND(
         !column_sums || persistent, ErrorKind::Internal,
         "CUDA codegen: kernel {} sums columns of rows of {} elements, more than its threads keep in registers "
@@ -396,14 +406,6 @@ struct KernelWriter {
       std::set<int> staged;
       std::map<int, std::string> pass_locals = locals;
       BodyWriter w = writer(pass_locals, body, indent, fmt::format("p{}_", a));
-      // A block's reductions of one pass share one exchange through shared memory (two barriers,
-      // not two each): each warp's totals, then every thread adds the warps' in order (as
-      // k_block_reduce does: the same bits).
-      const bool shared_exchange = target.shared_exchange && !warp_rows && splits == 1 &&
-                                   std::count_if(passes[a].begin(), passes[a].end(), [&](int i) {
-                                     return node(p, i).reduce != ReduceKind::None && !k.columns.contains(i);
-                                   }) >= 2;
-      std::string exchange_reduce, exchange_share;
       BodyWriter::LoadCache group_cache{{}, nullptr};
       if (width > 1) {
         std::vector<int> pass_nodes = recomputed;
@@ -467,11 +469,6 @@ struct KernelWriter {
         std::string result =
             warp_rows ? fmt::format("k_warp_reduce({}, {})", acc, combine_functor(nd.reduce))
                       : fmt::format("k_block_reduce({}, {}, shared{})", acc, combine_functor(nd.reduce), nd.out);
-        if (shared_exchange) {
-          exchange_reduce += fmt::format("    {0} = k_warp_reduce({0}, {1});\n", acc, combine_functor(nd.reduce));
-          exchange_share += fmt::format("      shared{}[threadIdx.x >> 5] = {};\n", nd.out, acc);
-          result = fmt::format("k_block_total(shared{}, {})", nd.out, combine_functor(nd.reduce));
-        }
         if (nd.divisor != 1.0) result = fmt::format("({} / {})", result, divisor(nd.divisor, t, dtype));
         after += fmt::format("    const {} v{} = static_cast<{}>({});\n", compute_type(dtype), nd.out,
                              compute_type(dtype), result);
@@ -479,18 +476,13 @@ struct KernelWriter {
           after += fmt::format("    if ({} == 0) {}", thread, store(p, nd.out, "row", fmt::format("v{}", nd.out)));
         locals[nd.out] = fmt::format("v{}", nd.out);
       }
-      if (shared_exchange) {
-        after = fmt::format(
-            "{}    __syncthreads();  // the shared values may still be read by the previous reduction\n"
-            "    if ((threadIdx.x & 31) == 0) {{\n{}    }}\n    __syncthreads();\n{}",
-            exchange_reduce, exchange_share, after);
-      }
       // Column sums add the first pass's values (their loads shared with the row's, by the fusion rule).
       for (int i : a == 0 ? k.columns : std::set<int>{}) {
         const LoopNode& nd = node(p, i);
         w.set_origin(site_of(nd, k));
         std::string v = w.emit(column_value(nd, ranges));
-        body += fmt::format("{}colsum{}[j] += static_cast<{}>({});\n", indent, nd.out, column_part_type(), v);
+        body +=
+            fmt::format("{}{} += static_cast<{}>({});\n", indent, column_partial(nd.out, "j"), column_part_type(), v);
       }
       // The group's elements at col0 + v; j numbers the thread's elements of the row (the register
       // arrays' index, persistent form).
@@ -632,9 +624,27 @@ struct KernelWriter {
     const int64_t part_bytes = column_part_type() == "float" ? 4 : 8;
     gk.workspace_bytes = static_cast<int64_t>(k.columns.size()) * blocks * k.cols * part_bytes;
     std::string text;
-    for (int i : k.columns)
-      text += fmt::format("  {} colsum{}[{}] = {{}};\n", column_part_type(), node(p, i).out, per_thread);
+    for (int i : k.columns) {
+      const int out = node(p, i).out;
+      if (!column_sums_shared) {
+        text += fmt::format("  {} colsum{}[{}] = {{}};\n", column_part_type(), out, per_thread);
+        continue;
+      }
+      // At file scope: one array for both of the kernel's bodies (aligned and not).
+      file_scope += fmt::format("__shared__ {} {}_colsum{}[{}];  // thread t's j-th column at j * {} + t\n",
+                                column_part_type(), k.name, out, per_thread * block, block);
+      text += fmt::format(
+          "  {0}* const colsum{1} = {2}_colsum{1};\n"
+          "  for (int j = 0; j < {3}; ++j) colsum{1}[j * blockDim.x + threadIdx.x] = 0;\n",
+          column_part_type(), out, k.name, per_thread);
+    }
     return text;
+  }
+
+  // A thread's partial sum of its `j`-th column (of Kernel::columns' buffer `out`).
+  std::string column_partial(int out, const std::string& j) const {
+    return column_sums_shared ? fmt::format("colsum{}[({}) * blockDim.x + threadIdx.x]", out, j)
+                              : fmt::format("colsum{}[{}]", out, j);
   }
 
   std::string column_sums_end(GeneratedKernel& gk, int block, int width, int64_t groups) {
@@ -650,10 +660,11 @@ struct KernelWriter {
           "    if (col0 < {3}) {{\n"
           "#pragma unroll\n"
           "      for (int v = 0; v < {2}; ++v)\n"
-          "        kiln_parts[({4} + blockIdx.x) * {3} + col0 + v] = colsum{5}[g * {2} + v];\n"
+          "        kiln_parts[({4} + blockIdx.x) * {3} + col0 + v] = {5};\n"
           "    }}\n"
           "  }}\n",
-          groups, block, width, k.cols, static_cast<int64_t>(c++) * blocks, node(p, i).out);
+          groups, block, width, k.cols, static_cast<int64_t>(c++) * blocks,
+          column_partial(node(p, i).out, fmt::format("g * {} + v", width)));
     }
     // The finish: tiles of 32 columns, a lane per column; its warps (slices) split the blocks'
     // partials, combined in slice order.
@@ -767,7 +778,7 @@ void write_kernel(const loopir::Program& p, const Kernel& k, const Target& targe
   in_params.push_back("int* kiln_status");
   const std::string workspace = "unsigned char* __restrict__ kiln_workspace";
   std::string body;
-  KernelWriter w{p, k, target, sites, kernel_ranges(k.rows, k.cols), {}, 0};
+  KernelWriter w{p, k, target, sites, kernel_ranges(k.rows, k.cols), {}, 0, false, {}};
   bool reduces =
       std::any_of(k.nodes.begin(), k.nodes.end(), [&](int i) { return node(p, i).reduce != ReduceKind::None; });
   int width = 1;
@@ -795,6 +806,7 @@ void write_kernel(const loopir::Program& p, const Kernel& k, const Target& targe
                          gk.finish.block, k.name, signature, w.finish);
   }
   if (width == 1 || args.empty()) {
+    if (!w.file_scope.empty()) out += "\n" + w.file_scope;
     out += fmt::format("\nextern \"C\" __global__ void __launch_bounds__({}) {}({}) {{\n{}}}\n", bounds, k.name,
                        signature, body);
     out += finish;
@@ -811,6 +823,7 @@ void write_kernel(const loopir::Program& p, const Kernel& k, const Target& targe
   }
   const std::string call_args =
       fmt::format("{}, kiln_status{}", fmt::join(args, ", "), gk.workspace_bytes > 0 ? ", kiln_workspace" : "");
+  if (!w.file_scope.empty()) out += "\n" + w.file_scope;
   out += fmt::format(
       "\ntemplate <int kAlign>\n__device__ __forceinline__ void {0}_body({1}) {{\n{2}{3}}}\n"
       "extern \"C\" __global__ void __launch_bounds__({4}) {0}({5}) {{\n"

@@ -74,10 +74,8 @@ TEST(CudaCodegen, LaunchKnobsComeFromTheEnvironment) {
   }
   EXPECT_EQ(cuda_target_for_arch("sm_90").column_sum_threads, 1024);
   {
-    kiln::testing::ScopedEnv partials("KILN_CUDA_FLOAT_PARTIALS", "0"), exchange("KILN_CUDA_SHARED_EXCHANGE", "0");
-    Target t = cuda_target_for_arch("sm_90");
-    EXPECT_FALSE(t.float_partials);
-    EXPECT_FALSE(t.shared_exchange);
+    kiln::testing::ScopedEnv partials("KILN_CUDA_FLOAT_PARTIALS", "0");
+    EXPECT_FALSE(cuda_target_for_arch("sm_90").float_partials);
   }
   EXPECT_TRUE(cuda_target_for_arch("sm_90").float_partials);
 }
@@ -146,7 +144,6 @@ TEST(CudaCodegen, RowKernelsCompile) {
 // A row kept in registers: each thread's float values of a sum (var's widened ones too) are added
 // in a float partial, widened once to the double accumulator; a partial that is not finite has the
 // thread's values added again in double. Off (Target::float_partials), each value is widened.
-// Both passes of var_mean's reductions share one exchange through shared memory.
 std::vector<Tensor> statistics_fn(const std::vector<Tensor>& in) {
   auto [v, m] = var_mean(in[0], IntArrayRef{1}, std::nullopt, false);
   return {v, m, mean(mul(in[0], in[0]), {1})};
@@ -158,14 +155,11 @@ TEST(CudaCodegen, FloatSumsOfARowInRegistersAddAFloatPartialFirst) {
   EXPECT_NE(g.code.find("float part"), std::string::npos) << g.code;
   EXPECT_NE(g.code.find("= static_cast<double>(part"), std::string::npos) << g.code;
   EXPECT_NE(g.code.find("if (__builtin_expect(!isfinite(part"), std::string::npos) << g.code;
-  EXPECT_NE(g.code.find("k_block_total(shared"), std::string::npos) << g.code;
   Target off = sm90();
   off.float_partials = false;
-  off.shared_exchange = false;
   testing::Compiled c = testing::compiled(&statistics_fn, inputs, &off);
   std::string plain = generate_cuda(c.program, c.schedule, off).code;
   EXPECT_EQ(plain.find("part"), std::string::npos) << plain;
-  EXPECT_EQ(plain.find("k_block_total"), std::string::npos) << plain;
   EXPECT_NE(plain.find("static_cast<double>(kept0[j])"), std::string::npos) << plain;
 }
 
@@ -267,6 +261,24 @@ TEST(CudaCodegen, ColumnSumsRideTheRowKernel) {
   GeneratedSource doubles = cuda_source(&columns_fn, {empty({256, 64}, TensorOptions(DType::Float64))});
   EXPECT_NE(doubles.code.find("double colsum"), std::string::npos) << doubles.code;
   EXPECT_EQ(doubles.kernels[0].workspace_bytes, 16 * 64 * 8);
+}
+
+// Target::column_sums_in_shared: the partials in a shared array at file scope (one for both
+// bodies, aligned and not), thread t's j-th column at j * block + t; the same kernels otherwise.
+TEST(CudaCodegen, ColumnSumsInSharedMemoryWhereTheTargetAsks) {
+  Target shared = sm90();
+  shared.column_sums_in_shared = true;
+  const std::vector<Tensor> inputs{randn({512, 2048})};
+  testing::Compiled c = testing::compiled(&columns_fn, inputs, &shared);
+  GeneratedSource g = generate_cuda(c.program, c.schedule, shared);
+  const std::string& name = g.kernels[0].name;
+  EXPECT_NE(g.code.find("__shared__ float " + name + "_colsum"), std::string::npos) << g.code;
+  EXPECT_NE(g.code.find("[(j) * blockDim.x + threadIdx.x] += "), std::string::npos) << g.code;
+  EXPECT_EQ(g.code.find("float colsum"), std::string::npos) << "no register array:\n" << g.code;
+  EXPECT_GT(compile_cuda(g.code, shared.arch).cubin.size(), 0u);
+  GeneratedSource in_registers = cuda_source(&columns_fn, inputs);
+  EXPECT_EQ(in_registers.code.find("_colsum"), std::string::npos) << in_registers.code;
+  EXPECT_EQ(g.kernels[0].launch.grid, in_registers.kernels[0].launch.grid);
 }
 
 TEST(CudaCodegen, ColumnSumsOfLongerRowsThanRegistersHoldRunAlone) {

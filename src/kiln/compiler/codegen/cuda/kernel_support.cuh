@@ -217,14 +217,6 @@ template <class T, class Combine> __device__ inline T k_block_reduce(T v, Combin
   for (int w = 1; w < warps; ++w) v = combine(v, shared[w]);
   return v;
 }
-// The block's total from each warp's total in `shared` (written, then a barrier): the second half
-// of k_block_reduce, for reductions that share one exchange.
-template <class T, class Combine> __device__ inline T k_block_total(const T* shared, Combine combine) {
-  const int warps = (blockDim.x + 31) >> 5;
-  T v = shared[0];
-  for (int w = 1; w < warps; ++w) v = combine(v, shared[w]);
-  return v;
-}
 struct k_sum {
   template <class T> __device__ T operator()(T a, T b) const {
     if constexpr (k_is_float<T>()) return a + b;
