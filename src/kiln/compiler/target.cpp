@@ -84,10 +84,7 @@ Target make_cuda_target(Device device, const std::string& arch, int multiprocess
                             {"KILN_CUDA_POINTWISE_GROUPS", &t.pointwise_groups}}) {
     if (const char* e = std::getenv(name); e && std::atoi(e) > 0) *knob = std::atoi(e);
   }
-  for (auto [name, knob] : {std::pair<const char*, bool*>{"KILN_CUDA_FLOAT_PARTIALS", &t.float_partials},
-                            {"KILN_CUDA_SHARED_COLUMN_SUMS", &t.column_sums_in_shared}}) {
-    if (const char* e = std::getenv(name); e && *e) *knob = std::atoi(e) != 0;
-  }
+  if (const char* e = std::getenv("KILN_CUDA_FLOAT_PARTIALS"); e && *e) t.float_partials = std::atoi(e) != 0;
   t.dialect = &cuda_dialect();
   t.generate = generate_cuda;
   t.build = build_cuda;

@@ -46,9 +46,6 @@ struct Target {
   // (each block's partial sums cost a row of floats, doubles for float64, written and read again; half of sm_90's 2048
   // hides the loads' latency; KILN_CUDA_COLUMN_THREADS overrides it, for tuning).
   int column_sum_threads = 1024;
-  // Such a kernel's partial sums in shared memory rather than registers, where they fit
-  // (KILN_CUDA_SHARED_COLUMN_SUMS=1, for tuning: fewer registers a thread, more threads resident).
-  bool column_sums_in_shared = false;
   // The vector groups each thread of a CUDA pointwise kernel loads before it computes any (bytes in
   // flight: a float32 kernel's 16-byte groups, 2 of them; KILN_CUDA_POINTWISE_GROUPS overrides it).
   int pointwise_groups = 2;

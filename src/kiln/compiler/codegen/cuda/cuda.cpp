@@ -41,8 +41,6 @@ constexpr int kVectorBytes = 16;
 constexpr int64_t kColumnRowsPerBlock = 16;
 // The most rows a float partial sum of a column adds (then the block's partials are stored).
 constexpr int64_t kFoldRows = 64;
-// The most bytes of static shared memory a block may declare.
-constexpr int64_t kStaticSharedBytes = 48 * 1024;
 
 const LoopNode& node(const loopir::Program& p, int i) { return std::get<LoopNode>(p.steps[static_cast<size_t>(i)]); }
 
@@ -156,10 +154,8 @@ struct KernelWriter {
   const Target& target;
   ErrorSites& sites;
   loopir::Ranges ranges = kernel_ranges(k.rows, k.cols);
-  std::string finish;               // the body of the kernel's second launch (column sums), if it has one
-  int min_blocks = 0;               // the blocks a multiprocessor must fit (__launch_bounds__' second argument), if any
-  bool column_sums_shared = false;  // the column sums' partials are in shared memory (column_partial)
-  std::string file_scope;           // declarations before the kernel's body (its shared arrays)
+  std::string finish;  // the body of the kernel's second launch (column sums), if it has one
+  int min_blocks = 0;  // the blocks a multiprocessor must fit (__launch_bounds__' second argument), if any
 
   // A mean's divisor in its accumulator's precision.
   std::string divisor(double n, const std::string& acc_type, DType d) const {
@@ -360,12 +356,6 @@ struct KernelWriter {
     gk.launch.grid = std::min<int64_t>(tasks, (int64_t{1} << 31) - 1);
     const int64_t groups = std::max<int64_t>((k.cols / width + block - 1) / block, 1);
     const bool persistent = splits == 1 && groups * width <= kRowInRegisters * narrow;
-    // Column partials in shared memory where the target asks and they fit the static limit: the
-    // registers they free let more blocks stay resident.
-    column_sums_shared = column_sums && target.column_sums_in_shared &&
-                         static_cast<int64_t>(k.columns.size()) * groups * width * block *
-                                 (column_part_type() == "float" ? 4 : 8) <=
-                             kStaticSharedBytes - 4 * 1024;  // the reductions' exchanges beside them
     KILN_CHECK_KIND(
         !column_sums || persistent, ErrorKind::Internal,
         "CUDA codegen: kernel {} sums columns of rows of {} elements, more than its threads keep in registers "
@@ -481,8 +471,7 @@ struct KernelWriter {
         const LoopNode& nd = node(p, i);
         w.set_origin(site_of(nd, k));
         std::string v = w.emit(column_value(nd, ranges));
-        body +=
-            fmt::format("{}{} += static_cast<{}>({});\n", indent, column_partial(nd.out, "j"), column_part_type(), v);
+        body += fmt::format("{}colsum{}[j] += static_cast<{}>({});\n", indent, nd.out, column_part_type(), v);
       }
       // The group's elements at col0 + v; j numbers the thread's elements of the row (the register
       // arrays' index, persistent form).
@@ -624,27 +613,9 @@ struct KernelWriter {
     const int64_t part_bytes = column_part_type() == "float" ? 4 : 8;
     gk.workspace_bytes = static_cast<int64_t>(k.columns.size()) * blocks * k.cols * part_bytes;
     std::string text;
-    for (int i : k.columns) {
-      const int out = node(p, i).out;
-      if (!column_sums_shared) {
-        text += fmt::format("  {} colsum{}[{}] = {{}};\n", column_part_type(), out, per_thread);
-        continue;
-      }
-      // At file scope: one array for both of the kernel's bodies (aligned and not).
-      file_scope += fmt::format("__shared__ {} {}_colsum{}[{}];  // thread t's j-th column at j * {} + t\n",
-                                column_part_type(), k.name, out, per_thread * block, block);
-      text += fmt::format(
-          "  {0}* const colsum{1} = {2}_colsum{1};\n"
-          "  for (int j = 0; j < {3}; ++j) colsum{1}[j * blockDim.x + threadIdx.x] = 0;\n",
-          column_part_type(), out, k.name, per_thread);
-    }
+    for (int i : k.columns)
+      text += fmt::format("  {} colsum{}[{}] = {{}};\n", column_part_type(), node(p, i).out, per_thread);
     return text;
-  }
-
-  // A thread's partial sum of its `j`-th column (of Kernel::columns' buffer `out`).
-  std::string column_partial(int out, const std::string& j) const {
-    return column_sums_shared ? fmt::format("colsum{}[({}) * blockDim.x + threadIdx.x]", out, j)
-                              : fmt::format("colsum{}[{}]", out, j);
   }
 
   std::string column_sums_end(GeneratedKernel& gk, int block, int width, int64_t groups) {
@@ -660,11 +631,10 @@ struct KernelWriter {
           "    if (col0 < {3}) {{\n"
           "#pragma unroll\n"
           "      for (int v = 0; v < {2}; ++v)\n"
-          "        kiln_parts[({4} + blockIdx.x) * {3} + col0 + v] = {5};\n"
+          "        kiln_parts[({4} + blockIdx.x) * {3} + col0 + v] = colsum{5}[g * {2} + v];\n"
           "    }}\n"
           "  }}\n",
-          groups, block, width, k.cols, static_cast<int64_t>(c++) * blocks,
-          column_partial(node(p, i).out, fmt::format("g * {} + v", width)));
+          groups, block, width, k.cols, static_cast<int64_t>(c++) * blocks, node(p, i).out);
     }
     // The finish: tiles of 32 columns, a lane per column; its warps (slices) split the blocks'
     // partials, combined in slice order.
@@ -778,7 +748,7 @@ void write_kernel(const loopir::Program& p, const Kernel& k, const Target& targe
   in_params.push_back("int* kiln_status");
   const std::string workspace = "unsigned char* __restrict__ kiln_workspace";
   std::string body;
-  KernelWriter w{p, k, target, sites, kernel_ranges(k.rows, k.cols), {}, 0, false, {}};
+  KernelWriter w{p, k, target, sites, kernel_ranges(k.rows, k.cols), {}, 0};
   bool reduces =
       std::any_of(k.nodes.begin(), k.nodes.end(), [&](int i) { return node(p, i).reduce != ReduceKind::None; });
   int width = 1;
@@ -806,7 +776,6 @@ void write_kernel(const loopir::Program& p, const Kernel& k, const Target& targe
                          gk.finish.block, k.name, signature, w.finish);
   }
   if (width == 1 || args.empty()) {
-    if (!w.file_scope.empty()) out += "\n" + w.file_scope;
     out += fmt::format("\nextern \"C\" __global__ void __launch_bounds__({}) {}({}) {{\n{}}}\n", bounds, k.name,
                        signature, body);
     out += finish;
@@ -823,7 +792,6 @@ void write_kernel(const loopir::Program& p, const Kernel& k, const Target& targe
   }
   const std::string call_args =
       fmt::format("{}, kiln_status{}", fmt::join(args, ", "), gk.workspace_bytes > 0 ? ", kiln_workspace" : "");
-  if (!w.file_scope.empty()) out += "\n" + w.file_scope;
   out += fmt::format(
       "\ntemplate <int kAlign>\n__device__ __forceinline__ void {0}_body({1}) {{\n{2}{3}}}\n"
       "extern \"C\" __global__ void __launch_bounds__({4}) {0}({5}) {{\n"

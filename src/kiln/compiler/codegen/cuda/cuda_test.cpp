@@ -263,24 +263,6 @@ TEST(CudaCodegen, ColumnSumsRideTheRowKernel) {
   EXPECT_EQ(doubles.kernels[0].workspace_bytes, 16 * 64 * 8);
 }
 
-// Target::column_sums_in_shared: the partials in a shared array at file scope (one for both
-// bodies, aligned and not), thread t's j-th column at j * block + t; the same kernels otherwise.
-TEST(CudaCodegen, ColumnSumsInSharedMemoryWhereTheTargetAsks) {
-  Target shared = sm90();
-  shared.column_sums_in_shared = true;
-  const std::vector<Tensor> inputs{randn({512, 2048})};
-  testing::Compiled c = testing::compiled(&columns_fn, inputs, &shared);
-  GeneratedSource g = generate_cuda(c.program, c.schedule, shared);
-  const std::string& name = g.kernels[0].name;
-  EXPECT_NE(g.code.find("__shared__ float " + name + "_colsum"), std::string::npos) << g.code;
-  EXPECT_NE(g.code.find("[(j) * blockDim.x + threadIdx.x] += "), std::string::npos) << g.code;
-  EXPECT_EQ(g.code.find("float colsum"), std::string::npos) << "no register array:\n" << g.code;
-  EXPECT_GT(compile_cuda(g.code, shared.arch).cubin.size(), 0u);
-  GeneratedSource in_registers = cuda_source(&columns_fn, inputs);
-  EXPECT_EQ(in_registers.code.find("_colsum"), std::string::npos) << in_registers.code;
-  EXPECT_EQ(g.kernels[0].launch.grid, in_registers.kernels[0].launch.grid);
-}
-
 TEST(CudaCodegen, ColumnSumsOfLongerRowsThanRegistersHoldRunAlone) {
   // 1024 threads x 16 columns: rows of 16385 take the column reduction's kernel.
   testing::Compiled gpu = testing::compiled(&columns_fn, {randn({2, 16385})}, &sm90());
