@@ -7,7 +7,9 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <string_view>
 #include <tuple>
+#include <vector>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -31,6 +33,22 @@ namespace {
 constexpr const char* kSource =
 #include "kiln/kernels/cuda/flash_attention_source.inc"
     ;
+
+// The variants compiled ahead of time (scripts/precompile_flash.py, at kiln's build).
+#include "kiln/kernels/cuda/flash_attention_cubins.inc"
+
+struct Precompiled {
+  std::string_view arch, options;
+  const char* begin;
+  const char* end;
+};
+
+const std::vector<Precompiled>& precompiled() {
+#define KILN_FLASH_ENTRY(arch, options, begin, end) Precompiled{arch, options, begin, end},
+  static const std::vector<Precompiled> table = {KILN_FLASH_CUBINS(KILN_FLASH_ENTRY)};
+#undef KILN_FLASH_ENTRY
+  return table;
+}
 
 struct Loaded {
   std::unique_ptr<cuda::Module> module;
@@ -191,10 +209,19 @@ FlashAttentionShape flash_attention_shape(int64_t head_size, FlashAttentionShape
   return shape;
 }
 
-std::string flash_attention_cubin(const std::string& arch, const FlashAttentionVariant& v) {
-  const cuda::Nvrtc& nvrtc = cuda::nvrtc();
+namespace {
+
+const Precompiled* find_precompiled(std::string_view arch, std::string_view options) {
+  for (const Precompiled& p : precompiled()) {
+    if (p.arch == arch && p.options == options) return &p;
+  }
+  return nullptr;
+}
+
+// The NVRTC options of `v`: what the kernel's source is compiled with, and the precompiled table's key.
+std::vector<std::string> nvrtc_options(const FlashAttentionVariant& v) {
   const FlashAttentionShape shape = flash_attention_shape(v.head_size, v.shape);
-  const std::vector<std::string> options = {
+  return {
       "-std=c++17",
       fmt::format("-DKILN_ATT_HALF={}", v.half ? 1 : 0),
       fmt::format("-DKILN_ATT_D={}", v.head_size),
@@ -204,6 +231,22 @@ std::string flash_attention_cubin(const std::string& arch, const FlashAttentionV
       fmt::format("-DKILN_ATT_MT={}", shape.m_tiles),
       fmt::format("-DKILN_ATT_KEYS={}", shape.keys),
   };
+}
+
+}  // namespace
+
+bool flash_attention_precompiled(const std::string& arch, const FlashAttentionVariant& v) {
+  return find_precompiled(arch, fmt::format("{}", fmt::join(nvrtc_options(v), " "))) != nullptr;
+}
+
+std::string flash_attention_cubin(const std::string& arch, const FlashAttentionVariant& v) {
+  const std::vector<std::string> options = nvrtc_options(v);
+  const std::string joined = fmt::format("{}", fmt::join(options, " "));
+  if (const Precompiled* p = find_precompiled(arch, joined)) {
+    KILN_LOG("compile", "flash attention ({}): precompiled for {}", joined, arch);
+    return std::string(p->begin, p->end);
+  }
+  const cuda::Nvrtc& nvrtc = cuda::nvrtc();
   Sha256 h;
   h.update(kSource).update(arch).update(fmt::format("NVRTC {}.{}", nvrtc.major, nvrtc.minor));
   for (const auto& o : options) h.update("\n").update(o);
@@ -212,8 +255,7 @@ std::string flash_attention_cubin(const std::string& arch, const FlashAttentionV
   std::string cubin = cached_bytes(
       h.hex_digest(), ".cubin", [&] { return cuda::compile_cubin(kSource, "flash_attention.cu", arch, {}, options); },
       from_cache);
-  KILN_LOG("compile", "flash attention ({}): {} in {:.1f} ms", fmt::join(options, " "),
-           from_cache ? "cache hit" : "built by NVRTC",
+  KILN_LOG("compile", "flash attention ({}): {} in {:.1f} ms", joined, from_cache ? "cache hit" : "built by NVRTC",
            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
   return cubin;
 }

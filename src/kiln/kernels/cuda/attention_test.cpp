@@ -24,6 +24,30 @@ namespace {
 const Device kCuda{DeviceType::CUDA, 0};
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
+// The common variants are compiled at kiln's build (by the NVRTC the tests find too) and linked into
+// libkiln: a graph's first attention loads one rather than waiting for NVRTC.
+TEST(CudaAttention, CommonVariantsArePrecompiled) {
+  if (!cuda::nvrtc_available()) GTEST_SKIP() << "no NVRTC: the build precompiled nothing";
+  for (const std::string arch : {"sm_80", "sm_90"}) {
+    for (bool half : {false, true}) {
+      for (int64_t d : {64, 128}) {
+        for (int mask : {0, 1, 2}) {
+          kernels::FlashAttentionVariant v{.half = half, .head_size = d, .mask = mask};
+          EXPECT_TRUE(kernels::flash_attention_precompiled(arch, v)) << arch << " " << half << " " << d << " " << mask;
+        }
+      }
+    }
+    EXPECT_TRUE(kernels::flash_attention_precompiled(arch, {.head_size = 64, .causal = true}));
+  }
+  EXPECT_FALSE(kernels::flash_attention_precompiled("sm_90", {.head_size = 16}));
+  EXPECT_FALSE(kernels::flash_attention_precompiled("sm_90", {.head_size = 64, .shape = {8, 1, 64}}));
+  EXPECT_FALSE(kernels::flash_attention_precompiled("sm_100", {.head_size = 64}));
+  const std::string cubin = kernels::flash_attention_cubin("sm_90", {.head_size = 64, .mask = 1});
+  EXPECT_EQ(cubin.substr(0, 4), std::string("\x7f"
+                                            "ELF",
+                                            4));
+}
+
 TEST(CudaAttention, EveryVariantCompilesWithNvrtc) {
   if (!cuda::nvrtc_available()) GTEST_SKIP() << "NVRTC is not installed";
   for (bool half : {false, true}) {
