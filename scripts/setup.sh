@@ -8,7 +8,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # ocl-icd-opencl-dev: libdnnl-dev's CMake config finds OpenCL headers, a package it only recommends.
-# python3 (standard library only): the layer check CTest runs (scripts/check_layers.py).
+# python3 (standard library only): the layer check CTest runs (scripts/check_layers.py), and the build
+# compiles the flash kernel's common variants with it where it finds NVRTC (scripts/precompile_flash.py).
 # zlib1g-dev: import/zip.cpp inflates DEFLATE entries of zip archives and checks CRC-32s.
 # pkg-config: tests/install builds a program against the installed kiln with kiln.pc.
 packages=(g++ clang cmake ninja-build ccache make libfmt-dev libdnnl-dev ocl-icd-opencl-dev
