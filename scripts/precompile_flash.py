@@ -4,12 +4,13 @@ with NVRTC, for the variants most calls take, so that libkiln carries their cubi
 (a compiled graph's cold start) loads one instead of waiting a second for NVRTC. Any other variant,
 or a GPU of another architecture, is still compiled at its first call (kernels/cuda/attention.cpp).
 
-    precompile_flash.py SOURCE OUT_DIR [--nvrtc DIR] [--arch sm_80,sm_90]
+    precompile_flash.py SOURCE OUT_DIR [--nvrtc DIR[:DIR...]] [--arch sm_80,sm_90]
 
 Writes OUT_DIR/flash_attention_cubins.S (each cubin by .incbin, between two symbols) and
 OUT_DIR/flash_attention_cubins.inc (KILN_FLASH_CUBINS(X): X(arch, options, begin, end) per cubin).
 The options are those the runtime passes NVRTC for the variant, joined by spaces: the table's key.
-Without NVRTC (no DIR, or no libnvrtc there), both files are written with no cubin.
+NVRTC is looked for in the DIRs, then where kiln looks at run time (KILN_CUDA_HOME, CUDA's default
+install location); without it both files are written with no cubin.
 
 The variants: float16 and bfloat16 queries; head sizes 64 and 128; no mask (causal or not), a mask
 of the queries' dtype, a float32 mask; each with the default shape (kernels/cuda/attention.h:
@@ -40,19 +41,36 @@ def variants():
                 ]
 
 
-def load_nvrtc(directory):
-    if not directory:
-        return None
-    # NVRTC opens its builtins library by name: loaded first from the same directory, it is found.
-    for path in sorted(glob.glob(os.path.join(directory, "libnvrtc-builtins.so*"))):
-        try:
-            ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
-            break
-        except OSError:
+def nvrtc_directories(given):
+    """`given` first (the pinned wheel's, from CMake), then where the runtime also looks
+    (cuda/nvrtc.cpp): KILN_CUDA_HOME, CUDA's default install location (and, last, the loader's path)."""
+    dirs = [d for d in given.split(":") if d]
+    home = os.environ.get("KILN_CUDA_HOME")
+    if home:
+        dirs += [os.path.join(home, "lib64"), os.path.join(home, "lib")]
+    return dirs + ["/usr/local/cuda/lib64", "/usr/local/cuda/targets/x86_64-linux/lib"]
+
+
+def load_nvrtc(directories):
+    for directory in directories:
+        libraries = sorted(glob.glob(os.path.join(directory, "libnvrtc.so*")))
+        if not libraries:
             continue
-    for path in sorted(glob.glob(os.path.join(directory, "libnvrtc.so*"))):
+        # NVRTC opens its builtins library by name: loaded first from the same directory, it is found.
+        for path in sorted(glob.glob(os.path.join(directory, "libnvrtc-builtins.so*"))):
+            try:
+                ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+                break
+            except OSError:
+                continue
+        for path in libraries:
+            try:
+                return ctypes.CDLL(path)
+            except OSError:
+                continue
+    for name in ("libnvrtc.so.13", "libnvrtc.so"):  # the dynamic loader's own path, last
         try:
-            return ctypes.CDLL(path)
+            return ctypes.CDLL(name)
         except OSError:
             continue
     return None
@@ -89,7 +107,7 @@ def main():
     ap.add_argument("--arch", default="sm_80,sm_90")
     args = ap.parse_args()
     os.makedirs(args.out_dir, exist_ok=True)
-    nvrtc = load_nvrtc(args.nvrtc)
+    nvrtc = load_nvrtc(nvrtc_directories(args.nvrtc))
     jobs = []
     if nvrtc is not None:
         jobs = [(arch, options) for arch in args.arch.split(",") for options in variants()]
