@@ -80,13 +80,16 @@ TEST(CompiledCuda, RowReductionsMatchEager) {
 
 // Sums of rows kept in registers add each thread's floats in a float partial first
 // (Target::float_partials): where that overflows (values near float's largest, of opposite signs),
-// the thread adds its values again in double, so the sums are float64's rounded once (a float
-// accumulator, as eager's and PyTorch's, would give inf or NaN here).
+// the thread adds its values again in double, so the sums keep double's range (a float accumulator,
+// as eager's and PyTorch's, would give inf or NaN here), in the first pass of a row and in a later
+// one that reads the row from registers after a reduction (x gated by its row's max, summed).
 TEST(CompiledCuda, RowSumsPastFloatRangeAddInDouble) {
   if (!have_gpu()) GTEST_SKIP() << device_unavailable_reason(DeviceType::CUDA);
   Fn fn = [](const std::vector<Tensor>& in) {
     auto [v, m] = var_mean(in[0], IntArrayRef{1}, std::nullopt, false);
-    return std::vector<Tensor>{sum(in[0], {1}), mean(in[0], {1}), m};
+    // A second pass of one row kernel (after amax's block reduction), beside a stored output.
+    Tensor gated = mul(in[0], gt(amax(in[0], {1}, true), 0));
+    return std::vector<Tensor>{sum(in[0], {1}), mean(in[0], {1}), m, sum(gated, {1}), mul(in[0], 0.5)};
   };
   const float big = 3e38f;
   for (int64_t cols : {64, 2048, 4096}) {

@@ -1,10 +1,12 @@
 #include "kiln/compiler/prebuild.h"
 
 #include <optional>
+#include <string>
 #include <system_error>
+#include <utility>
+#include <vector>
 
 #include "kiln/ops/api.h"
-#include "kiln/ops/prebuild.h"
 #include "kiln/support/log.h"
 
 namespace kiln::compiler {
@@ -32,33 +34,43 @@ Stack meta_arguments(const loopir::Program& p, const loopir::ExternCall& call) {
   return stack;
 }
 
+struct Job {
+  const Prebuild* prebuild;  // an OpAttr's value: set once, lives as long as the attribute
+  std::string op;
+  Stack args;
+};
+
 }  // namespace
 
-Prebuilds::Prebuilds(const loopir::Program& p, const Target& target) {
-  if (target.device.is_cpu()) return;
-  const OpAttr<Prebuild>& prebuilds = prebuild_attr(backend_key(target.device));
+Prebuilds::Prebuilds(const loopir::Program& p, const Target& target, const OpAttr<Prebuild>* prebuilds) {
+  if (!prebuilds) {
+    if (target.device.is_cpu()) return;
+    prebuilds = &prebuild_attr(backend_key(target.device));
+  }
+  std::vector<Job> jobs;
   for (const auto& step : p.steps) {
     const auto* call = std::get_if<loopir::ExternCall>(&step);
-    const Prebuild* prebuild = call ? prebuilds.get(call->op) : nullptr;
-    if (!prebuild) continue;
-    std::string name = call->op->schema().qualified_name();
-    Stack args = meta_arguments(p, *call);
-    try {
-      threads_.emplace_back([prebuild, args = std::move(args), name, device = target.device] {
-        try {
-          (*prebuild)(args, device);
-        } catch (const std::exception& e) {
-          KILN_LOG("compile", "prebuild of {} on {}: {}", name, device, e.what());
-        }
-      });
-    } catch (const std::system_error&) {
-      return;  // no thread to be had: the call builds its kernel when it first runs
-    }
+    const Prebuild* prebuild = call ? prebuilds->get(call->op) : nullptr;
+    if (prebuild) jobs.push_back({prebuild, call->op->schema().qualified_name(), meta_arguments(p, *call)});
   }
-}
-
-Prebuilds::~Prebuilds() {
-  for (auto& t : threads_) t.join();
+  if (jobs.empty()) return;
+  const size_t count = jobs.size();
+  try {
+    thread_ = std::jthread([jobs = std::move(jobs), device = target.device] {
+      for (const Job& job : jobs) {
+        try {
+          (*job.prebuild)(job.args, device);
+        } catch (const std::exception& e) {
+          KILN_LOG("compile", "prebuild of {} on {}: {}", job.op, device, e.what());
+        } catch (...) {
+          KILN_LOG("compile", "prebuild of {} on {}: an exception that is not a std::exception", job.op, device);
+        }
+      }
+    });
+  } catch (const std::system_error&) {
+    return;  // no thread to be had: each call builds its kernel when it first runs
+  }
+  started_ = count;
 }
 
 }  // namespace kiln::compiler

@@ -38,26 +38,49 @@ TEST(Prebuilds, SeeTheCallsArgumentsAsMetaTensors) {
   for (int i = 0; i < 3; ++i) in.push_back(randn({1, 2, 64, 64}).to(DType::BFloat16));
   static const Target cuda = cuda_target_for_arch("sm_90");
   testing::Compiled c = testing::compiled(&attention_fn, in, &cuda);
-  // The sort's CUDA prebuild (a test's: sort has none of its own) sees a meta [1, 2, 64, 64] tensor.
+  // A test's own prebuilds (an attribute of its own: the global ones stay as they are), for the
+  // sort: it sees a meta [1, 2, 64, 64] tensor, once per call, on one thread.
   OpHandle sort = nullptr;
   for (const auto& step : c.program.steps) {
     const auto* call = std::get_if<loopir::ExternCall>(&step);
     if (call && call->op->name() != "kiln::attention") sort = call->op;
   }
   ASSERT_NE(sort, nullptr);
+  static OpAttr<Prebuild> mine("prebuild.test_meta_arguments");
   static std::atomic<int> seen{0};
   static std::vector<int64_t> sizes;
   static bool meta = false;
-  prebuild_attr(DispatchKey::CUDA).set(sort, [](const Stack& args, Device) {
-    const Tensor& t = args.at(0).to_tensor();
-    sizes = t.sizes().vec();
-    meta = t.device().is_meta();
-    ++seen;
-  });
-  { Prebuilds running(c.program, cuda); }
+  if (!mine.has(sort)) {
+    mine.set(sort, [](const Stack& args, Device) {
+      const Tensor& t = args.at(0).to_tensor();
+      sizes = t.sizes().vec();
+      meta = t.device().is_meta();
+      ++seen;
+    });
+  }
+  seen = 0;
+  {
+    Prebuilds running(c.program, cuda, &mine);
+    EXPECT_EQ(running.started(), 1u);
+  }
   EXPECT_EQ(seen.load(), 1);
   EXPECT_EQ(sizes, (std::vector<int64_t>{1, 2, 64, 64}));
   EXPECT_TRUE(meta);
+}
+
+// A prebuild that throws, whatever it throws, is logged and forgotten.
+TEST(Prebuilds, AThrowingPrebuildIsForgotten) {
+  std::vector<Tensor> in;
+  for (int i = 0; i < 3; ++i) in.push_back(randn({1, 2, 64, 64}).to(DType::BFloat16));
+  static const Target cuda = cuda_target_for_arch("sm_90");
+  testing::Compiled c = testing::compiled(&attention_fn, in, &cuda);
+  static OpAttr<Prebuild> throwing("prebuild.test_throwing");
+  for (const auto& step : c.program.steps) {
+    const auto* call = std::get_if<loopir::ExternCall>(&step);
+    if (call && !throwing.has(call->op)) throwing.set(call->op, [](const Stack&, Device) { throw 42; });
+  }
+  Prebuilds running(c.program, cuda, &throwing);
+  EXPECT_EQ(running.started(), 2u);
 }
 
 }  // namespace

@@ -50,9 +50,9 @@ struct Target {
   // flight: a float32 kernel's 16-byte groups, 2 of them; KILN_CUDA_POINTWISE_GROUPS overrides it).
   int pointwise_groups = 2;
   // A CUDA row kernel that keeps its row in registers adds each thread's float values of a sum in a
-  // float partial, widened once to the double accumulator the block combines (a partial that is not
-  // finite is added again in double): the accumulator's precision where it matters, without a
-  // conversion to double per element (a sixteenth of a multiprocessor's float rate on sm_90).
+  // float partial (its 16-32 values rounded in float), widened once to the double accumulator the
+  // block combines (a partial that is not finite is added again in double: double's range), without
+  // a conversion to double per element (a sixteenth of a multiprocessor's float rate on sm_90).
   // KILN_CUDA_FLOAT_PARTIALS=0 turns it off, for tuning.
   bool float_partials = true;
   FusionLimits fusion;

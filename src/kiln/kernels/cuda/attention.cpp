@@ -1,6 +1,7 @@
-// kiln::attention on CUDA tensors: the flash kernel of flash_attention.cu, compiled by NVRTC for the
-// device's architecture at its first use with each head size, dtype and mask kind, kept in the
-// content-addressed cache (support/content_cache.h) and loaded once per process and device.
+// kiln::attention on CUDA tensors: the flash kernel of flash_attention.cu, for the device's
+// architecture: its common variants compiled at kiln's build and carried in libkiln, any other
+// compiled by NVRTC at its first use and kept in the content-addressed cache
+// (support/content_cache.h); loaded once per process and device.
 // Float16 and bfloat16 queries with head sizes that are multiples of 16 up to 128; anything else is
 // a kiln::Error saying so (the CUDA target fuses only what this takes: compiler/target.cpp).
 #include <chrono>
@@ -27,15 +28,16 @@
 #include "kiln/support/log.h"
 #include "kiln/support/sha256.h"
 
+// The variants compiled ahead of time (scripts/precompile_flash.py, at kiln's build): the cubins'
+// symbols (extern "C") and KILN_FLASH_CUBINS.
+#include "kiln/kernels/cuda/flash_attention_cubins.inc"
+
 namespace kiln::kernels {
 namespace {
 
 constexpr const char* kSource =
 #include "kiln/kernels/cuda/flash_attention_source.inc"
     ;
-
-// The variants compiled ahead of time (scripts/precompile_flash.py, at kiln's build).
-#include "kiln/kernels/cuda/flash_attention_cubins.inc"
 
 struct Precompiled {
   std::string_view arch, options;
@@ -68,7 +70,14 @@ const Loaded& kernel_for(int device, const FlashAttentionVariant& v) {
   auto it = loaded.find(k);
   if (it != loaded.end()) return it->second;
   Loaded l;
-  l.module = std::make_unique<cuda::Module>(device, flash_attention_cubin(arch, v));
+  try {
+    l.module = std::make_unique<cuda::Module>(device, flash_attention_cubin(arch, v));
+  } catch (const Error&) {
+    // A precompiled cubin this driver does not load (an older driver than the build's NVRTC): the
+    // variant is built here, by the NVRTC the driver goes with.
+    if (!flash_attention_precompiled(arch, v)) throw;
+    l.module = std::make_unique<cuda::Module>(device, flash_attention_cubin(arch, v, /*precompiled=*/false));
+  }
   l.function = l.module->function("kiln_flash_attention");
   if (v.mask == 1) {
     l.mask_summary = l.module->function("kiln_attention_mask_summary");
@@ -239,10 +248,12 @@ bool flash_attention_precompiled(const std::string& arch, const FlashAttentionVa
   return find_precompiled(arch, fmt::format("{}", fmt::join(nvrtc_options(v), " "))) != nullptr;
 }
 
-std::string flash_attention_cubin(const std::string& arch, const FlashAttentionVariant& v) {
+size_t flash_attention_precompiled_count() { return precompiled().size(); }
+
+std::string flash_attention_cubin(const std::string& arch, const FlashAttentionVariant& v, bool use_precompiled) {
   const std::vector<std::string> options = nvrtc_options(v);
   const std::string joined = fmt::format("{}", fmt::join(options, " "));
-  if (const Precompiled* p = find_precompiled(arch, joined)) {
+  if (const Precompiled* p = use_precompiled ? find_precompiled(arch, joined) : nullptr) {
     KILN_LOG("compile", "flash attention ({}): precompiled for {}", joined, arch);
     return std::string(p->begin, p->end);
   }
@@ -266,9 +277,12 @@ const KernelRegistrar kRegister([](Registry& r) {
   def_structured<&meta::attention, &attention_cuda>(r, "kiln::attention", DispatchKey::CUDA);
   // A compiled graph's attention: its variant built and loaded while the graph's kernels build.
   prebuild_attr(DispatchKey::CUDA).set(r.get("kiln::attention"), [](const Stack& args, Device device) {
+    // kiln::attention(query, key, value, attn_mask, scale, is_causal); the call checks the rest.
+    KILN_CHECK(args.size() == 6, "kiln::attention's prebuild: {} arguments, 6 expected", args.size());
     const Tensor& query = args.at(0).to_tensor();
     const DType dt = query.dtype();
-    if (query.dim() != 4 || query.numel() == 0 || (dt != DType::BFloat16 && dt != DType::Float16))
+    const int64_t d = query.dim() == 4 ? query.size(3) : 0;
+    if (query.numel() == 0 || (dt != DType::BFloat16 && dt != DType::Float16) || d <= 0 || d % 16 != 0 || d > 128)
       return;  // the call refuses or does nothing
     std::optional<Tensor> mask;
     if (!args.at(3).is_none()) mask = args.at(3).to_tensor();

@@ -37,14 +37,19 @@ FlashAttentionShape flash_attention_shape(int64_t head_size, FlashAttentionShape
 // with its defaults (flash_attention_shape).
 FlashAttentionVariant flash_attention_variant(const Tensor& query, const std::optional<Tensor>& attn_mask,
                                               bool is_causal, FlashAttentionShape shape = {});
-// The cubin of `v` for `arch` ("sm_90"): precompiled, or from the content-addressed cache, or built by NVRTC (its
-// key hashes the kernel's source, the options, the architecture and NVRTC's version). Throws
-// kiln::Error with NVRTC's log when it does not compile, or "NVRTC was not found".
-std::string flash_attention_cubin(const std::string& arch, const FlashAttentionVariant& v);
+// The cubin of `v` for `arch` ("sm_90"): the one libkiln carries (flash_attention_precompiled), else
+// from the content-addressed cache or built by NVRTC (the cache key hashes the kernel's source, the
+// options, the architecture and NVRTC's version); `use_precompiled` false skips the first. Where
+// NVRTC is needed, throws kiln::Error with its log when the variant does not compile, or "NVRTC
+// was not found".
+std::string flash_attention_cubin(const std::string& arch, const FlashAttentionVariant& v, bool use_precompiled = true);
+// How many variants libkiln carries compiled (0 where its build found no NVRTC).
+size_t flash_attention_precompiled_count();
 
 // Whether libkiln carries `v` compiled for `arch` (scripts/precompile_flash.py: float16 and bfloat16,
 // head sizes 64 and 128, each mask kind, the default shape, for sm_80 and sm_90, where the build had
-// NVRTC): flash_attention_cubin then returns it without NVRTC.
+// NVRTC): flash_attention_cubin then returns it without NVRTC. The script repeats the default shape
+// of flash_attention_shape (4 warps, 2 row tiles up to head size 64 else 1, 64 keys): change both.
 bool flash_attention_precompiled(const std::string& arch, const FlashAttentionVariant& v);
 // kiln::attention's CUDA kernel with a chosen shape, writing `out` (contiguous, the queries' sizes
 // and dtype): what the registered kernel runs with the default shape; benchmarks try others.

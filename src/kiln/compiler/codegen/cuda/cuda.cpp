@@ -388,9 +388,9 @@ struct KernelWriter {
     bool stored_elements = false;  // by a pass so far
     int vectors = 0;               // the non-persistent form's vector load arrays
     for (size_t a = 0; a < passes.size(); ++a) {
-      // Elements an earlier pass stored may be read back (by the fusion rule, only where the same
-      // thread stored them; the barrier is kept should any other thread read them). Reductions'
-      // results pass in registers; their exchanges begin with a barrier of their own.
+      // A barrier after any pass that stored elements, which a later pass may read back (the
+      // fusion rule has the same thread read them; the barrier does not rely on it). Reductions'
+      // results pass in registers, and each block exchange begins with a barrier of its own.
       if (a > 0 && stored_elements) text += warp_rows ? "    __syncwarp();\n" : "    __syncthreads();\n";
       std::string body, after, group_before, group_after;
       std::set<int> staged;
@@ -566,7 +566,10 @@ struct KernelWriter {
     }
     std::map<int, std::string> again = locals;  // values kept in registers are read from there
     BodyWriter w = writer(again, body, indent, fmt::format("f{}_", a));
-    w.set_load_cache(&loads);  // the row's loads, kept by the pass
+    // The row's loads, kept by the pass; a load first seen here is read again, never kept (a
+    // register array filled only in this unlikely branch would be read unfilled by later passes).
+    BodyWriter::LoadCache held{loads.held, nullptr};
+    w.set_load_cache(&held);
     for (int i : pass) {
       const LoopNode& nd = node(p, i);
       const bool partial = std::find(partials.begin(), partials.end(), i) != partials.end();
