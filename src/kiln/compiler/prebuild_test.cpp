@@ -20,24 +20,32 @@ std::vector<Tensor> attention_fn(const std::vector<Tensor>& x) {
   return {matmul(softmax(scores, -1), x[2]), argsort(x[0], -1)};
 }
 
-TEST(Prebuilds, StartForExternCallsWithAPrebuildOnTheTargetsDevice) {
+// Queries, keys and values of bfloat16: the CUDA target's attention call.
+std::vector<Tensor> inputs() {
   std::vector<Tensor> in;
   for (int i = 0; i < 3; ++i) in.push_back(randn({1, 2, 64, 64}).to(DType::BFloat16));
-  static const Target cuda = cuda_target_for_arch("sm_90");
-  testing::Compiled c = testing::compiled(&attention_fn, in, &cuda);
+  return in;
+}
+
+const Target& sm90() {
+  static const Target t = cuda_target_for_arch("sm_90");
+  return t;
+}
+
+TEST(Prebuilds, StartForExternCallsWithAPrebuildOnTheTargetsDevice) {
+  const Target& cuda = sm90();
+  testing::Compiled c = testing::compiled(&attention_fn, inputs(), &cuda);
   int externs = 0;
   for (const auto& step : c.program.steps) externs += std::holds_alternative<loopir::ExternCall>(step) ? 1 : 0;
   ASSERT_GE(externs, 2) << "the attention and the argsort's sort are extern calls";
   EXPECT_EQ(Prebuilds(c.program, cuda).started(), 1u) << "the attention's flash kernel, not the sort";
-  testing::Compiled on_cpu = testing::compiled(&attention_fn, in, &cpu_target());
+  testing::Compiled on_cpu = testing::compiled(&attention_fn, inputs(), &cpu_target());
   EXPECT_EQ(Prebuilds(on_cpu.program, cpu_target()).started(), 0u);
 }
 
 TEST(Prebuilds, SeeTheCallsArgumentsAsMetaTensors) {
-  std::vector<Tensor> in;
-  for (int i = 0; i < 3; ++i) in.push_back(randn({1, 2, 64, 64}).to(DType::BFloat16));
-  static const Target cuda = cuda_target_for_arch("sm_90");
-  testing::Compiled c = testing::compiled(&attention_fn, in, &cuda);
+  const Target& cuda = sm90();
+  testing::Compiled c = testing::compiled(&attention_fn, inputs(), &cuda);
   // A test's own prebuilds (an attribute of its own: the global ones stay as they are), for the
   // sort: it sees a meta [1, 2, 64, 64] tensor, once per call, on one thread.
   OpHandle sort = nullptr;
@@ -70,10 +78,8 @@ TEST(Prebuilds, SeeTheCallsArgumentsAsMetaTensors) {
 
 // A prebuild that throws, whatever it throws, is logged and forgotten.
 TEST(Prebuilds, AThrowingPrebuildIsForgotten) {
-  std::vector<Tensor> in;
-  for (int i = 0; i < 3; ++i) in.push_back(randn({1, 2, 64, 64}).to(DType::BFloat16));
-  static const Target cuda = cuda_target_for_arch("sm_90");
-  testing::Compiled c = testing::compiled(&attention_fn, in, &cuda);
+  const Target& cuda = sm90();
+  testing::Compiled c = testing::compiled(&attention_fn, inputs(), &cuda);
   static OpAttr<Prebuild> throwing("prebuild.test_throwing");
   for (const auto& step : c.program.steps) {
     const auto* call = std::get_if<loopir::ExternCall>(&step);

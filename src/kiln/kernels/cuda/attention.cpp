@@ -76,7 +76,7 @@ const Loaded& kernel_for(int device, const FlashAttentionVariant& v) {
     // A precompiled cubin this driver does not load (an older driver than the build's NVRTC): the
     // variant is built here, by the NVRTC the driver goes with.
     if (!flash_attention_precompiled(arch, v)) throw;
-    l.module = std::make_unique<cuda::Module>(device, flash_attention_cubin(arch, v, /*precompiled=*/false));
+    l.module = std::make_unique<cuda::Module>(device, flash_attention_cubin(arch, v, /*use_precompiled=*/false));
   }
   l.function = l.module->function("kiln_flash_attention");
   if (v.mask == 1) {

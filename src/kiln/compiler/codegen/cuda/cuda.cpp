@@ -476,12 +476,7 @@ struct KernelWriter {
       // The group's elements at col0 + v; j numbers the thread's elements of the row (the register
       // arrays' index, persistent form).
       const std::string element = persistent ? fmt::format("{}const int j = g * {} + v;\n", indent, width) : "";
-      const std::string group = fmt::format(
-          "{0}"
-          "#pragma unroll\n"
-          "{1}for (int v = 0; v < {2}; ++v) {{\n"
-          "{1}  const int64_t col = col0 + v;\n{3}{4}{1}}}\n{5}",
-          group_before, indent.substr(2), width, element, body, group_after);
+      const std::string group = group_before + element_loop(indent, width, element, body) + group_after;
       if (persistent) {
         // The unrolled loop over the thread's vector groups of the row.
         auto loop = [&](const std::string& inner) {
@@ -535,6 +530,17 @@ struct KernelWriter {
                        text);
   }
 
+  // The unrolled loop over a vector group's `width` elements (at col0 + v), `body` once per element
+  // after `element` (the persistent form's register index j).
+  static std::string element_loop(const std::string& indent, int width, const std::string& element,
+                                  const std::string& body) {
+    return fmt::format(
+        "#pragma unroll\n"
+        "{0}for (int v = 0; v < {1}; ++v) {{\n"
+        "{0}  const int64_t col = col0 + v;\n{2}{3}{0}}}\n",
+        indent.substr(2), width, element, body);
+  }
+
   // A sum of float values in a double accumulator (floats widened to double by the graph count as
   // floats: var's sums of its rows): what a float partial may add first.
   static const ScalarExpr& widened_float(const ScalarExpr& value) {
@@ -581,13 +587,8 @@ struct KernelWriter {
       if (nd.reduce == ReduceKind::None) again[nd.out] = v;
       else body += fmt::format("{}acc{} += static_cast<double>({});\n", indent, nd.out, v);
     }
-    const std::string group = fmt::format(
-        "#pragma unroll\n"
-        "{0}for (int v = 0; v < {1}; ++v) {{\n"
-        "{0}  const int64_t col = col0 + v;\n{2}{3}{0}}}\n",
-        indent.substr(2), width, element, body);
     return out + fmt::format("    if (__builtin_expect({}, 0)) {{  // the sums again, in double\n{}{}    }}\n", check,
-                             reset, loop(group));
+                             reset, loop(element_loop(indent, width, element, body)));
   }
 
   // A row kernel's column sums (Kernel::columns; the persistent form, block per row): each thread

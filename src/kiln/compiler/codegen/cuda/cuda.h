@@ -15,7 +15,9 @@
 //     in block order, so the input is read once;
 //   - column reductions (the reduced dim outside): a lane per output, coalesced across the warp,
 //     and the reduced dim split over the block's warps, combined in a fixed order.
-// Float sums and products accumulate in double, as the CPU's do; 16-bit floats compute in float32.
+// Float sums and products accumulate in double, as the CPU's do (where a row stays in registers, a
+// thread adds its float values in a float partial first, widened once: Target::float_partials);
+// 16-bit floats compute in float32.
 #pragma once
 
 #include "kiln/compiler/target.h"
