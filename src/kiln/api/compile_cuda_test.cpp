@@ -170,6 +170,13 @@ TEST(CompiledCuda, ColumnSumsOfRowKernelsMatchEager) {
   expect_matches_eager(fn, {randn({4096, 512}).to(DType::BFloat16)}, 1e-2, 1e-2);
   Fn transposed = [&](const std::vector<Tensor>& in) { return fn({in[0].t()}); };
   expect_matches_eager(transposed, {randn({700, 900})}, 1e-4, 1e-4);
+  // An input 4 bytes past a 16-byte boundary: the kernel's unaligned path, which stages no loads.
+  const int64_t n = 600 * 512;
+  Tensor flat = randn({n + 1});
+  std::vector<Tensor> want_offset = fn({view(slice(flat, 0, 1, n + 1), {600, 512})});
+  std::vector<Tensor> got_offset = compile(fn)({view(slice(flat.to(kCuda), 0, 1, n + 1), {600, 512})});
+  for (size_t i = 0; i < got_offset.size(); ++i)
+    expect_close(got_offset[i].cpu(), want_offset[i], 1e-4, 1e-4, "offset input, output " + std::to_string(i));
   Tensor x = randn({5000, 1000});
   std::vector<Tensor> want = fn({x});
   auto compiled = compile(fn);

@@ -55,6 +55,11 @@ struct Target {
   // a conversion to double per element (a sixteenth of a multiprocessor's float rate on sm_90).
   // KILN_CUDA_FLOAT_PARTIALS=0 turns it off, for tuning.
   bool float_partials = true;
+  // A CUDA row kernel whose blocks take rows one after another (a row kernel with column sums)
+  // copies the next row's loads into shared memory while it computes this one (cp.async): the loads
+  // stay in flight through the row's block reductions. KILN_CUDA_ROW_PREFETCH=0 turns it off, for
+  // tuning.
+  bool row_prefetch = true;
   FusionLimits fusion;
   // What its libraries compute in one call, so the pattern passes may fuse a graph into it: a GEMM
   // with its bias, activation and residual (kiln::gemm_epilogue), attention (kiln::attention).

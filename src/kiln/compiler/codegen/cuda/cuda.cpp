@@ -41,6 +41,9 @@ constexpr int kVectorBytes = 16;
 constexpr int64_t kColumnRowsPerBlock = 16;
 // The most rows a float partial sum of a column adds (then the block's partials are stored).
 constexpr int64_t kFoldRows = 64;
+// The most bytes of shared memory a block of a row kernel stages its next row's loads in (Staging):
+// two blocks a multiprocessor fit sm_80's 164 KB, and each under the 48 KB of static shared memory.
+constexpr int64_t kStagedBytes = 40 * 1024;
 
 const LoopNode& node(const loopir::Program& p, int i) { return std::get<LoopNode>(p.steps[static_cast<size_t>(i)]); }
 
@@ -94,12 +97,14 @@ int vector_width(const loopir::Program& p, const Kernel& k) {
   return v;
 }
 
+bool reads(const loopir::Expr& e, const std::string& var) {
+  auto vars = e.variables();
+  return std::find(vars.begin(), vars.end(), var) != vars.end();
+}
+bool reads_col(const loopir::Expr& e) { return reads(e, "col"); }
+
 // Whether index `e` is c + col + (terms without col): col neither divided, nor taken a remainder
 // of, nor multiplied by anything but a constant.
-bool reads_col(const loopir::Expr& e) {
-  auto vars = e.variables();
-  return std::find(vars.begin(), vars.end(), "col") != vars.end();
-}
 bool linear_in_col(const loopir::Expr& e) {
   if (!reads_col(e)) return true;
   switch (e.kind()) {
@@ -148,6 +153,17 @@ bool multiple_of(const loopir::Expr& e, int64_t n) {
   }
 }
 
+// The shared arrays a persistent row kernel whose blocks take rows one after another (rows():
+// column sums) stages its loads in: while a block computes a row, the next row's loads are copied
+// into them (k_copy_async), so the loads stay in flight through the row's block reductions. One
+// array a load, a row of its elements (each thread copies and reads back its own vector groups).
+struct Staging {
+  std::vector<std::pair<std::string, int64_t>> arrays;  // stage0, stage1, ...: storage type, elements
+  int64_t bytes = 0;
+  std::string copies;  // the copies of the pass being written, of the vector group at col0 of row `next`
+  std::string first;   // every pass's copies: the block's first row, before its loop
+};
+
 struct KernelWriter {
   const loopir::Program& p;
   const Kernel& k;
@@ -155,6 +171,7 @@ struct KernelWriter {
   ErrorSites& sites;
   loopir::Ranges ranges = kernel_ranges(k.rows, k.cols);
   std::string finish;  // the body of the kernel's second launch (column sums), if it has one
+  Staging staging;     // the arrays the kernel stages its rows' loads in, if any
   int min_blocks = 0;  // the blocks a multiprocessor must fit (__launch_bounds__' second argument), if any
 
   // A mean's divisor in its accumulator's precision.
@@ -182,11 +199,13 @@ struct KernelWriter {
   // `cache` does not hold yet (nor `locals` or the nodes themselves compute), into `out` before the
   // group's element loop: each into the register
   // array `array(type)` from element `offset` on, recorded in `cache` as that array's element
-  // `element` (what the element loop reads it as).
+  // `element` (what the element loop reads it as). With `staging`, a load that reads along the rows
+  // is read from a staged array while its bytes fit (kStagedBytes), and its copy for row `next`
+  // added to the pass's copies.
   void group_loads(const std::vector<int>& nodes, int width, const std::map<int, std::string>& locals,
                    BodyWriter::LoadCache& cache, const std::function<std::string(const std::string&)>& array,
-                   const std::string& offset, const std::string& element, const std::string& indent,
-                   std::string& out) const {
+                   const std::string& offset, const std::string& element, const std::string& indent, std::string& out,
+                   Staging* staging = nullptr) const {
     std::set<int> written;  // values of the element loop itself, never read from memory there
     for (int i : nodes) written.insert(node(p, i).out);
     for (int i : nodes) {
@@ -197,12 +216,25 @@ struct KernelWriter {
         if (k.local.contains(b) || locals.contains(b) || written.contains(b) || !group_load(l, width)) continue;
         std::string text = load_expr(l.dtype(), fmt::format("buf{}[{}]", b, cpp_index(l.index())));
         if (cache.held.contains(text)) continue;
+        const loopir::Expr col0 = loopir::Expr::var("col0");
+        std::string base = cpp_index(l.index().substitute({{"col", col0}}));
+        std::string source = fmt::format("k_load_vec<{}, kAlign>(&buf{}[{}])", width, b, base);
+        const DType d = p.buffers[static_cast<size_t>(b)].dtype;
+        const int64_t bytes = k.cols * static_cast<int64_t>(element_size(d));
+        if (staging && reads(l.index(), "row") && staging->bytes + bytes <= kStagedBytes) {
+          const std::string stage = fmt::format("stage{}", staging->arrays.size());
+          staging->arrays.emplace_back(storage_type(d), k.cols);
+          staging->bytes += bytes;
+          source = fmt::format("k_staged_vec<{}, kAlign>(&buf{}[{}], &{}[col0])", width, b, base, stage);
+          const std::string next = cpp_index(l.index().substitute({{"col", col0}, {"row", loopir::Expr::var("next")}}));
+          staging->copies +=
+              fmt::format("{}k_copy_async<{}, kAlign>(&{}[col0], &buf{}[{}]);\n", indent, width, stage, b, next);
+        }
         std::string name = array(compute_type(l.dtype()));
-        std::string base = cpp_index(l.index().substitute({{"col", loopir::Expr::var("col0")}}));
         out += fmt::format(
-            "{0}{{\n{0}  const auto raw = k_load_vec<{1}, kAlign>(&buf{2}[{3}]);\n"
-            "#pragma unroll\n{0}  for (int u = 0; u < {1}; ++u) {4}[{5} + u] = {6};\n{0}}}\n",
-            indent, width, b, base, name, offset, load_expr(l.dtype(), "raw.v[u]"));
+            "{0}{{\n{0}  const auto raw = {2};\n"
+            "#pragma unroll\n{0}  for (int u = 0; u < {1}; ++u) {3}[{4} + u] = {5};\n{0}}}\n",
+            indent, width, source, name, offset, load_expr(l.dtype(), "raw.v[u]"));
         cache.held[text] = fmt::format("{}[{}]", name, element);
       }
     }
@@ -289,10 +321,11 @@ struct KernelWriter {
       const std::string part = fmt::format("reinterpret_cast<{}*>(kiln_workspace + {})", red.type,
                                            counters + static_cast<int64_t>(r) * slots * 8);
       partials += fmt::format(
-          "    {{\n      const {0} partial = k_block_reduce(acc{1}, {2}, shared{1});\n"
+          "    {{\n      const {0} partial = k_block_reduce<{5}>(acc{1}, {2}, shared{1});\n"
           "      if (threadIdx.x == 0) {3}[row * {4} + split] = partial;\n    }}\n",
-          red.type, red.out, red.combine, part, splits);
-      std::string total = fmt::format("k_block_reduce(total{}, {}, shared{})", red.out, red.combine, red.out);
+          red.type, red.out, red.combine, part, splits, gk.launch.block / 32);
+      std::string total =
+          fmt::format("k_block_reduce<{}>(total{}, {}, shared{})", gk.launch.block / 32, red.out, red.combine, red.out);
       if (red.divisor != 1.0) total = fmt::format("({} / {})", total, divisor(red.divisor, red.type, red.dtype));
       combine += fmt::format(
           "      {0} total{1} = {2};\n"
@@ -364,18 +397,24 @@ struct KernelWriter {
     // A warp per row (short rows): kWarpRows rows a block, each reduced within its warp, no block
     // barrier.
     const bool warp_rows = block == 32 && splits == 1 && k.rows > 1 && !column_sums;
+    // Blocks that take rows one after another (column sums: a block's partials cover its rows)
+    // stage the next row's loads in shared memory (Target::row_prefetch).
+    Staging* staging = persistent && column_sums && target.row_prefetch && width > 1 ? &this->staging : nullptr;
     const std::string thread = warp_rows ? "lane" : "threadIdx.x";
     if (warp_rows) {
       gk.launch.block = 32 * kWarpRows;
       gk.launch.grid = std::min<int64_t>((k.rows + kWarpRows - 1) / kWarpRows, (int64_t{1} << 31) - 1);
     }
     std::vector<SplitReduction> reductions;  // of the split form's single pass
-    for (int i : k.nodes) {
-      const LoopNode& nd = node(p, i);
-      if (nd.reduce == ReduceKind::None || warp_rows || k.columns.contains(i)) continue;
-      out += fmt::format("  __shared__ {} shared{}[32];  // one value per warp\n",
-                         accumulator_type(nd.reduce, p.buffers[static_cast<size_t>(nd.out)].dtype), nd.out);
-    }
+    std::string exchanges;                   // the block exchanges' shared arrays, one value per warp
+    // The rows' reductions so far, by what they reduce (accumulator type, functor, whether a float
+    // partial, the value's text): the variable holding the block's total, and its pass. A later
+    // reduction of the same values (var_mean's mean beside its var's) takes that total.
+    struct Total {
+      std::string name;
+      size_t pass;
+    };
+    std::map<std::string, Total> totals;
     std::string arrays, text;  // the row's register arrays (persistent form), and the passes
     int kept = 0;
     BodyWriter::LoadCache loads{{}, [&](const std::string& type) {
@@ -392,6 +431,7 @@ struct KernelWriter {
       // fusion rule has the same thread read them; the barrier does not rely on it). Reductions'
       // results pass in registers, and each block exchange begins with a barrier of its own.
       if (a > 0 && stored_elements) text += warp_rows ? "    __syncwarp();\n" : "    __syncthreads();\n";
+      const bool stored_before = stored_elements;  // a value's text may read them: no total across
       std::string body, after, group_before, group_after;
       std::set<int> staged;
       std::map<int, std::string> pass_locals = locals;
@@ -407,7 +447,7 @@ struct KernelWriter {
             return kept_element.substr(0, kept_element.find('['));
           };
           group_loads(pass_nodes, width, locals, loads, array, fmt::format("g * {}", width), "j", group_indent,
-                      group_before);
+                      group_before, staging);
         } else {
           auto array = [&](const std::string& type) {
             group_before += fmt::format("{}{} vec{}[{}];\n", group_indent, type, vectors, width);
@@ -445,20 +485,31 @@ struct KernelWriter {
           continue;
         }
         std::string acc = fmt::format("acc{}", nd.out), t = accumulator_type(nd.reduce, dtype);
-        text += fmt::format("    {} {} = {};\n", t, acc, reduce_init(nd.reduce, dtype, *target.dialect));
-        reductions.push_back({nd.out, t, combine_functor(nd.reduce), reduce_init(nd.reduce, dtype, *target.dialect),
-                              compute_type(dtype), nd.divisor, dtype});
-        if (partial) {
-          text += fmt::format("    float part{} = 0;\n", nd.out);
-          body += fmt::format("{}part{} += {};\n", indent, nd.out, v);
-          partials.push_back(i);
+        const std::string key = fmt::format("{} {} {} {}", t, combine_functor(nd.reduce), partial, v);
+        auto same = totals.find(key);
+        std::string result;
+        if (splits == 1 && same != totals.end() && (same->second.pass == a || !stored_before)) {
+          result = same->second.name;
         } else {
-          body +=
-              fmt::format("{0}{1} = {2}({1}, static_cast<{3}>({4}));\n", indent, acc, combine_functor(nd.reduce), t, v);
+          text += fmt::format("    {} {} = {};\n", t, acc, reduce_init(nd.reduce, dtype, *target.dialect));
+          reductions.push_back({nd.out, t, combine_functor(nd.reduce), reduce_init(nd.reduce, dtype, *target.dialect),
+                                compute_type(dtype), nd.divisor, dtype});
+          if (!warp_rows) exchanges += fmt::format("  __shared__ {} shared{}[32];  // one value per warp\n", t, nd.out);
+          if (partial) {
+            text += fmt::format("    float part{} = 0;\n", nd.out);
+            body += fmt::format("{}part{} += {};\n", indent, nd.out, v);
+            partials.push_back(i);
+          } else {
+            body += fmt::format("{0}{1} = {2}({1}, static_cast<{3}>({4}));\n", indent, acc, combine_functor(nd.reduce),
+                                t, v);
+          }
+          result = fmt::format("total{}", nd.out);
+          after += fmt::format("    const {} {} = {};\n", t, result,
+                               warp_rows ? fmt::format("k_warp_reduce({}, {})", acc, combine_functor(nd.reduce))
+                                         : fmt::format("k_block_reduce<{}>({}, {}, shared{})", block / 32, acc,
+                                                       combine_functor(nd.reduce), nd.out));
+          totals[key] = {result, a};
         }
-        std::string result =
-            warp_rows ? fmt::format("k_warp_reduce({}, {})", acc, combine_functor(nd.reduce))
-                      : fmt::format("k_block_reduce({}, {}, shared{})", acc, combine_functor(nd.reduce), nd.out);
         if (nd.divisor != 1.0) result = fmt::format("({} / {})", result, divisor(nd.divisor, t, dtype));
         after += fmt::format("    const {} v{} = static_cast<{}>({});\n", compute_type(dtype), nd.out,
                              compute_type(dtype), result);
@@ -479,19 +530,21 @@ struct KernelWriter {
       const std::string group = group_before + element_loop(indent, width, element, body) + group_after;
       if (persistent) {
         // The unrolled loop over the thread's vector groups of the row.
-        auto loop = [&](const std::string& inner) {
-          return fmt::format(
-              "#pragma unroll\n"
-              "    for (int g = 0; g < {0}; ++g) {{\n"
-              "      const int64_t col0 = ({5} + g * {1}) * {2};\n"
-              "      if (col0 < {3}) {{\n{4}      }}\n"
-              "    }}\n",
-              groups, block, width, k.cols, inner, thread);
-        };
+        auto loop = [&](const std::string& inner) { return group_loop(groups, block, width, thread, inner); };
         text += loop(group);
         if (!partials.empty())
           text += widen_partials(partials, passes[a], locals, loads, loop, width, element, indent, a);
         text += after;
+        // The next row's copies of this pass's staged loads, after its block exchange (whose
+        // shuffles wait for every value read from the staged arrays: a copy never overwrites one
+        // not yet read).
+        if (staging && !staging->copies.empty()) {
+          text +=
+              fmt::format("    if (row + gridDim.x < {}) {{\n      const int64_t next = row + gridDim.x;\n{}    }}\n",
+                          k.rows, loop(staging->copies));
+          staging->first += staging->copies;
+          staging->copies.clear();
+        }
       } else if (splits == 1) {
         text += fmt::format("    for (int64_t col0 = {4} * {0}; col0 < {1}; col0 += {5} * {0}) {{\n{2}    }}\n{3}",
                             width, k.cols, group, after, thread, block);
@@ -503,6 +556,7 @@ struct KernelWriter {
             width, chunk, k.cols, group, split_epilogue(gk, reductions, splits));
       }
     }
+    out += exchanges;
     if (splits > 1) {
       out += fmt::format(
           "  __shared__ bool last;  // this block is the last of its row's splits to arrive\n"
@@ -521,13 +575,32 @@ struct KernelWriter {
     }
     if (column_sums) {
       out += column_sums_begin(gk, block, groups * width);
-      out += fmt::format("  for (int64_t row = blockIdx.x; row < {}; row += gridDim.x) {{\n{}{}  }}\n", k.rows, arrays,
-                         text);
+      std::string wait;
+      if (staging && !staging->first.empty()) {  // the block's first row
+        out += fmt::format("  if (blockIdx.x < {}) {{\n    const int64_t next = blockIdx.x;\n{}  }}\n", k.rows,
+                           group_loop(groups, block, width, thread, staging->first));
+        wait = "    k_staged_wait();\n";
+      }
+      out += fmt::format("  for (int64_t row = blockIdx.x; row < {}; row += gridDim.x) {{\n{}{}{}  }}\n", k.rows,
+                         arrays, wait, text);
       out += column_sums_end(gk, block, width, groups);
       return;
     }
     out += fmt::format("  for (int64_t row = blockIdx.x; row < {}; row += gridDim.x) {{\n{}{}  }}\n", k.rows, arrays,
                        text);
+  }
+
+  // The persistent form's unrolled loop over a thread's vector groups of the row (`groups` of them,
+  // `block` groups apart, each `width` columns at col0), `inner` once per group.
+  std::string group_loop(int64_t groups, int block, int width, const std::string& thread,
+                         const std::string& inner) const {
+    return fmt::format(
+        "#pragma unroll\n"
+        "    for (int g = 0; g < {0}; ++g) {{\n"
+        "      const int64_t col0 = ({5} + g * {1}) * {2};\n"
+        "      if (col0 < {3}) {{\n{4}      }}\n"
+        "    }}\n",
+        groups, block, width, k.cols, inner, thread);
   }
 
   // The unrolled loop over a vector group's `width` elements (at col0 + v), `body` once per element
@@ -752,7 +825,7 @@ void write_kernel(const loopir::Program& p, const Kernel& k, const Target& targe
   in_params.push_back("int* kiln_status");
   const std::string workspace = "unsigned char* __restrict__ kiln_workspace";
   std::string body;
-  KernelWriter w{p, k, target, sites, kernel_ranges(k.rows, k.cols), {}, 0};
+  KernelWriter w{p, k, target, sites, kernel_ranges(k.rows, k.cols), {}, {}, 0};
   bool reduces =
       std::any_of(k.nodes.begin(), k.nodes.end(), [&](int i) { return node(p, i).reduce != ReduceKind::None; });
   int width = 1;
@@ -794,15 +867,23 @@ void write_kernel(const loopir::Program& p, const Kernel& k, const Target& targe
     aligned += fmt::format("  {0}* __restrict__ buf{1} = static_cast<{0}*>(__builtin_assume_aligned(in{1}, kAlign));\n",
                            type, b);
   }
-  const std::string call_args =
+  std::string call_args =
       fmt::format("{}, kiln_status{}", fmt::join(args, ", "), gk.workspace_bytes > 0 ? ", kiln_workspace" : "");
+  // Staged rows' shared arrays: the kernel's, one for both paths (the unaligned one reads none).
+  std::string stages;
+  for (size_t i = 0; i < w.staging.arrays.size(); ++i) {
+    const auto& [type, elements] = w.staging.arrays[i];
+    stages += fmt::format("  __shared__ __align__(16) {} stage{}[{}];\n", type, i, elements);
+    in_params.push_back(fmt::format("{}* __restrict__ stage{}", type, i));
+    call_args += fmt::format(", stage{}", i);
+  }
   out += fmt::format(
       "\ntemplate <int kAlign>\n__device__ __forceinline__ void {0}_body({1}) {{\n{2}{3}}}\n"
-      "extern \"C\" __global__ void __launch_bounds__({4}) {0}({5}) {{\n"
+      "extern \"C\" __global__ void __launch_bounds__({4}) {0}({5}) {{\n{9}"
       "  if (k_aligned<{8}>({7})) {0}_body<{8}>({6});\n"
       "  else {0}_body<1>({6});\n}}\n",
       k.name, fmt::join(in_params, ", "), aligned, body, bounds, signature, call_args, fmt::join(args, ", "),
-      kVectorBytes);
+      kVectorBytes, stages);
   out += finish;
 }
 

@@ -78,6 +78,11 @@ TEST(CudaCodegen, LaunchKnobsComeFromTheEnvironment) {
     EXPECT_FALSE(cuda_target_for_arch("sm_90").float_partials);
   }
   EXPECT_TRUE(cuda_target_for_arch("sm_90").float_partials);
+  {
+    kiln::testing::ScopedEnv prefetch("KILN_CUDA_ROW_PREFETCH", "0");
+    EXPECT_FALSE(cuda_target_for_arch("sm_90").row_prefetch);
+  }
+  EXPECT_TRUE(cuda_target_for_arch("sm_90").row_prefetch);
 }
 
 // The special functions: kernels/special_math.h compiles on the device (NVRTC, no system header) in
@@ -132,7 +137,7 @@ TEST(CudaCodegen, RowKernelsCompile) {
     EXPECT_EQ(k.launch.grid, 6) << k.name;  // a block per row
   }
   EXPECT_TRUE(softmax_seen) << g.code;
-  EXPECT_NE(g.code.find("k_block_reduce("), std::string::npos) << g.code;
+  EXPECT_NE(g.code.find("k_block_reduce<4>("), std::string::npos) << "128 threads, 4 warps:\n" << g.code;
   EXPECT_NE(g.code.find("__syncthreads();"), std::string::npos) << g.code;
   // 1500 = 4 * 375: groups of 4 floats, one vector load of the row each (into the register array
   // the later passes read), where every buffer is 16-byte aligned.
@@ -163,6 +168,17 @@ TEST(CudaCodegen, FloatSumsOfARowInRegistersAddAFloatPartialFirst) {
   EXPECT_NE(plain.find("static_cast<double>(kept0[j])"), std::string::npos) << plain;
 }
 
+// A reduction of values an earlier one of the row reduced takes that one's total: var_mean's mean
+// and its var's sum of the row are one block exchange (four here: sum(x), the squared deviations,
+// the deviations, x * x).
+TEST(CudaCodegen, ASumOfTheSameValuesIsExchangedOnce) {
+  GeneratedSource g = cuda_source(&statistics_fn, {randn({8, 2048})});
+  size_t exchanges = 0;
+  for (size_t at = g.code.find("k_block_reduce<"); at != std::string::npos; at = g.code.find("k_block_reduce<", at + 1))
+    ++exchanges;
+  EXPECT_EQ(exchanges, 4u) << g.code;
+}
+
 TEST(CudaCodegen, ShortRowsTakeAWarpEach) {
   // 64 cols: a warp covers a row with 2 elements a lane; 8 rows a block, reduced within warps.
   GeneratedSource g = cuda_source(&rows_fn, {randn({100, 64}), randn({64}), randn({64})});
@@ -171,7 +187,7 @@ TEST(CudaCodegen, ShortRowsTakeAWarpEach) {
     EXPECT_EQ(k.launch.grid, 13) << k.name;
   }
   EXPECT_NE(g.code.find("k_warp_reduce("), std::string::npos) << g.code;
-  EXPECT_EQ(g.code.find("k_block_reduce("), std::string::npos) << g.code;
+  EXPECT_EQ(g.code.find("k_block_reduce"), std::string::npos) << g.code;
   EXPECT_EQ(g.code.find("__syncthreads"), std::string::npos) << g.code;
 }
 
@@ -207,6 +223,30 @@ TEST(CudaCodegen, OnlyConsecutiveAlignedElementsAreLoadedAsVectors) {
 std::vector<Tensor> columns_fn(const std::vector<Tensor>& in) {
   auto [var, mean] = var_mean(in[0], {1});
   return {sum(in[0], {0}), var, mean, amax(in[0], {0})};
+}
+
+// A row kernel with column sums takes rows one after another in each block: the next row's loads
+// are copied into shared memory (cp.async) while it computes this one, and read back from there.
+// Target::row_prefetch off, or a row past the staging bytes (40 KB), reads them from global memory.
+TEST(CudaCodegen, ColumnSumKernelsStageTheNextRow) {
+  GeneratedSource g = cuda_source(&columns_fn, {randn({1024, 256})});
+  const std::string& code = g.code;
+  EXPECT_NE(code.find("__shared__ __align__(16) float stage0[256];"), std::string::npos) << code;
+  EXPECT_NE(code.find("k_staged_vec<4, kAlign>(&buf0[(col0 + (256 * row))], &stage0[col0])"), std::string::npos)
+      << code;
+  EXPECT_NE(code.find("k_copy_async<4, kAlign>(&stage0[col0], &buf0[(col0 + (256 * next))]);"), std::string::npos)
+      << code;
+  EXPECT_NE(code.find("const int64_t next = blockIdx.x;"), std::string::npos) << "the first row, before the loop:\n"
+                                                                              << code;
+  EXPECT_NE(code.find("    k_staged_wait();"), std::string::npos) << code;
+  Target off = sm90();
+  off.row_prefetch = false;
+  testing::Compiled c = testing::compiled(&columns_fn, {randn({1024, 256})}, &off);
+  const std::string plain = generate_cuda(c.program, c.schedule, off).code;
+  EXPECT_EQ(plain.find("stage"), std::string::npos) << plain;
+  EXPECT_NE(plain.find("k_load_vec<4, kAlign>(&buf0[(col0 + (256 * row))])"), std::string::npos) << plain;
+  GeneratedSource wide = cuda_source(&columns_fn, {randn({64, 16384})});
+  EXPECT_EQ(wide.code.find("stage"), std::string::npos) << wide.code;
 }
 
 std::vector<Tensor> column_means_fn(const std::vector<Tensor>& in) {

@@ -169,6 +169,33 @@ template <int N, int Align, class T> __device__ inline void k_store_vec(T* p, co
   }
 }
 
+// Staged loads (a persistent row kernel's next row, codegen/cuda/cuda.cpp): the N elements at p
+// copied into shared memory at `stage` by an asynchronous copy (cp.async, sm_80) while the block
+// computes, then read from there after k_staged_wait(); where p is not aligned to the copy (the
+// kernel's unaligned path), not copied and read from p when used.
+template <int N, int Align, class T> __device__ constexpr bool k_stages() {
+  return Align % (sizeof(T) * N) == 0 && (sizeof(T) * N == 4 || sizeof(T) * N == 8 || sizeof(T) * N == 16);
+}
+template <int N, int Align, class T> __device__ inline void k_copy_async(T* stage, const T* p) {
+  if constexpr (k_stages<N, Align, T>()) {
+    const unsigned to = static_cast<unsigned>(__cvta_generic_to_shared(stage));
+    if constexpr (sizeof(T) * N == 16) {  // around L1: the row is read once
+      asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(to), "l"(p) : "memory");
+    } else {
+      asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(to), "l"(p), "n"(sizeof(T) * N) : "memory");
+    }
+  }
+}
+// The thread's copies have landed (each thread reads back only what it copied: no barrier).
+__device__ inline void k_staged_wait() { asm volatile("cp.async.wait_all;\n" ::: "memory"); }
+template <int N, int Align, class T> __device__ inline k_vec<T, N> k_staged_vec(const T* p, const T* stage) {
+  if constexpr (k_stages<N, Align, T>()) {
+    return *reinterpret_cast<const k_vec<T, N>*>(stage);
+  } else {
+    return k_load_vec<N, Align>(p);
+  }
+}
+
 __device__ inline float k_from_bf16(uint16_t b) { return __uint_as_float(static_cast<uint32_t>(b) << 16); }
 __device__ inline uint16_t k_to_bf16(float f) {
   uint16_t r;
@@ -194,7 +221,9 @@ __device__ inline float k_tanh(float x) { return tanhf(x); }
 __device__ inline double k_tanh(double x) { return tanh(x); }
 
 // Warp and block reductions of one value per thread, in a fixed order (deterministic for a block
-// size). `Combine` is a functor; `shared` holds one value per warp; every thread gets the result.
+// size). `Combine` is a functor; `shared` holds one value per warp; every thread gets the result
+// (a butterfly gives every lane the same value: each step combines the same two values, in either
+// order, and the functors commute).
 template <class T> __device__ inline T k_shfl_xor(T v, int mask) {
   if constexpr (sizeof(T) < sizeof(int)) {
     return static_cast<T>(__shfl_xor_sync(0xffffffffu, static_cast<int>(v), mask));
@@ -206,15 +235,18 @@ template <class T, class Combine> __device__ inline T k_warp_reduce(T v, Combine
   for (int mask = 16; mask > 0; mask >>= 1) v = combine(v, k_shfl_xor(v, mask));
   return v;
 }
-template <class T, class Combine> __device__ inline T k_block_reduce(T v, Combine combine, T* shared) {
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = (blockDim.x + 31) >> 5;
+// A block of Warps warps (a power of two: the block sizes of codegen/cuda/cuda.cpp's row kernels).
+template <int Warps, class T, class Combine> __device__ inline T k_block_reduce(T v, Combine combine, T* shared) {
+  static_assert(Warps >= 1 && Warps <= 32 && (Warps & (Warps - 1)) == 0, "a power of two of warps");
   v = k_warp_reduce(v, combine);
-  if (warps == 1) return v;
-  __syncthreads();  // `shared` may still be read by the previous reduction
-  if (lane == 0) shared[warp] = v;
-  __syncthreads();
-  v = shared[0];
-  for (int w = 1; w < warps; ++w) v = combine(v, shared[w]);
+  if constexpr (Warps > 1) {
+    __syncthreads();  // `shared` may still be read by the previous reduction
+    if ((threadIdx.x & 31) == 0) shared[threadIdx.x >> 5] = v;
+    __syncthreads();
+    v = shared[threadIdx.x & (Warps - 1)];  // each warp combines the warps' values by a butterfly
+#pragma unroll
+    for (int mask = Warps >> 1; mask > 0; mask >>= 1) v = combine(v, k_shfl_xor(v, mask));
+  }
   return v;
 }
 struct k_sum {
