@@ -462,7 +462,8 @@ struct KernelWriter {
         w.set_origin(site_of(nd, k));
         pass_locals[nd.out] = w.emit(row_col_value(nd, k.cols, ranges));
       }
-      std::vector<int> partials;  // this pass's float sums in a float partial first (float_partials)
+      std::vector<int> partials;      // this pass's float sums in a float partial first (float_partials)
+      std::vector<Exchange> pending;  // this pass's reductions' exchanges, emitted together after its loop
       for (int i : passes[a]) {
         const LoopNode& nd = node(p, i);
         const DType dtype = p.buffers[static_cast<size_t>(nd.out)].dtype;
@@ -494,7 +495,8 @@ struct KernelWriter {
           text += fmt::format("    {} {} = {};\n", t, acc, reduce_init(nd.reduce, dtype, *target.dialect));
           reductions.push_back({nd.out, t, combine_functor(nd.reduce), reduce_init(nd.reduce, dtype, *target.dialect),
                                 compute_type(dtype), nd.divisor, dtype});
-          if (!warp_rows) exchanges += fmt::format("  __shared__ {} shared{}[32];  // one value per warp\n", t, nd.out);
+          if (!warp_rows && splits > 1)
+            exchanges += fmt::format("  __shared__ {} shared{}[32];  // one value per warp\n", t, nd.out);
           if (partial) {
             text += fmt::format("    float part{} = 0;\n", nd.out);
             body += fmt::format("{}part{} += {};\n", indent, nd.out, v);
@@ -504,10 +506,7 @@ struct KernelWriter {
                                 t, v);
           }
           result = fmt::format("total{}", nd.out);
-          after += fmt::format("    const {} {} = {};\n", t, result,
-                               warp_rows ? fmt::format("k_warp_reduce({}, {})", acc, combine_functor(nd.reduce))
-                                         : fmt::format("k_block_reduce<{}>({}, {}, shared{})", block / 32, acc,
-                                                       combine_functor(nd.reduce), nd.out));
+          pending.push_back({t, combine_functor(nd.reduce), nd.out});
           totals[key] = {result, a};
         }
         if (nd.divisor != 1.0) result = fmt::format("({} / {})", result, divisor(nd.divisor, t, dtype));
@@ -524,6 +523,7 @@ struct KernelWriter {
         std::string v = w.emit(column_value(nd, ranges));
         body += fmt::format("{}colsum{}[j] += static_cast<{}>({});\n", indent, nd.out, column_part_type(), v);
       }
+      if (splits == 1) after = row_exchanges(pending, warp_rows ? 0 : block / 32, exchanges) + after;
       // The group's elements at col0 + v; j numbers the thread's elements of the row (the register
       // arrays' index, persistent form).
       const std::string element = persistent ? fmt::format("{}const int j = g * {} + v;\n", indent, width) : "";
@@ -588,6 +588,48 @@ struct KernelWriter {
     }
     out += fmt::format("  for (int64_t row = blockIdx.x; row < {}; row += gridDim.x) {{\n{}{}  }}\n", k.rows, arrays,
                        text);
+  }
+
+  // A pass's reductions of its rows (accumulator accN into totalN): those of one accumulator type
+  // and functor in one block exchange (k_block_reduce_all: one pair of barriers for all of them),
+  // their shared arrays declared into `shared`; with `warps` 0 (a warp a row), by shuffles alone.
+  struct Exchange {
+    std::string type, combine;
+    int out;
+  };
+  static std::string row_exchanges(const std::vector<Exchange>& pending, int warps, std::string& shared) {
+    std::string text;
+    std::vector<bool> done(pending.size());
+    for (size_t i = 0; i < pending.size(); ++i) {
+      if (done[i]) continue;
+      const Exchange& e = pending[i];
+      if (warps == 0) {
+        text += fmt::format("    const {0} total{1} = k_warp_reduce(acc{1}, {2});\n", e.type, e.out, e.combine);
+        continue;
+      }
+      std::vector<int> outs;
+      for (size_t j = i; j < pending.size(); ++j) {
+        if (done[j] || pending[j].type != e.type || pending[j].combine != e.combine) continue;
+        outs.push_back(pending[j].out);
+        done[j] = true;
+      }
+      if (outs.size() == 1) {
+        shared += fmt::format("  __shared__ {} shared{}[32];  // one value per warp\n", e.type, e.out);
+        text += fmt::format("    const {0} total{1} = k_block_reduce<{2}>(acc{1}, {3}, shared{1});\n", e.type, e.out,
+                            warps, e.combine);
+        continue;
+      }
+      std::vector<std::string> accs;
+      for (int out : outs) accs.push_back(fmt::format("acc{}", out));
+      shared +=
+          fmt::format("  __shared__ {} shared{}[{}][32];  // one value per warp of each\n", e.type, e.out, outs.size());
+      text +=
+          fmt::format("    {0} totals{1}[{2}] = {{{3}}};\n    k_block_reduce_all<{4}>(totals{1}, {5}, shared{1});\n",
+                      e.type, e.out, outs.size(), fmt::join(accs, ", "), warps, e.combine);
+      for (size_t g = 0; g < outs.size(); ++g)
+        text += fmt::format("    const {} total{} = totals{}[{}];\n", e.type, outs[g], e.out, g);
+    }
+    return text;
   }
 
   // The persistent form's unrolled loop over a thread's vector groups of the row (`groups` of them,
