@@ -30,7 +30,7 @@ constexpr int64_t kBlocksPerMultiprocessor = 16;
 // The most elements of a row each thread of a row kernel keeps in registers (the persistent form).
 constexpr int64_t kRowInRegisters = 16;
 // Rows a block of a row kernel takes where each row is a warp's (rows a warp covers: 32 threads of
-// row_elements_per_thread elements, twice as many 16-bit ones).
+// row_elements_per_thread elements).
 constexpr int64_t kWarpRows = 8;
 // Threads a multiprocessor keeps resident (sm_80 and sm_90): how many warps a column reduction fills.
 constexpr int64_t kResidentThreads = 2048;
@@ -41,8 +41,10 @@ constexpr int kVectorBytes = 16;
 constexpr int64_t kColumnRowsPerBlock = 16;
 // The most rows a float partial sum of a column adds (then the block's partials are stored).
 constexpr int64_t kFoldRows = 64;
-// The most bytes of shared memory a block of a row kernel stages its next row's loads in (Staging):
-// two blocks a multiprocessor fit sm_80's 164 KB, and each under the 48 KB of static shared memory.
+// The most bytes of shared memory the blocks a multiprocessor keeps of a row kernel stage their next
+// rows' loads in (Staging; well inside sm_80's 164 KB), and the most a block does (under the 48 KB
+// of static shared memory a block may declare).
+constexpr int64_t kStagedBytesPerMultiprocessor = 96 * 1024;
 constexpr int64_t kStagedBytes = 40 * 1024;
 
 const LoopNode& node(const loopir::Program& p, int i) { return std::get<LoopNode>(p.steps[static_cast<size_t>(i)]); }
@@ -159,7 +161,7 @@ bool multiple_of(const loopir::Expr& e, int64_t n) {
 // array a load, a row of its elements (each thread copies and reads back its own vector groups).
 struct Staging {
   std::vector<std::pair<std::string, int64_t>> arrays;  // stage0, stage1, ...: storage type, elements
-  int64_t bytes = 0;
+  int64_t bytes = 0, limit = 0;                         // of the arrays so far, and the most they may take
   std::string copies;  // the copies of the pass being written, of the vector group at col0 of row `next`
   std::string first;   // every pass's copies: the block's first row, before its loop
 };
@@ -200,7 +202,7 @@ struct KernelWriter {
   // group's element loop: each into the register
   // array `array(type)` from element `offset` on, recorded in `cache` as that array's element
   // `element` (what the element loop reads it as). With `staging`, a load that reads along the rows
-  // is read from a staged array while its bytes fit (kStagedBytes), and its copy for row `next`
+  // is read from a staged array while its bytes fit (Staging::limit), and its copy for row `next`
   // added to the pass's copies.
   void group_loads(const std::vector<int>& nodes, int width, const std::map<int, std::string>& locals,
                    BodyWriter::LoadCache& cache, const std::function<std::string(const std::string&)>& array,
@@ -221,7 +223,7 @@ struct KernelWriter {
         std::string source = fmt::format("k_load_vec<{}, kAlign>(&buf{}[{}])", width, b, base);
         const DType d = p.buffers[static_cast<size_t>(b)].dtype;
         const int64_t bytes = k.cols * static_cast<int64_t>(element_size(d));
-        if (staging && reads(l.index(), "row") && staging->bytes + bytes <= kStagedBytes) {
+        if (staging && reads(l.index(), "row") && staging->bytes + bytes <= staging->limit) {
           const std::string stage = fmt::format("stage{}", staging->arrays.size());
           staging->arrays.emplace_back(storage_type(d), k.cols);
           staging->bytes += bytes;
@@ -354,8 +356,9 @@ struct KernelWriter {
 
   // A block per row (grid-stride over the rows), its threads strided over the row's vector groups
   // (`width` consecutive columns each) in each pass. The block is the smallest power of two of
-  // threads (a warp at least) that covers the row with the target's row_elements_per_thread (twice
-  // as many of 16-bit elements: the same bytes in flight). A row of at most kRowInRegisters
+  // threads (a warp at least) that covers the row with the target's row_elements_per_thread, of
+  // any dtype (16-bit rows took twice as many until an H100 ran rmsnorm_bf16 1.5% faster with 16
+  // and gpt2_block_fwd in the same time). A row of at most kRowInRegisters
   // elements per thread (twice as many 16-bit ones) stays in registers (the persistent form): each
   // pass is an unrolled loop over the thread's elements, the loads of the row are kept in register
   // arrays for the later passes, and so are the kernel-local values they read. A longer row is
@@ -372,7 +375,7 @@ struct KernelWriter {
     const bool column_sums = !k.columns.empty();
     int block = 32;
     const int64_t narrow = widest_element(p, k) <= 2 ? 2 : 1;
-    int64_t elements = std::max(1, target.row_elements_per_thread) * narrow;
+    int64_t elements = std::max(1, target.row_elements_per_thread);
     if (column_sums) elements = std::min(elements, kRowInRegisters);  // each thread's columns in registers
     while (block * elements < k.cols && block < target.max_threads_per_block) block *= 2;
     auto passes = row_passes(p, k);
@@ -400,6 +403,9 @@ struct KernelWriter {
     // Blocks that take rows one after another (column sums: a block's partials cover its rows)
     // stage the next row's loads in shared memory (Target::row_prefetch).
     Staging* staging = persistent && column_sums && target.row_prefetch && width > 1 ? &this->staging : nullptr;
+    if (staging)
+      staging->limit =
+          std::min(kStagedBytes, kStagedBytesPerMultiprocessor / std::max(1, target.column_sum_threads / block));
     const std::string thread = warp_rows ? "lane" : "threadIdx.x";
     if (warp_rows) {
       gk.launch.block = 32 * kWarpRows;
@@ -462,8 +468,7 @@ struct KernelWriter {
         w.set_origin(site_of(nd, k));
         pass_locals[nd.out] = w.emit(row_col_value(nd, k.cols, ranges));
       }
-      std::vector<int> partials;      // this pass's float sums in a float partial first (float_partials)
-      std::vector<Exchange> pending;  // this pass's reductions' exchanges, emitted together after its loop
+      std::vector<int> partials;  // this pass's float sums in a float partial first (float_partials)
       for (int i : passes[a]) {
         const LoopNode& nd = node(p, i);
         const DType dtype = p.buffers[static_cast<size_t>(nd.out)].dtype;
@@ -495,8 +500,7 @@ struct KernelWriter {
           text += fmt::format("    {} {} = {};\n", t, acc, reduce_init(nd.reduce, dtype, *target.dialect));
           reductions.push_back({nd.out, t, combine_functor(nd.reduce), reduce_init(nd.reduce, dtype, *target.dialect),
                                 compute_type(dtype), nd.divisor, dtype});
-          if (!warp_rows && splits > 1)
-            exchanges += fmt::format("  __shared__ {} shared{}[32];  // one value per warp\n", t, nd.out);
+          if (!warp_rows) exchanges += fmt::format("  __shared__ {} shared{}[32];  // one value per warp\n", t, nd.out);
           if (partial) {
             text += fmt::format("    float part{} = 0;\n", nd.out);
             body += fmt::format("{}part{} += {};\n", indent, nd.out, v);
@@ -506,7 +510,10 @@ struct KernelWriter {
                                 t, v);
           }
           result = fmt::format("total{}", nd.out);
-          pending.push_back({t, combine_functor(nd.reduce), nd.out});
+          after += fmt::format("    const {} {} = {};\n", t, result,
+                               warp_rows ? fmt::format("k_warp_reduce({}, {})", acc, combine_functor(nd.reduce))
+                                         : fmt::format("k_block_reduce<{}>({}, {}, shared{})", block / 32, acc,
+                                                       combine_functor(nd.reduce), nd.out));
           totals[key] = {result, a};
         }
         if (nd.divisor != 1.0) result = fmt::format("({} / {})", result, divisor(nd.divisor, t, dtype));
@@ -523,7 +530,6 @@ struct KernelWriter {
         std::string v = w.emit(column_value(nd, ranges));
         body += fmt::format("{}colsum{}[j] += static_cast<{}>({});\n", indent, nd.out, column_part_type(), v);
       }
-      if (splits == 1) after = row_exchanges(pending, warp_rows ? 0 : block / 32, exchanges) + after;
       // The group's elements at col0 + v; j numbers the thread's elements of the row (the register
       // arrays' index, persistent form).
       const std::string element = persistent ? fmt::format("{}const int j = g * {} + v;\n", indent, width) : "";
@@ -588,48 +594,6 @@ struct KernelWriter {
     }
     out += fmt::format("  for (int64_t row = blockIdx.x; row < {}; row += gridDim.x) {{\n{}{}  }}\n", k.rows, arrays,
                        text);
-  }
-
-  // A pass's reductions of its rows (accumulator accN into totalN): those of one accumulator type
-  // and functor in one block exchange (k_block_reduce_all: one pair of barriers for all of them),
-  // their shared arrays declared into `shared`; with `warps` 0 (a warp a row), by shuffles alone.
-  struct Exchange {
-    std::string type, combine;
-    int out;
-  };
-  static std::string row_exchanges(const std::vector<Exchange>& pending, int warps, std::string& shared) {
-    std::string text;
-    std::vector<bool> done(pending.size());
-    for (size_t i = 0; i < pending.size(); ++i) {
-      if (done[i]) continue;
-      const Exchange& e = pending[i];
-      if (warps == 0) {
-        text += fmt::format("    const {0} total{1} = k_warp_reduce(acc{1}, {2});\n", e.type, e.out, e.combine);
-        continue;
-      }
-      std::vector<int> outs;
-      for (size_t j = i; j < pending.size(); ++j) {
-        if (done[j] || pending[j].type != e.type || pending[j].combine != e.combine) continue;
-        outs.push_back(pending[j].out);
-        done[j] = true;
-      }
-      if (outs.size() == 1) {
-        shared += fmt::format("  __shared__ {} shared{}[32];  // one value per warp\n", e.type, e.out);
-        text += fmt::format("    const {0} total{1} = k_block_reduce<{2}>(acc{1}, {3}, shared{1});\n", e.type, e.out,
-                            warps, e.combine);
-        continue;
-      }
-      std::vector<std::string> accs;
-      for (int out : outs) accs.push_back(fmt::format("acc{}", out));
-      shared +=
-          fmt::format("  __shared__ {} shared{}[{}][32];  // one value per warp of each\n", e.type, e.out, outs.size());
-      text +=
-          fmt::format("    {0} totals{1}[{2}] = {{{3}}};\n    k_block_reduce_all<{4}>(totals{1}, {5}, shared{1});\n",
-                      e.type, e.out, outs.size(), fmt::join(accs, ", "), warps, e.combine);
-      for (size_t g = 0; g < outs.size(); ++g)
-        text += fmt::format("    const {} total{} = totals{}[{}];\n", e.type, outs[g], e.out, g);
-    }
-    return text;
   }
 
   // The persistent form's unrolled loop over a thread's vector groups of the row (`groups` of them,

@@ -12,7 +12,8 @@
 //     A row kernel may also sum its input's columns (Kernel::columns: sum(x, 0) beside
 //     var_mean(x, 1)): each thread keeps its columns' partial sums in registers over its block's
 //     rows, the blocks leave theirs in the workspace, and a second launch (NAME_finish) adds them
-//     in block order, so the input is read once;
+//     in block order, so the input is read once; a block copies its next row into shared memory
+//     (cp.async) while it computes this one (Target::row_prefetch);
 //   - column reductions (the reduced dim outside): a lane per output, coalesced across the warp,
 //     and the reduced dim split over the block's warps, combined in a fixed order.
 // Float sums and products accumulate in double, as the CPU's do (where a row stays in registers, a

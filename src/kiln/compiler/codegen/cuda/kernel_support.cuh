@@ -235,13 +235,7 @@ template <class T, class Combine> __device__ inline T k_warp_reduce(T v, Combine
   for (int mask = 16; mask > 0; mask >>= 1) v = combine(v, k_shfl_xor(v, mask));
   return v;
 }
-// Blocks of Warps warps (a power of two: the block sizes of codegen/cuda/cuda.cpp's row kernels).
-// Each warp combines the warps' values (one a lane, lanes past Warps repeating them) by a butterfly.
-template <int Warps, class T, class Combine> __device__ inline T k_warps_combine(T v, Combine combine) {
-#pragma unroll
-  for (int mask = Warps >> 1; mask > 0; mask >>= 1) v = combine(v, k_shfl_xor(v, mask));
-  return v;
-}
+// A block of Warps warps (a power of two: the block sizes of codegen/cuda/cuda.cpp's row kernels).
 template <int Warps, class T, class Combine> __device__ inline T k_block_reduce(T v, Combine combine, T* shared) {
   static_assert(Warps >= 1 && Warps <= 32 && (Warps & (Warps - 1)) == 0, "a power of two of warps");
   v = k_warp_reduce(v, combine);
@@ -249,27 +243,11 @@ template <int Warps, class T, class Combine> __device__ inline T k_block_reduce(
     __syncthreads();  // `shared` may still be read by the previous reduction
     if ((threadIdx.x & 31) == 0) shared[threadIdx.x >> 5] = v;
     __syncthreads();
-    v = k_warps_combine<Warps>(shared[threadIdx.x & (Warps - 1)], combine);
+    v = shared[threadIdx.x & (Warps - 1)];  // each warp combines the warps' values by a butterfly
+#pragma unroll
+    for (int mask = Warps >> 1; mask > 0; mask >>= 1) v = combine(v, k_shfl_xor(v, mask));
   }
   return v;
-}
-// N values' block reductions in one exchange (one pair of barriers for all): `shared` holds one
-// value per warp of each; each v[n] becomes its total, as k_block_reduce gives it.
-template <int Warps, int N, class T, class Combine>
-__device__ inline void k_block_reduce_all(T (&v)[N], Combine combine, T (&shared)[N][32]) {
-  static_assert(Warps >= 1 && Warps <= 32 && (Warps & (Warps - 1)) == 0, "a power of two of warps");
-#pragma unroll
-  for (int n = 0; n < N; ++n) v[n] = k_warp_reduce(v[n], combine);
-  if constexpr (Warps > 1) {
-    __syncthreads();  // `shared` may still be read by the previous reduction
-    if ((threadIdx.x & 31) == 0) {
-#pragma unroll
-      for (int n = 0; n < N; ++n) shared[n][threadIdx.x >> 5] = v[n];
-    }
-    __syncthreads();
-#pragma unroll
-    for (int n = 0; n < N; ++n) v[n] = k_warps_combine<Warps>(shared[n][threadIdx.x & (Warps - 1)], combine);
-  }
 }
 struct k_sum {
   template <class T> __device__ T operator()(T a, T b) const {
