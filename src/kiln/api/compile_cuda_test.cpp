@@ -4,6 +4,7 @@
 // compiled with NVRTC there by compiler/codegen/cuda/cuda_test.cpp.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 
@@ -153,6 +154,27 @@ TEST(CompiledCuda, ColumnReductionsMatchEager) {
   expect_matches_eager(fn, {randn({513, 300})}, 1e-4, 1e-5);
 }
 
+// A row's max of zeros of both signs is one zero for the whole row (a butterfly's lanes could end
+// with different ones: k_uniform), so 1 / amax(x) is one infinity along each row.
+TEST(CompiledCuda, AMaxOfSignedZerosIsTheSameForTheWholeRow) {
+  if (!have_gpu()) GTEST_SKIP() << device_unavailable_reason(DeviceType::CUDA);
+  manual_seed(11);
+  Fn fn = [](const std::vector<Tensor>& in) {
+    return std::vector<Tensor>{div(ones_like(in[0]), amax(in[0], {1}, true))};
+  };
+  for (auto sizes : {std::vector<int64_t>{64, 4096}, {512, 64}}) {  // a block a row, a warp a row
+    Tensor signs = gt(rand(sizes), 0.5);
+    Tensor zeros = where(signs, full(sizes, 0.0), full(sizes, -0.0));
+    Tensor got = compile(fn)({zeros.to(kCuda)})[0].cpu();
+    for (int64_t r = 0; r < sizes[0]; ++r) {
+      const float first = got.select(0, r).select(0, 0).item<float>();
+      ASSERT_TRUE(std::isinf(first)) << "row " << r;
+      for (int64_t c = 1; c < sizes[1]; c += 37)
+        ASSERT_EQ(got.select(0, r).select(0, c).item<float>(), first) << "row " << r << ", col " << c;
+    }
+  }
+}
+
 // sum(x, 0) and mean(x, 0) beside a row reduction are column sums of its row kernel (partials per
 // block, a finishing launch): few rows, rows past 64 a block, odd and long rows, 16-bit floats, a
 // transposed view, and a second call through the same workspace.
@@ -170,6 +192,19 @@ TEST(CompiledCuda, ColumnSumsOfRowKernelsMatchEager) {
   expect_matches_eager(fn, {randn({4096, 512}).to(DType::BFloat16)}, 1e-2, 1e-2);
   Fn transposed = [&](const std::vector<Tensor>& in) { return fn({in[0].t()}); };
   expect_matches_eager(transposed, {randn({700, 900})}, 1e-4, 1e-4);
+  // A stored sum read back by a later pass of the kernel beside a column sum (never staged).
+  Fn residual = [](const std::vector<Tensor>& in) {
+    Tensor h = add(in[0], in[1]);
+    return std::vector<Tensor>{h, layer_norm(h, {h.size(-1)}, std::nullopt, std::nullopt, 1e-5), sum(in[0], {0})};
+  };
+  expect_matches_eager(residual, {randn({2048, 1024}), randn({2048, 1024})}, 1e-4, 1e-4);
+  expect_matches_eager(residual, {randn({1024, 2048}).to(DType::BFloat16), randn({1024, 2048}).to(DType::BFloat16)},
+                       1e-2, 1e-2);
+  Fn stored_then_read = [](const std::vector<Tensor>& in) {
+    Tensor h = mul(in[0], Scalar(2.0));
+    return std::vector<Tensor>{h, layer_norm(h, {h.size(-1)}, std::nullopt, std::nullopt, 1e-5), sum(in[0], {0})};
+  };
+  expect_matches_eager(stored_then_read, {randn({2048, 2048}).to(DType::BFloat16)}, 1e-2, 1e-2);
   // An input 4 bytes past a 16-byte boundary: the kernel's unaligned path, which stages no loads.
   const int64_t n = 600 * 512;
   Tensor flat = randn({n + 1});

@@ -42,10 +42,13 @@ constexpr int64_t kColumnRowsPerBlock = 16;
 // The most rows a float partial sum of a column adds (then the block's partials are stored).
 constexpr int64_t kFoldRows = 64;
 // The most bytes of shared memory the blocks a multiprocessor keeps of a row kernel stage their next
-// rows' loads in (Staging; well inside sm_80's 164 KB), and the most a block does (under the 48 KB
-// of static shared memory a block may declare).
-constexpr int64_t kStagedBytesPerMultiprocessor = 96 * 1024;
+// rows' loads in (Staging; inside the 100 KB of sm_86 and sm_89, with each block's reserved 1 KB),
+// and the most a block does. A block declares at most kStaticSharedBytes of static shared memory:
+// its stages, its exchanges' arrays (both paths' of the body: 2 * 32 values each) and a margin.
+constexpr int64_t kStagedBytesPerMultiprocessor = 64 * 1024;
 constexpr int64_t kStagedBytes = 40 * 1024;
+constexpr int64_t kStaticSharedBytes = 48 * 1024;
+constexpr int64_t kSharedMargin = 1024;
 
 const LoopNode& node(const loopir::Program& p, int i) { return std::get<LoopNode>(p.steps[static_cast<size_t>(i)]); }
 
@@ -162,8 +165,9 @@ bool multiple_of(const loopir::Expr& e, int64_t n) {
 struct Staging {
   std::vector<std::pair<std::string, int64_t>> arrays;  // stage0, stage1, ...: storage type, elements
   int64_t bytes = 0, limit = 0;                         // of the arrays so far, and the most they may take
-  std::string copies;  // the copies of the pass being written, of the vector group at col0 of row `next`
-  std::string first;   // every pass's copies: the block's first row, before its loop
+  std::set<int> stored;  // buffers the kernel writes: never staged (a later pass reads back this row's)
+  std::string copies;    // the copies of the pass being written, of the vector group at col0 of row `next`
+  std::string first;     // every pass's copies: the block's first row, before its loop
 };
 
 struct KernelWriter {
@@ -201,9 +205,10 @@ struct KernelWriter {
   // `cache` does not hold yet (nor `locals` or the nodes themselves compute), into `out` before the
   // group's element loop: each into the register
   // array `array(type)` from element `offset` on, recorded in `cache` as that array's element
-  // `element` (what the element loop reads it as). With `staging`, a load that reads along the rows
-  // is read from a staged array while its bytes fit (Staging::limit), and its copy for row `next`
-  // added to the pass's copies.
+  // `element` (what the element loop reads it as). With `staging`, a load of a buffer the kernel
+  // does not write that reads along the rows, in groups cp.async copies (4, 8 or 16 bytes), is read
+  // from a staged array while its bytes fit (Staging::limit), and its copy for row `next` added to
+  // the pass's copies.
   void group_loads(const std::vector<int>& nodes, int width, const std::map<int, std::string>& locals,
                    BodyWriter::LoadCache& cache, const std::function<std::string(const std::string&)>& array,
                    const std::string& offset, const std::string& element, const std::string& indent, std::string& out,
@@ -223,7 +228,9 @@ struct KernelWriter {
         std::string source = fmt::format("k_load_vec<{}, kAlign>(&buf{}[{}])", width, b, base);
         const DType d = p.buffers[static_cast<size_t>(b)].dtype;
         const int64_t bytes = k.cols * static_cast<int64_t>(element_size(d));
-        if (staging && reads(l.index(), "row") && staging->bytes + bytes <= staging->limit) {
+        const int64_t group_bytes = width * static_cast<int64_t>(element_size(d));
+        if (staging && !staging->stored.contains(b) && reads(l.index(), "row") &&
+            (group_bytes == 4 || group_bytes == 8 || group_bytes == 16) && staging->bytes + bytes <= staging->limit) {
           const std::string stage = fmt::format("stage{}", staging->arrays.size());
           staging->arrays.emplace_back(storage_type(d), k.cols);
           staging->bytes += bytes;
@@ -403,9 +410,15 @@ struct KernelWriter {
     // Blocks that take rows one after another (column sums: a block's partials cover its rows)
     // stage the next row's loads in shared memory (Target::row_prefetch).
     Staging* staging = persistent && column_sums && target.row_prefetch && width > 1 ? &this->staging : nullptr;
-    if (staging)
-      staging->limit =
-          std::min(kStagedBytes, kStagedBytesPerMultiprocessor / std::max(1, target.column_sum_threads / block));
+    if (staging) {
+      int64_t exchange_bytes = 0;
+      for (int i : k.nodes) {
+        staging->stored.insert(node(p, i).out);
+        if (node(p, i).reduce != ReduceKind::None && !k.columns.contains(i)) exchange_bytes += 2 * 32 * 8;
+      }
+      staging->limit = std::min({kStagedBytes, kStaticSharedBytes - exchange_bytes - kSharedMargin,
+                                 kStagedBytesPerMultiprocessor / std::max(1, target.column_sum_threads / block)});
+    }
     const std::string thread = warp_rows ? "lane" : "threadIdx.x";
     if (warp_rows) {
       gk.launch.block = 32 * kWarpRows;
@@ -541,9 +554,8 @@ struct KernelWriter {
         if (!partials.empty())
           text += widen_partials(partials, passes[a], locals, loads, loop, width, element, indent, a);
         text += after;
-        // The next row's copies of this pass's staged loads, after its block exchange (whose
-        // shuffles wait for every value read from the staged arrays: a copy never overwrites one
-        // not yet read).
+        // The next row's copies of this pass's staged loads, after its block exchange: each thread
+        // copies into the slots only it reads, and reads them for this row before, in program order.
         if (staging && !staging->copies.empty()) {
           text +=
               fmt::format("    if (row + gridDim.x < {}) {{\n      const int64_t next = row + gridDim.x;\n{}    }}\n",

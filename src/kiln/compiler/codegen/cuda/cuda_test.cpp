@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <regex>
 #include <thread>
 
 #include "kiln/compiler/codegen/codegen_testing.h"
@@ -247,6 +248,37 @@ TEST(CudaCodegen, ColumnSumKernelsStageTheNextRow) {
   EXPECT_NE(plain.find("k_load_vec<4, kAlign>(&buf0[(col0 + (256 * row))])"), std::string::npos) << plain;
   GeneratedSource wide = cuda_source(&columns_fn, {randn({64, 16384})});
   EXPECT_EQ(wide.code.find("stage"), std::string::npos) << wide.code;
+}
+
+// A buffer the kernel writes is never staged: a later pass reads back this row's stores (h = 2x
+// stored, layer_norm(h) beside sum(x, 0)), which a copy made during the previous row would miss.
+std::vector<Tensor> stored_then_read_fn(const std::vector<Tensor>& in) {
+  Tensor h = mul(in[0], Scalar(2.0));
+  return {h, layer_norm(h, {h.size(-1)}, std::nullopt, std::nullopt, 1e-5), sum(in[0], {0})};
+}
+
+TEST(CudaCodegen, BuffersTheKernelWritesAreNotStaged) {
+  GeneratedSource g = cuda_source(&stored_then_read_fn, {randn({2048, 2048}).to(DType::BFloat16)});
+  const std::regex copy(R"(k_copy_async<\d+, kAlign>\(&stage\d+\[col0\], &buf(\d+)\[)");
+  int copies = 0;
+  for (std::sregex_iterator m(g.code.begin(), g.code.end(), copy), end; m != end; ++m, ++copies) {
+    const std::string b = (*m)[1];
+    EXPECT_EQ(g.code.find("k_store_vec<8, kAlign>(&buf" + b + "["), std::string::npos) << "buf" << b << ":\n" << g.code;
+  }
+  EXPECT_GT(copies, 0) << "the inputs are staged:\n" << g.code;
+}
+
+// A row kernel's static shared memory stays under 48 KB: the exchanges' arrays (twenty row sums
+// beside a column sum of rows of 10240 floats) leave the stages less room.
+std::vector<Tensor> many_sums_fn(const std::vector<Tensor>& in) {
+  std::vector<Tensor> out{sum(in[0], {0})};
+  for (int i = 0; i < 20; ++i) out.push_back(sum(mul(in[0], Scalar(double(i + 2))), {1}));
+  return out;
+}
+
+TEST(CudaCodegen, StagesLeaveRoomForTheExchanges) {
+  GeneratedSource g = cuda_source(&many_sums_fn, {randn({256, 10240})});  // compiles (ptxas checks the bytes)
+  EXPECT_EQ(g.code.find("stage0"), std::string::npos) << g.code;
 }
 
 std::vector<Tensor> column_means_fn(const std::vector<Tensor>& in) {

@@ -220,10 +220,36 @@ __device__ inline double k_erf(double x) { return erf(x); }
 __device__ inline float k_tanh(float x) { return tanhf(x); }
 __device__ inline double k_tanh(double x) { return tanh(x); }
 
+// The functors reductions combine with. Sums and products commute exactly (IEEE addition and
+// multiplication, wrapping integers); max and min of a +0 and a -0 do not (k_max(-0, +0) is +0,
+// k_max(+0, -0) is -0), so lanes of a butterfly may end with different zeros.
+struct k_sum {
+  static constexpr bool kCommutes = true;
+  template <class T> __device__ T operator()(T a, T b) const {
+    if constexpr (k_is_float<T>()) return a + b;
+    else return k_add(a, b);
+  }
+};
+struct k_prod {
+  static constexpr bool kCommutes = true;
+  template <class T> __device__ T operator()(T a, T b) const {
+    if constexpr (k_is_float<T>()) return a * b;
+    else return k_mul(a, b);
+  }
+};
+struct k_maxop {
+  static constexpr bool kCommutes = false;
+  template <class T> __device__ T operator()(T a, T b) const { return k_max(a, b); }
+};
+struct k_minop {
+  static constexpr bool kCommutes = false;
+  template <class T> __device__ T operator()(T a, T b) const { return k_min(a, b); }
+};
+
 // Warp and block reductions of one value per thread, in a fixed order (deterministic for a block
-// size). `Combine` is a functor; `shared` holds one value per warp; every thread gets the result
-// (a butterfly gives every lane the same value: each step combines the same two values, in either
-// order, and the functors commute).
+// size). `Combine` is one of the functors above; `shared` holds one value per warp; every thread
+// gets the same result (a butterfly combines the same two values at each step, in either order;
+// where the functor does not commute, every lane then takes lane 0's).
 template <class T> __device__ inline T k_shfl_xor(T v, int mask) {
   if constexpr (sizeof(T) < sizeof(int)) {
     return static_cast<T>(__shfl_xor_sync(0xffffffffu, static_cast<int>(v), mask));
@@ -231,9 +257,18 @@ template <class T> __device__ inline T k_shfl_xor(T v, int mask) {
     return __shfl_xor_sync(0xffffffffu, v, mask);
   }
 }
+template <class T, class Combine> __device__ inline T k_uniform(T v, Combine) {
+  if constexpr (Combine::kCommutes) {
+    return v;
+  } else if constexpr (sizeof(T) < sizeof(int)) {
+    return static_cast<T>(__shfl_sync(0xffffffffu, static_cast<int>(v), 0));
+  } else {
+    return __shfl_sync(0xffffffffu, v, 0);
+  }
+}
 template <class T, class Combine> __device__ inline T k_warp_reduce(T v, Combine combine) {
   for (int mask = 16; mask > 0; mask >>= 1) v = combine(v, k_shfl_xor(v, mask));
-  return v;
+  return k_uniform(v, combine);
 }
 // A block of Warps warps (a power of two: the block sizes of codegen/cuda/cuda.cpp's row kernels).
 template <int Warps, class T, class Combine> __device__ inline T k_block_reduce(T v, Combine combine, T* shared) {
@@ -246,23 +281,10 @@ template <int Warps, class T, class Combine> __device__ inline T k_block_reduce(
     v = shared[threadIdx.x & (Warps - 1)];  // each warp combines the warps' values by a butterfly
 #pragma unroll
     for (int mask = Warps >> 1; mask > 0; mask >>= 1) v = combine(v, k_shfl_xor(v, mask));
+    v = k_uniform(v, combine);
   }
   return v;
 }
-struct k_sum {
-  template <class T> __device__ T operator()(T a, T b) const {
-    if constexpr (k_is_float<T>()) return a + b;
-    else return k_add(a, b);
-  }
-};
-struct k_prod {
-  template <class T> __device__ T operator()(T a, T b) const {
-    if constexpr (k_is_float<T>()) return a * b;
-    else return k_mul(a, b);
-  }
-};
-struct k_maxop { template <class T> __device__ T operator()(T a, T b) const { return k_max(a, b); } };
-struct k_minop { template <class T> __device__ T operator()(T a, T b) const { return k_min(a, b); } };
 
 }  // namespace kernel_support
 }  // namespace kiln
