@@ -205,6 +205,12 @@ TEST(CompiledCuda, ColumnSumsOfRowKernelsMatchEager) {
     return std::vector<Tensor>{h, layer_norm(h, {h.size(-1)}, std::nullopt, std::nullopt, 1e-5), sum(in[0], {0})};
   };
   expect_matches_eager(stored_then_read, {randn({2048, 2048}).to(DType::BFloat16)}, 1e-2, 1e-2);
+  // Two inputs staged, a bfloat16 one in 8-byte copies beside a float one in 16-byte copies.
+  Fn mixed = [](const std::vector<Tensor>& in) {
+    auto [var, mean] = var_mean(add(in[0].to(DType::Float32), in[1]), {1});
+    return std::vector<Tensor>{sum(in[1], {0}), var, mean};
+  };
+  expect_matches_eager(mixed, {randn({4096, 256}).to(DType::BFloat16), randn({4096, 256})}, 1e-4, 1e-4);
   // An input 4 bytes past a 16-byte boundary: the kernel's unaligned path, which stages no loads.
   const int64_t n = 600 * 512;
   Tensor flat = randn({n + 1});

@@ -169,15 +169,18 @@ TEST(CudaCodegen, FloatSumsOfARowInRegistersAddAFloatPartialFirst) {
   EXPECT_NE(plain.find("static_cast<double>(kept0[j])"), std::string::npos) << plain;
 }
 
+size_t occurrences(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
 // A reduction of values an earlier one of the row reduced takes that one's total: var_mean's mean
 // and its var's sum of the row are one block exchange (four here: sum(x), the squared deviations,
 // the deviations, x * x).
 TEST(CudaCodegen, ASumOfTheSameValuesIsExchangedOnce) {
   GeneratedSource g = cuda_source(&statistics_fn, {randn({8, 2048})});
-  size_t exchanges = 0;
-  for (size_t at = g.code.find("k_block_reduce<"); at != std::string::npos; at = g.code.find("k_block_reduce<", at + 1))
-    ++exchanges;
-  EXPECT_EQ(exchanges, 4u) << g.code;
+  EXPECT_EQ(occurrences(g.code, "k_block_reduce<"), 4u) << g.code;
 }
 
 TEST(CudaCodegen, ShortRowsTakeAWarpEach) {
@@ -248,6 +251,22 @@ TEST(CudaCodegen, ColumnSumKernelsStageTheNextRow) {
   EXPECT_NE(plain.find("k_load_vec<4, kAlign>(&buf0[(col0 + (256 * row))])"), std::string::npos) << plain;
   GeneratedSource wide = cuda_source(&columns_fn, {randn({64, 16384})});
   EXPECT_EQ(wide.code.find("stage"), std::string::npos) << wide.code;
+}
+
+// Two inputs of different widths staged: a bfloat16 group of 4 (8 bytes, cp.async.ca) beside a float
+// one (16 bytes, cp.async.cg), in arrays of their storage types.
+std::vector<Tensor> mixed_inputs_fn(const std::vector<Tensor>& in) {
+  Tensor h = add(in[0].to(DType::Float32), in[1]);
+  auto [var, mean] = var_mean(h, {1});
+  return {sum(in[1], {0}), var, mean};
+}
+
+TEST(CudaCodegen, InputsOfTwoWidthsAreStaged) {
+  GeneratedSource g = cuda_source(&mixed_inputs_fn, {randn({512, 256}).to(DType::BFloat16), randn({512, 256})});
+  EXPECT_NE(g.code.find("__shared__ __align__(16) uint16_t stage"), std::string::npos) << g.code;
+  EXPECT_NE(g.code.find("__shared__ __align__(16) float stage"), std::string::npos) << g.code;
+  EXPECT_EQ(occurrences(g.code, "k_copy_async<4, kAlign>(&stage"), 4u) << "two inputs, the first row and the next:\n"
+                                                                       << g.code;
 }
 
 // A buffer the kernel writes is never staged: a later pass reads back this row's stores (h = 2x
