@@ -266,24 +266,29 @@ template <class T, class Combine> __device__ inline T k_uniform(T v, Combine) {
     return __shfl_sync(0xffffffffu, v, 0);
   }
 }
+// The values of each group of Lanes consecutive lanes combined by a butterfly (lane 0's is the
+// group's total; k_uniform makes it every lane's).
+template <int Lanes, class T, class Combine> __device__ inline T k_butterfly(T v, Combine combine) {
+#pragma unroll
+  for (int mask = Lanes >> 1; mask > 0; mask >>= 1) v = combine(v, k_shfl_xor(v, mask));
+  return v;
+}
 template <class T, class Combine> __device__ inline T k_warp_reduce(T v, Combine combine) {
-  for (int mask = 16; mask > 0; mask >>= 1) v = combine(v, k_shfl_xor(v, mask));
-  return k_uniform(v, combine);
+  return k_uniform(k_butterfly<32>(v, combine), combine);
 }
 // A block of Warps warps (a power of two: the block sizes of codegen/cuda/cuda.cpp's row kernels).
 template <int Warps, class T, class Combine> __device__ inline T k_block_reduce(T v, Combine combine, T* shared) {
   static_assert(Warps >= 1 && Warps <= 32 && (Warps & (Warps - 1)) == 0, "a power of two of warps");
-  v = k_warp_reduce(v, combine);
-  if constexpr (Warps > 1) {
-    __syncthreads();  // `shared` may still be read by the previous reduction
+  if constexpr (Warps == 1) {
+    return k_warp_reduce(v, combine);
+  } else {
+    v = k_butterfly<32>(v, combine);  // lane 0's is its warp's total
+    __syncthreads();                  // `shared` may still be read by the previous reduction
     if ((threadIdx.x & 31) == 0) shared[threadIdx.x >> 5] = v;
     __syncthreads();
-    v = shared[threadIdx.x & (Warps - 1)];  // each warp combines the warps' values by a butterfly
-#pragma unroll
-    for (int mask = Warps >> 1; mask > 0; mask >>= 1) v = combine(v, k_shfl_xor(v, mask));
-    v = k_uniform(v, combine);
+    // Each warp combines the warps' totals (lane i holds warp i % Warps's).
+    return k_uniform(k_butterfly<Warps>(shared[threadIdx.x & (Warps - 1)], combine), combine);
   }
-  return v;
 }
 
 }  // namespace kernel_support
