@@ -144,6 +144,27 @@ TEST(CompiledCuda, FullReductionsSplitAmongBlocks) {
   }
 }
 
+// Values of each row from its reductions, computed once per row by the row kernel (Kernel::per_row):
+// var's last step, a sum scaled by a value per row from outside, the square of that, a keepdim max
+// read again by the row's elements; in a warp per row, a block per row in registers or read again,
+// and a total split among blocks (its epilogue in the last block to arrive).
+TEST(CompiledCuda, ValuesOfEachRowMatchEager) {
+  if (!have_gpu()) GTEST_SKIP() << device_unavailable_reason(DeviceType::CUDA);
+  manual_seed(12);
+  Fn fn = [](const std::vector<Tensor>& in) {
+    auto [v, m] = var_mean(in[0], IntArrayRef{1}, std::nullopt, false);
+    Tensor scaled = mul(sum(in[0], {1}), in[1]);
+    Tensor peak = add(amax(in[0], {1}, true), 1.0);
+    return std::vector<Tensor>{v, m, scaled, mul(scaled, scaled), peak, div(in[0], peak)};
+  };
+  for (int64_t cols : {2, 31, 1500, 20000}) {
+    SCOPED_TRACE(cols);
+    expect_matches_eager(fn, {randn({37, cols}), randn({37})}, 1e-4, 1e-5);
+  }
+  Fn total = [](const std::vector<Tensor>& in) { return std::vector<Tensor>{add(mul(sum(in[0]), 2.0), 1.0)}; };
+  expect_matches_eager(total, {randn({1 << 22})}, 1e-5, 1e-2);
+}
+
 TEST(CompiledCuda, ColumnReductionsMatchEager) {
   if (!have_gpu()) GTEST_SKIP() << device_unavailable_reason(DeviceType::CUDA);
   manual_seed(6);

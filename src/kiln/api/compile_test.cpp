@@ -153,6 +153,39 @@ TEST(Compile, NormalizationsAreOneKernelEach) {
   }
 }
 
+// Values of each row from its reductions (var's last step, a sum scaled by a value per row from
+// outside, the square of that, a keepdim max read again by the row's elements) are computed once
+// per row by the row kernel: one kernel, equal to eager, for short, long and single rows; a total's
+// epilogue (sum(x) * 2 + 1) is its kernel's too.
+TEST(Compile, ValuesOfEachRowAreComputedInTheRowKernel) {
+  auto fn = [](const std::vector<Tensor>& in) {
+    auto [v, m] = var_mean(in[0], IntArrayRef{1}, 1, false);
+    Tensor scaled = mul(sum(in[0], {1}), in[1]);
+    Tensor peak = add(amax(in[0], {1}, true), 1.0);
+    return std::vector<Tensor>{v, m, scaled, mul(scaled, scaled), peak, div(in[0], peak)};
+  };
+  for (auto [rows, cols] : {std::pair<int64_t, int64_t>{37, 1000}, {5, 3}, {1, 5000}, {64, 20000}}) {
+    SCOPED_TRACE(std::to_string(rows) + " x " + std::to_string(cols));
+    manual_seed(static_cast<uint64_t>(cols));
+    std::vector<Tensor> in = {randn({rows, cols}), randn({rows})};
+    compiler::Schedule s = schedule_of(fn, in);
+    ASSERT_EQ(s.kernel_count(), 1u);
+    EXPECT_EQ(std::get<compiler::Kernel>(s.items[0]).per_row.size(), 5u);  // mean, var, scaled, its square, peak
+    auto got = compile(fn)(in);
+    auto want = fn(in);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i) {
+      EXPECT_EQ(got[i].sizes().vec(), want[i].sizes().vec()) << "output " << i;
+      double scale = want[i].abs().amax().item<double>();
+      EXPECT_LE(max_error(got[i], want[i]), 1e-5 * scale + 1e-6) << "output " << i;
+    }
+  }
+  auto total = [](const std::vector<Tensor>& in) { return std::vector<Tensor>{add(mul(sum(in[0]), 2.0), 1.0)}; };
+  Tensor x = randn({100000});
+  EXPECT_EQ(schedule_of(total, {x}).kernel_count(), 1u);
+  EXPECT_LE(max_error(compile(total)({x})[0], total({x})[0]), 1e-3);
+}
+
 TEST(Compile, MlpIsGemmsPlusFusedEpilogues) {
   manual_seed(2);
   std::vector<Tensor> in = {randn({16, 32}), randn({64, 32}), randn({64}), randn({8, 64}), randn({8})};

@@ -83,7 +83,8 @@ void verify_schedule(const loopir::Program& p, const Schedule& s) {
                    k->name, i);
         const auto* n = std::get_if<loopir::LoopNode>(&p.steps[static_cast<size_t>(i)]);
         KILN_CHECK(n != nullptr, "schedule: kernel {} runs step {}, an extern call", k->name, i);
-        bool fits = k->columns.contains(i) ? product(n->sizes) == k->cols && product(n->reduction_sizes) == k->rows
+        bool fits = k->columns.contains(i)   ? product(n->sizes) == k->cols && product(n->reduction_sizes) == k->rows
+                    : k->per_row.contains(i) ? n->reduce == loopir::ReduceKind::None && product(n->sizes) == k->rows
                     : n->reduce == loopir::ReduceKind::None
                         ? product(n->sizes) == k->rows * k->cols
                         : product(n->sizes) == k->rows && product(n->reduction_sizes) == k->cols;

@@ -85,7 +85,7 @@ Target make_cuda_target(Device device, const std::string& arch, int multiprocess
     if (const char* e = std::getenv(name); e && std::atoi(e) > 0) *knob = std::atoi(e);
   }
   if (const char* e = std::getenv("KILN_CUDA_FLOAT_PARTIALS"); e && *e) t.float_partials = std::atoi(e) != 0;
-  if (const char* e = std::getenv("KILN_CUDA_ROW_PREFETCH"); e && *e) t.row_prefetch = std::atoi(e) != 0;
+  if (const char* e = std::getenv("KILN_CUDA_ROW_PREFETCH"); e && *e) t.row_prefetch = std::atoi(e);
   t.dialect = &cuda_dialect();
   t.generate = generate_cuda;
   t.build = build_cuda;

@@ -58,8 +58,8 @@ struct Target {
   // A CUDA row kernel whose blocks take rows one after another (a row kernel with column sums)
   // copies the next row's loads into shared memory while it computes this one (cp.async): the loads
   // stay in flight through the row's block reductions. KILN_CUDA_ROW_PREFETCH=0 turns it off, for
-  // tuning.
-  bool row_prefetch = true;
+  // tuning; 2 issues the copies before the pass's block exchanges instead of after them (a trial).
+  int row_prefetch = 1;
   FusionLimits fusion;
   // What its libraries compute in one call, so the pattern passes may fuse a graph into it: a GEMM
   // with its bias, activation and residual (kiln::gemm_epilogue), attention (kiln::attention).

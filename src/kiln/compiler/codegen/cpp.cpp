@@ -162,7 +162,7 @@ std::set<int> next_rows(const loopir::Program& p, const Kernel& k, const std::ve
   const Expr row_major = loopir::simplify(Expr::var("row") * k.cols + Expr::var("col"), ranges);
   for (int i : passes[0]) {
     std::vector<ScalarExpr> loads;
-    collect_loads(row_col_value(std::get<LoopNode>(p.steps[static_cast<size_t>(i)]), k.cols, ranges), loads);
+    collect_loads(kernel_value(p, k, i, ranges), loads);
     for (const auto& l : loads) {
       if (!written.contains(l.buffer()) && !k.local.contains(l.buffer()) &&
           loopir::simplify(l.index(), ranges) == row_major)
@@ -192,6 +192,16 @@ void write_pass(const loopir::Program& p, const Kernel& k, const std::vector<int
     const auto& n = std::get<LoopNode>(p.steps[static_cast<size_t>(i)]);
     const auto& buf = p.buffers[static_cast<size_t>(n.out)];
     comments.push_back(fmt::format("buf{}: {}", n.out, n.origin));
+    if (k.per_row.contains(i)) {  // once per row, after the pass's reductions (their results are in locals)
+      BodyWriter once({p, ranges, sites, site_of(n, k), cpp_dialect()}, locals, finish, "      ",
+                      fmt::format("e{}_", n.out));
+      finish += fmt::format("      const {} v{} = {};\n", compute_type(buf.dtype), n.out,
+                            once.emit(per_row_value(n, ranges)));
+      if (!k.local.contains(n.out))
+        finish += fmt::format("      buf{}[row] = {};\n", n.out, store_expr(buf.dtype, fmt::format("v{}", n.out)));
+      locals[n.out] = fmt::format("v{}", n.out);
+      continue;
+    }
     w.set_origin(site_of(n, k));
     row_writer.set_origin(site_of(n, k));
     ScalarExpr value = row_col_value(n, k.cols, ranges);
@@ -286,7 +296,7 @@ void write_pass(const loopir::Program& p, const Kernel& k, const std::vector<int
   // Later passes read a kept row from its row buffer, anything else from memory.
   for (int i : pass) {
     const auto& n = std::get<LoopNode>(p.steps[static_cast<size_t>(i)]);
-    if (n.reduce != ReduceKind::None) continue;
+    if (n.reduce != ReduceKind::None || k.per_row.contains(i)) continue;
     if (k.local.contains(n.out)) {
       locals[n.out] = fmt::format("row_buf{}[col]", n.out);
     } else {
@@ -514,7 +524,7 @@ void write_kernel_body(const loopir::Program& p, const Kernel& k, ErrorSites& si
   for (size_t a = 0; a < passes.size(); ++a) {
     for (int i : passes[a]) {
       const auto& n = std::get<LoopNode>(p.steps[static_cast<size_t>(i)]);
-      if (!k.local.contains(n.out) || n.reduce != ReduceKind::None) continue;
+      if (!k.local.contains(n.out) || n.reduce != ReduceKind::None || k.per_row.contains(i)) continue;
       for (size_t later = a + 1; later < passes.size(); ++later) {
         for (int j : passes[later]) {
           auto reads = std::get<LoopNode>(p.steps[static_cast<size_t>(j)]).reads();

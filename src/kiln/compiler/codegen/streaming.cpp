@@ -60,17 +60,21 @@ std::set<int> streamed_outputs(const loopir::Program& p, const Kernel& k, const 
   std::set<int> written, read, streamed, row_values;
   for (int i : k.nodes) {
     const auto& n = std::get<LoopNode>(p.steps[static_cast<size_t>(i)]);
-    if (n.reduce != ReduceKind::None) row_values.insert(n.out);
+    if (n.reduce != ReduceKind::None || k.per_row.contains(i)) row_values.insert(n.out);
   }
   for (const auto& pass : passes) {
     std::set<const loopir::ScalarNode*> seen;
     int weight = 0;
-    for (int i : pass) weight += weight_of(std::get<LoopNode>(p.steps[static_cast<size_t>(i)]).value, row_values, seen);
+    for (int i : pass) {
+      if (!k.per_row.contains(i))  // once a row: no weight on its elements
+        weight += weight_of(std::get<LoopNode>(p.steps[static_cast<size_t>(i)]).value, row_values, seen);
+    }
     for (int i : pass) {
       const auto& n = std::get<LoopNode>(p.steps[static_cast<size_t>(i)]);
       if (k.local.contains(n.out)) continue;
       written.insert(n.out);
-      if (n.reduce == ReduceKind::None && (mode == StreamMode::All || weight <= kStreamWeightUpTo)) {
+      if (n.reduce == ReduceKind::None && !k.per_row.contains(i) &&
+          (mode == StreamMode::All || weight <= kStreamWeightUpTo)) {
         streamed.insert(n.out);
       }
     }

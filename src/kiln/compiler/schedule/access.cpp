@@ -41,6 +41,15 @@ ScalarExpr column_value(const LoopNode& n, const loopir::Ranges& ranges) {
   });
 }
 
+ScalarExpr per_row_value(const LoopNode& n, const loopir::Ranges& ranges) {
+  std::map<std::string, Expr> vars;
+  std::vector<Expr> i;
+  for (size_t k = 0; k < n.sizes.size(); ++k) i.push_back(loopir::index_var(k));
+  unflatten(vars, Expr::var("row"), i, n.sizes);
+  return n.value.substitute(vars).map_loads(
+      [&](int b, const Expr& index, DType d) { return ScalarExpr::load(b, loopir::simplify(index, ranges), d); });
+}
+
 std::map<std::string, Expr> node_vars(const LoopNode& n, int64_t cols) {
   std::map<std::string, Expr> vars;
   Expr row = Expr::var("row"), col = Expr::var("col");

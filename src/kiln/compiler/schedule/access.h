@@ -30,6 +30,10 @@ loopir::ScalarExpr row_col_value(const loopir::LoopNode& n, int64_t cols, const 
 // The same for a column reduction computed inside a row kernel (column_node_vars).
 loopir::ScalarExpr column_value(const loopir::LoopNode& n, const loopir::Ranges& ranges);
 
+// The same for a pointwise node computed once per row of a row kernel (Kernel::per_row): all its
+// dims run along row.
+loopir::ScalarExpr per_row_value(const loopir::LoopNode& n, const loopir::Ranges& ranges);
+
 // Element stride of an index in row and col along row and along col.
 std::pair<int64_t, int64_t> strides_of(const loopir::Expr& index);
 

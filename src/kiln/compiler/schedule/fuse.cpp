@@ -85,11 +85,9 @@ std::set<std::pair<int, std::string>> kernel_loads(const loopir::Program& p, con
                                                    bool columns_too) {
   std::set<std::pair<int, std::string>> reads;
   for (int i : k.nodes) {
-    bool column = k.columns.contains(i);
-    if (column && !columns_too) continue;
-    const auto& m = std::get<LoopNode>(p.steps[static_cast<size_t>(i)]);
+    if (k.columns.contains(i) && !columns_too) continue;
     std::vector<ScalarExpr> loads;
-    collect_loads(column ? column_value(m, kr) : row_col_value(m, k.cols, kr), loads);
+    collect_loads(kernel_value(p, k, i, kr), loads);
     for (const auto& l : loads) reads.emplace(l.buffer(), l.index().str());
   }
   return reads;
@@ -113,6 +111,7 @@ std::string Schedule::str(const loopir::Program& p) const {
         nodes.push_back(fmt::format("buf{}{}", n.out,
                                     k->local.contains(n.out) ? " (kept in kernel)"
                                     : k->columns.contains(i) ? " (column sum)"
+                                    : k->per_row.contains(i) ? " (once per row)"
                                                              : ""));
       }
       s += fmt::format("{}: {} rows x {} cols: {}\n", k->name, k->rows, k->cols, fmt::join(nodes, ", "));
@@ -134,9 +133,11 @@ std::string can_fuse(const loopir::Program& p, const Kernel& k, const LoopNode& 
     return "it reduces along strided columns: on its own the reduced dim runs outside and every load is contiguous";
   }
   std::map<int, const LoopNode*> in_kernel;  // buffer -> the kernel's node writing it
+  std::set<int> per_row;                     // buffers of the kernel's nodes computed once per row
   for (int i : k.nodes) {
     const auto& m = std::get<LoopNode>(p.steps[static_cast<size_t>(i)]);
     in_kernel[m.out] = &m;
+    if (k.per_row.contains(i)) per_row.insert(m.out);
   }
   loopir::Ranges kr = kernel_ranges(k.rows, k.cols);
   auto kernel_reads = kernel_loads(p, k, kr, /*columns_too=*/true);
@@ -161,16 +162,16 @@ std::string can_fuse(const loopir::Program& p, const Kernel& k, const LoopNode& 
     }
     shares = true;
     const LoopNode& src = *src_it->second;
-    // A reduction's result is read per row (n is its epilogue); an elementwise, broadcast or
-    // injective result per element (n continues its chain).
-    bool per_row = src.pattern == PatternKind::Reduction;
-    Expr want = per_row ? row_index(n, k.cols) : element_index(n);
-    if (!per_row && n.pattern != PatternKind::Reduction && trailing_dims(src.sizes, k.cols) < 0) {
+    // A reduction's result (or a value computed once per row) is read per row (n is its epilogue);
+    // an elementwise, broadcast or injective result per element (n continues its chain).
+    bool by_row = src.pattern == PatternKind::Reduction || per_row.contains(l.buffer());
+    Expr want = by_row ? row_index(n, k.cols) : element_index(n);
+    if (!by_row && n.pattern != PatternKind::Reduction && trailing_dims(src.sizes, k.cols) < 0) {
       return fmt::format("{} buf{} has another row shape", pattern_kind_name(src.pattern), l.buffer());
     }
     if (loopir::simplify(l.index(), ranges) != loopir::simplify(want, ranges)) {
       return fmt::format("it reads {} buf{} at {}, not at the {} it is computing", pattern_kind_name(src.pattern),
-                         l.buffer(), l.index().str(), per_row ? "row" : "element");
+                         l.buffer(), l.index().str(), by_row ? "row" : "element");
     }
   }
   if (!shares) return "it shares no data with the kernel (no buffer the kernel writes, no load at the same place)";
@@ -199,6 +200,47 @@ std::string fusion_edge(const loopir::Program& p, const Kernel& k, const LoopNod
   }
   return fmt::format("{} consumer of {} buf{}: reads it at the element it computes", kind,
                      pattern_kind_name(producer->pattern), producer->out);
+}
+
+std::string can_fuse_per_row(const loopir::Program& p, const Kernel& k, const LoopNode& n) {
+  if (n.reduce != loopir::ReduceKind::None || k.cols < 2 || product(n.sizes) != k.rows)
+    return fmt::format("it does not compute one value for each of the kernel's {} rows", k.rows);
+  std::map<int, int> in_kernel;  // buffer -> the kernel's step writing it
+  for (int i : k.nodes) {
+    const auto& m = std::get<LoopNode>(p.steps[static_cast<size_t>(i)]);
+    auto [rows, cols] = natural_shape(m);
+    if (!k.columns.contains(i) && is_column_reduction(m, rows, cols))
+      return "the kernel is a column reduction: its outputs are finished together, when it ends";
+    in_kernel[m.out] = i;
+  }
+  const loopir::Ranges kr = kernel_ranges(k.rows, k.cols);
+  const Expr row = loopir::simplify(Expr::var("row"), kr);
+  std::vector<ScalarExpr> loads;
+  collect_loads(per_row_value(n, kr), loads);
+  bool reads_row = false;
+  for (const ScalarExpr& l : loads) {
+    auto it = in_kernel.find(l.buffer());
+    if (it == in_kernel.end()) continue;  // an outside buffer, read anywhere
+    const LoopNode& src = std::get<LoopNode>(p.steps[static_cast<size_t>(it->second)]);
+    if (k.columns.contains(it->second))
+      return fmt::format("it reads column sum buf{}, finished only when the kernel ends", l.buffer());
+    if (src.reduce == loopir::ReduceKind::None && !k.per_row.contains(it->second)) {
+      return fmt::format("it reads {} buf{}, a value of each element of a row", pattern_kind_name(src.pattern),
+                         l.buffer());
+    }
+    if (l.index() != row)
+      return fmt::format("it reads buf{} at {}, not at the row it is computing", l.buffer(), l.index().str());
+    reads_row = true;
+  }
+  if (!reads_row) return "it reads no reduction of the kernel's rows";
+  return "";
+}
+
+loopir::ScalarExpr kernel_value(const loopir::Program& p, const Kernel& k, int i, const loopir::Ranges& ranges) {
+  const auto& n = std::get<LoopNode>(p.steps[static_cast<size_t>(i)]);
+  if (k.columns.contains(i)) return column_value(n, ranges);
+  if (k.per_row.contains(i)) return per_row_value(n, ranges);
+  return row_col_value(n, k.cols, ranges);
 }
 
 std::string can_fuse_column(const loopir::Program& p, const Kernel& k, const LoopNode& n, const FusionLimits& limits) {
@@ -293,8 +335,17 @@ Schedule schedule(const loopir::Program& p, const FusionLimits& limits) {
         open->name += "_" + n->origin;
         continue;
       }
-      KILN_LOG("fusion", "{}: buf{} ({}, {}) starts a new kernel: {}", open->name, n->out, n->origin,
-               pattern_kind_name(n->pattern), why);
+      std::string row_why = can_fuse_per_row(p, *open, *n);
+      if (row_why.empty()) {
+        KILN_LOG("fusion", "{}: fuse buf{} ({}) once per row: it reads the kernel's reductions at its row", open->name,
+                 n->out, n->origin);
+        open->nodes.push_back(static_cast<int>(i));
+        open->per_row.insert(static_cast<int>(i));
+        open->name += "_" + n->origin;
+        continue;
+      }
+      KILN_LOG("fusion", "{}: buf{} ({}, {}) starts a new kernel: {}; not once per row: {}", open->name, n->out,
+               n->origin, pattern_kind_name(n->pattern), why, row_why);
     }
     Kernel k;
     k.name = fmt::format("kernel{}_{}", sched.kernel_count(), n->origin);
@@ -357,12 +408,13 @@ std::vector<std::vector<int>> row_passes(const loopir::Program& p, const Kernel&
   for (int i : k.nodes) {
     if (k.columns.contains(i)) continue;  // column sums: added along the way
     const auto& n = std::get<LoopNode>(p.steps[static_cast<size_t>(i)]);
-    if (passes.empty() || reads_any(n.value, pending)) {
+    const bool per_row = k.per_row.contains(i);  // computed at the end of the pass, with its reductions
+    if (passes.empty() || (!per_row && reads_any(n.value, pending))) {
       passes.emplace_back();
       pending.clear();
     }
     passes.back().push_back(i);
-    if (n.reduce != loopir::ReduceKind::None) pending.insert(n.out);
+    if (n.reduce != loopir::ReduceKind::None || per_row) pending.insert(n.out);
   }
   return passes;
 }

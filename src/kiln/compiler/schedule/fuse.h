@@ -8,9 +8,10 @@
 // element (the node continues its chain) — and is not a column reduction (which runs faster alone, its
 // reduced dim outside, unless it is a column sum of the kernel: Kernel::columns) — so softmax, layer_norm and RMSNorm
 // become one kernel each, pointwise chains one loop, and nodes that merely have the same shape stay apart. Groups
-// follow program order, so fusion never forms a cycle. Buffers that no later step and no output reads stay inside their
-// kernel (a value per row, or a row kept in cache) and are never allocated. Every decision is logged with its reason on
-// KILN_LOG=fusion.
+// follow program order, so fusion never forms a cycle. A pointwise node over the kernel's rows that reads
+// its reductions per row is computed once per row (Kernel::per_row). Buffers that no later step and no output reads
+// stay inside their kernel (a value per row, or a row kept in cache) and are never allocated. Every decision is logged
+// with its reason on KILN_LOG=fusion.
 #pragma once
 
 #include <set>
@@ -32,6 +33,12 @@ struct Kernel {
   // sums; when every row is done the partials are added in thread order (deterministic for a team
   // size). Nothing in the kernel reads them.
   std::set<int> columns;
+  // Pointwise nodes computed once per row (steps among `nodes`): a node whose iteration space is the
+  // kernel's rows and which reads the kernel's reductions at its row (var's (sum(d*d) - sum(d)^2 /
+  // n) / (n - 1) beside var_mean, a mean's reciprocal square root) is their epilogue: computed when
+  // the row's reductions are, not by a kernel of its own. What it reads of the kernel it reads per
+  // row; later nodes of the kernel read it per row, as they read a reduction.
+  std::set<int> per_row;
 };
 
 // What a target's kernels can hold, as the scheduler reads it (compiler/target.h).
@@ -62,11 +69,23 @@ std::string fusion_edge(const loopir::Program& p, const Kernel& k, const loopir:
 std::string can_fuse_column(const loopir::Program& p, const Kernel& k, const loopir::LoopNode& n,
                             const FusionLimits& limits = {});
 
+// Why pointwise node `n`, over as many elements as kernel `k` has rows, cannot be computed once per
+// row of it (Kernel::per_row), or "" when it can: it must read a reduction of the kernel's rows (or
+// a node computed once per row) and read every such value at the row it is computing, never an
+// element of a row or a column sum.
+std::string can_fuse_per_row(const loopir::Program& p, const Kernel& k, const loopir::LoopNode& n);
+
+// Node `i` of kernel `k`, in terms of row and col by its role: a column sum's (column_value), a
+// node computed once per row (per_row_value) or any other's (row_col_value).
+loopir::ScalarExpr kernel_value(const loopir::Program& p, const Kernel& k, int i, const loopir::Ranges& ranges);
+
 Schedule schedule(const loopir::Program& p, const FusionLimits& limits = {});
 
 // The nodes of row kernel `k` (its column sums left out) split into passes over a row: consecutive
 // nodes share one pass unless a node reads a reduction finished in the same pass (softmax: amax |
-// exp + sum | div). What every target's code generator loops over.
+// exp + sum | div). A node computed once per row (Kernel::per_row) ends the pass it is in: it is
+// computed after the pass's reductions, and a node that reads it starts a new pass. What every
+// target's code generator loops over.
 std::vector<std::vector<int>> row_passes(const loopir::Program& p, const Kernel& k);
 
 }  // namespace kiln::compiler

@@ -224,5 +224,60 @@ TEST(Fusion, RowReductionOfTheSameShapeFuses) {  // the accept case beside the o
   EXPECT_EQ(can_fuse(b.p, b.kernel(1, 64, 64), b.step(1)), "");
 }
 
+// var's last step, a value for each row from the row's sums (of d*d and of d) and a value per row
+// from outside, read at its row: computed once per row inside the kernel, not by a kernel of its
+// own; a node reading it per row starts the next pass, as after a reduction.
+TEST(Fusion, ValueOfEachRowFromItsReductionsIsComputedOncePerRow) {
+  Builder b;
+  b.input({8, 16});
+  b.input({8});
+  b.node("load(buf0, 16*i0 + r0):float32", {8}, {16}, ReduceKind::Sum);  // step 0: buf2
+  b.node("mul(load(buf0, 16*i0 + r0):float32, load(buf0, 16*i0 + r0):float32)", {8}, {16},
+         ReduceKind::Sum);                                                                          // step 1: buf3
+  b.node("sub(load(buf3, i0):float32, mul(load(buf2, i0):float32, load(buf1, i0):float32))", {8});  // step 2: buf4
+  b.node("mul(load(buf4, 4*i0 + i1):float32, 2:float32)", {2, 4});                 // step 3: buf5, the rows as [2, 4]
+  b.node("div(load(buf0, 16*i0 + i1):float32, load(buf4, i0):float32)", {8, 16});  // step 4: buf6
+  EXPECT_NE(can_fuse(b.p, b.kernel(2, 8, 16), b.step(2)).find("iteration space"), std::string::npos);
+  EXPECT_EQ(can_fuse_per_row(b.p, b.kernel(2, 8, 16), b.step(2)), "");
+  Schedule s = schedule(b.p);
+  ASSERT_EQ(s.kernel_count(), 1u);
+  const auto& k = std::get<Kernel>(s.items[0]);
+  EXPECT_EQ(k.per_row, (std::set<int>{2, 3}));
+  EXPECT_EQ(row_passes(b.p, k), (std::vector<std::vector<int>>{{0, 1, 2, 3}, {4}}));
+  EXPECT_NE(s.str(b.p).find("buf5 (once per row)"), std::string::npos) << s.str(b.p);
+}
+
+TEST(Fusion, OncePerRowRefusals) {
+  Builder b;
+  b.input({8, 16});
+  b.node("exp(load(buf0, 16*i0 + i1):float32)", {8, 16});                // step 0: buf1, elements
+  b.node("load(buf0, 16*i0 + r0):float32", {8}, {16}, ReduceKind::Sum);  // step 1: buf2, row sums
+  b.node("neg(load(buf2, 7 - i0):float32)", {8});                        // another row's sum
+  b.node("neg(load(buf1, 16*i0):float32)", {8});                         // an element of the row
+  b.node("neg(load(buf0, 16*i0):float32)", {8});                         // no reduction of the kernel
+  b.node("neg(load(buf2, i0):float32)", {4});                            // half the rows
+  Kernel k = b.kernel(2, 8, 16);
+  EXPECT_NE(can_fuse_per_row(b.p, k, b.step(2)).find("not at the row"), std::string::npos);
+  EXPECT_NE(can_fuse_per_row(b.p, k, b.step(3)).find("a value of each element"), std::string::npos);
+  EXPECT_NE(can_fuse_per_row(b.p, k, b.step(4)).find("no reduction"), std::string::npos);
+  EXPECT_NE(can_fuse_per_row(b.p, k, b.step(5)).find("one value for each"), std::string::npos);
+  // A column reduction's kernel: its rows are its outputs, all finished when it ends.
+  Builder c;
+  c.input({64, 64});
+  c.node("load(buf0, i0 + 64*r0):float32", {64}, {64}, ReduceKind::Sum);
+  c.node("neg(load(buf1, i0):float32)", {64});
+  EXPECT_NE(can_fuse_per_row(c.p, c.kernel(1, 64, 64), c.step(1)).find("column reduction"), std::string::npos);
+  EXPECT_EQ(schedule(c.p).kernel_count(), 2u);
+  // A column sum of a row kernel is finished only when the kernel ends.
+  Builder d;
+  d.input({64, 64});
+  d.node("load(buf0, 64*i0 + r0):float32", {64}, {64}, ReduceKind::Sum);
+  d.node("load(buf0, i0 + 64*r0):float32", {64}, {64}, ReduceKind::Sum);
+  d.node("add(load(buf1, i0):float32, load(buf2, i0):float32)", {64});
+  Kernel dk = d.kernel(2, 64, 64);
+  dk.columns = {1};
+  EXPECT_NE(can_fuse_per_row(d.p, dk, d.step(2)).find("column sum buf2"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace kiln::compiler

@@ -1,6 +1,7 @@
 #include "kiln/compiler/codegen/cuda/cuda.h"
 
 #include <algorithm>
+#include <iterator>
 #include <map>
 #include <set>
 
@@ -89,6 +90,7 @@ size_t widest_element(const loopir::Program& p, const Kernel& k) {
     if (!k.local.contains(b)) widest = std::max(widest, element_size(p.buffers[static_cast<size_t>(b)].dtype));
   };
   for (int i : k.nodes) {
+    if (k.per_row.contains(i)) continue;  // a value a row, never in a group
     const LoopNode& n = node(p, i);
     for (int b : n.reads()) see(b);
     if (n.reduce == ReduceKind::None) see(n.out);
@@ -321,7 +323,8 @@ struct KernelWriter {
   // The split form's end of a row's chunk (rows()): the block's partial results into the
   // workspace (after the arrival counts, one per row), then the last block of the row combines
   // them in split order and stores the results.
-  std::string split_epilogue(GeneratedKernel& gk, const std::vector<SplitReduction>& reductions, int64_t splits) const {
+  std::string split_epilogue(GeneratedKernel& gk, const std::vector<SplitReduction>& reductions, int64_t splits,
+                             const std::string& per_row) const {
     const int64_t counters = (k.rows * 4 + 7) / 8 * 8, slots = k.rows * splits;
     gk.workspace_bytes = counters + static_cast<int64_t>(reductions.size()) * slots * 8;
     std::string partials, combine, results;
@@ -354,11 +357,11 @@ struct KernelWriter {
         "    }}\n"
         "    __syncthreads();\n"
         "    if (last) {{\n"
-        "      __threadfence();\n{2}"
+        "      __threadfence();\n{2}{3}"
         "      if (threadIdx.x == 0) arrived[row] = 0;\n"
         "    }}\n"
         "    __syncthreads();  // `last` and the shared values are read before the next task writes them\n",
-        partials, splits - 1, combine);
+        partials, splits - 1, combine, per_row);
   }
 
   // A block per row (grid-stride over the rows), its threads strided over the row's vector groups
@@ -458,7 +461,8 @@ struct KernelWriter {
       BodyWriter::LoadCache group_cache{{}, nullptr};
       if (width > 1) {
         std::vector<int> pass_nodes = recomputed;
-        pass_nodes.insert(pass_nodes.end(), passes[a].begin(), passes[a].end());
+        std::copy_if(passes[a].begin(), passes[a].end(), std::back_inserter(pass_nodes),
+                     [&](int i) { return !k.per_row.contains(i); });
         const std::string group_indent = indent.substr(2);
         if (persistent) {
           auto array = [&](const std::string& type) {
@@ -482,9 +486,14 @@ struct KernelWriter {
         pass_locals[nd.out] = w.emit(row_col_value(nd, k.cols, ranges));
       }
       std::vector<int> partials;  // this pass's float sums in a float partial first (float_partials)
+      std::string per_row;        // the pass's nodes computed once per row, after its reductions
       for (int i : passes[a]) {
         const LoopNode& nd = node(p, i);
         const DType dtype = p.buffers[static_cast<size_t>(nd.out)].dtype;
+        if (k.per_row.contains(i)) {
+          per_row += once_per_row(i, locals, splits > 1 ? "      " : "    ", splits > 1 ? "threadIdx.x" : thread);
+          continue;
+        }
         w.set_origin(site_of(nd, k));
         const ScalarExpr value = row_col_value(nd, k.cols, ranges);
         const bool partial = persistent && target.float_partials && float_sum(nd, value);
@@ -553,25 +562,26 @@ struct KernelWriter {
         text += loop(group);
         if (!partials.empty())
           text += widen_partials(partials, passes[a], locals, loads, loop, width, element, indent, a);
-        text += after;
         // The next row's copies of this pass's staged loads, after its block exchange: each thread
         // copies into the slots only it reads, and reads them for this row before, in program order.
+        std::string copies;
         if (staging && !staging->copies.empty()) {
-          text +=
+          copies =
               fmt::format("    if (row + gridDim.x < {}) {{\n      const int64_t next = row + gridDim.x;\n{}    }}\n",
                           k.rows, loop(staging->copies));
           staging->first += staging->copies;
           staging->copies.clear();
         }
+        text += target.row_prefetch == 2 ? copies + after + per_row : after + per_row + copies;
       } else if (splits == 1) {
         text += fmt::format("    for (int64_t col0 = {4} * {0}; col0 < {1}; col0 += {5} * {0}) {{\n{2}    }}\n{3}",
-                            width, k.cols, group, after, thread, block);
+                            width, k.cols, group, after + per_row, thread, block);
       } else {
         text += fmt::format(
             "    const int64_t end = split * {1} + {1} < {2} ? split * {1} + {1} : {2};\n"
             "    for (int64_t col0 = split * {1} + threadIdx.x * {0}; col0 < end; col0 += blockDim.x * {0}) {{\n{3}    }}\n"
             "{4}",
-            width, chunk, k.cols, group, split_epilogue(gk, reductions, splits));
+            width, chunk, k.cols, group, split_epilogue(gk, reductions, splits, per_row));
       }
     }
     out += exchanges;
@@ -606,6 +616,23 @@ struct KernelWriter {
     }
     out += fmt::format("  for (int64_t row = blockIdx.x; row < {}; row += gridDim.x) {{\n{}{}  }}\n", k.rows, arrays,
                        text);
+  }
+
+  // Node `i`, computed once per row (Kernel::per_row) by every thread of the row from the results
+  // of the row's reductions (`locals`), stored by its first (`thread` 0); later nodes read it there.
+  std::string once_per_row(int i, std::map<int, std::string>& locals, const std::string& indent,
+                           const std::string& thread) {
+    const LoopNode& nd = node(p, i);
+    const DType dtype = p.buffers[static_cast<size_t>(nd.out)].dtype;
+    std::string out;
+    BodyWriter w = writer(locals, out, indent, fmt::format("e{}_", nd.out));
+    w.set_origin(site_of(nd, k));
+    const std::string v = w.emit(per_row_value(nd, ranges));
+    out += fmt::format("{}const {} v{} = {};\n", indent, compute_type(dtype), nd.out, v);
+    if (!k.local.contains(nd.out))
+      out += fmt::format("{}if ({} == 0) {}", indent, thread, store(p, nd.out, "row", fmt::format("v{}", nd.out)));
+    locals[nd.out] = fmt::format("v{}", nd.out);
+    return out;
   }
 
   // The persistent form's unrolled loop over a thread's vector groups of the row (`groups` of them,
@@ -670,7 +697,8 @@ struct KernelWriter {
     for (int i : pass) {
       const LoopNode& nd = node(p, i);
       const bool partial = std::find(partials.begin(), partials.end(), i) != partials.end();
-      if ((nd.reduce == ReduceKind::None && again.contains(nd.out)) || (nd.reduce != ReduceKind::None && !partial))
+      if (k.per_row.contains(i) || (nd.reduce == ReduceKind::None && again.contains(nd.out)) ||
+          (nd.reduce != ReduceKind::None && !partial))
         continue;
       w.set_origin(site_of(nd, k));
       const ScalarExpr value = row_col_value(nd, k.cols, ranges);
@@ -702,8 +730,14 @@ struct KernelWriter {
     const int64_t fewest = (k.rows + kFoldRows - 1) / kFoldRows;
     const int64_t most = (k.rows + kColumnRowsPerBlock - 1) / kColumnRowsPerBlock;
     min_blocks = std::max(1, target.column_sum_threads / block);
-    const int64_t blocks = std::max<int64_t>(
+    int64_t blocks = std::max<int64_t>(
         {int64_t{1}, fewest, std::min<int64_t>(int64_t{std::max(1, target.multiprocessors)} * min_blocks, most)});
+    // As few blocks as take the most rows any block takes: every block then runs as many rows, where
+    // 8192 rows over 264 blocks left the last row of 8 of them running alone (a tail of ~3%).
+    if (k.rows > 0) {
+      const int64_t per_block = (k.rows + blocks - 1) / blocks;
+      blocks = (k.rows + per_block - 1) / per_block;
+    }
     gk.launch.grid = blocks;
     const int64_t part_bytes = column_part_type() == "float" ? 4 : 8;
     gk.workspace_bytes = static_cast<int64_t>(k.columns.size()) * blocks * k.cols * part_bytes;

@@ -312,7 +312,9 @@ TEST(CudaCodegen, ColumnSumsRideTheRowKernel) {
   testing::Compiled gpu = testing::compiled(&columns_fn, {randn({64, 48})}, &sm90());
   EXPECT_EQ(gpu.kernel(0).columns.size(), 1u);
   GeneratedSource g = cuda_source(&columns_fn, {randn({64, 48})});
-  ASSERT_EQ(g.kernels.size(), 3u) << g.code;  // var_mean's row kernel, amax(x, 0), var's epilogue
+  // var_mean's row kernel, amax(x, 0), and var's last step: written after amax, it finds the row
+  // kernel closed (a node joins only the open kernel).
+  ASSERT_EQ(g.kernels.size(), 3u) << g.code;
   const GeneratedKernel& rows = g.kernels[0];
   // 64 rows: 4 blocks of at least 16 rows each, each leaving 48 float partial sums; the finish
   // adds them (a warp per 32 columns, 4 slices of blocks).
@@ -336,10 +338,11 @@ TEST(CudaCodegen, ColumnSumsRideTheRowKernel) {
   EXPECT_EQ(many.kernels[0].launch.grid, 8192 / 16);
   EXPECT_EQ(many.kernels[0].workspace_bytes, 2 * 512 * 301 * 4) << "two column sums";
   EXPECT_NE(many.code.find("(total / double(8192.0))"), std::string::npos) << "the mean's divisor:\n" << many.code;
-  // Rows of 8192 floats: blocks of 512 threads, 2 a multiprocessor (bounded so), 31 rows each.
+  // Rows of 8192 floats: blocks of 512 threads, 2 a multiprocessor (bounded so): 264 blocks would
+  // take 31 or 32 rows, so 256 take 32 each.
   GeneratedSource wide = cuda_source(&columns_fn, {empty({8192, 8192})});
   EXPECT_EQ(wide.kernels[0].launch.block, 512);
-  EXPECT_EQ(wide.kernels[0].launch.grid, 132 * 2);
+  EXPECT_EQ(wide.kernels[0].launch.grid, 256);
   EXPECT_NE(wide.code.find("__launch_bounds__(512, 2)"), std::string::npos) << wide.code;
   // More rows than 64 a block at that grid (a GPU of 4 multiprocessors: 64 blocks of 64 threads):
   // more blocks, so each float partial adds at most 64 rows.
@@ -405,6 +408,35 @@ TEST(CudaCodegen, FullReductionsAreSplitAmongBlocks) {
   // Enough rows to fill the GPU: a block per row, no workspace.
   GeneratedSource rows = cuda_source(&full_fn, {randn({4}), randn({4096, 4096})});
   EXPECT_EQ(rows.kernels.back().workspace_bytes, 0) << rows.code;
+}
+
+// Values of each row from its reductions (var's last step, a sum scaled by a value per row from
+// outside, a keepdim max read again by the row's elements) are computed once per row by the row
+// kernel in each of its forms — a warp per row, a block per row kept in registers or read again,
+// one row split among blocks — and stored by its first thread.
+std::vector<Tensor> per_row_fn(const std::vector<Tensor>& in) {
+  auto [v, m] = var_mean(in[0], IntArrayRef{1}, std::nullopt, false);
+  Tensor scaled = mul(sum(in[0], {1}), in[1]);
+  Tensor peak = add(amax(in[0], {1}, true), 1.0);
+  return {v, m, scaled, mul(scaled, scaled), peak, div(in[0], peak)};
+}
+std::vector<Tensor> scaled_total_fn(const std::vector<Tensor>& in) { return {add(mul(sum(in[0]), 2.0), 1.0)}; }
+
+TEST(CudaCodegen, ValuesOfEachRowAreComputedByTheRowKernel) {
+  for (int64_t cols : {31, 1500, 20000}) {
+    SCOPED_TRACE(cols);
+    GeneratedSource g = cuda_source(&per_row_fn, {randn({6, cols}), randn({6})});
+    EXPECT_EQ(g.kernels.size(), 1u) << g.code;
+    const std::string first = cols == 31 ? "if (lane == 0) buf" : "if (threadIdx.x == 0) buf";
+    EXPECT_NE(g.code.find(first), std::string::npos) << g.code;
+  }
+  GeneratedSource split = cuda_source(&scaled_total_fn, {randn({1 << 22})});
+  ASSERT_EQ(split.kernels.size(), 1u) << split.code;
+  EXPECT_GT(split.kernels[0].workspace_bytes, 0) << "split among blocks:\n" << split.code;
+  // The last block of the row computes and stores it, after the row's total (kept in the kernel).
+  const size_t last = split.code.find("if (last) {"), stored = split.code.find("if (threadIdx.x == 0) buf", last);
+  ASSERT_NE(last, std::string::npos) << split.code;
+  EXPECT_LT(stored, split.code.find("arrived[row] = 0;", last)) << split.code;
 }
 
 std::vector<Tensor> empty_fn(const std::vector<Tensor>& in) { return {exp(in[0]), sum(in[0], {1})}; }
