@@ -74,9 +74,11 @@ bool verify_passes() {
 }
 
 void verify_schedule(const loopir::Program& p, const Schedule& s) {
-  std::vector<int> order;
-  for (const auto& item : s.items) {
-    if (const auto* k = std::get_if<Kernel>(&item)) {
+  std::vector<int> order;                         // the steps in the order they run, but for nodes once per row
+  std::vector<int> item_of(p.steps.size(), -1);   // step -> the item running it
+  std::vector<int> writer(p.buffers.size(), -1);  // buffer -> the step writing it
+  for (size_t t = 0; t < s.items.size(); ++t) {
+    if (const auto* k = std::get_if<Kernel>(&s.items[t])) {
       KILN_CHECK(!k->nodes.empty(), "schedule: kernel {} has no node", k->name);
       for (int i : k->nodes) {
         KILN_CHECK(i >= 0 && static_cast<size_t>(i) < p.steps.size(), "schedule: kernel {} runs unknown step {}",
@@ -90,21 +92,39 @@ void verify_schedule(const loopir::Program& p, const Schedule& s) {
                         : product(n->sizes) == k->rows && product(n->reduction_sizes) == k->cols;
         KILN_CHECK(fits, "schedule: kernel {} ({} rows x {} cols) runs buf{} ({}) of sizes {} reducing {}", k->name,
                    k->rows, k->cols, n->out, n->origin, n->sizes, n->reduction_sizes);
-        order.push_back(i);
+        KILN_CHECK(item_of[static_cast<size_t>(i)] < 0, "schedule: step {} runs twice", i);
+        item_of[static_cast<size_t>(i)] = static_cast<int>(t);
+        writer[static_cast<size_t>(n->out)] = i;
+        if (!k->per_row.contains(i)) order.push_back(i);
       }
     } else {
-      int i = std::get<int>(item);
+      int i = std::get<int>(s.items[t]);
       KILN_CHECK(i >= 0 && static_cast<size_t>(i) < p.steps.size() &&
                      std::holds_alternative<loopir::ExternCall>(p.steps[static_cast<size_t>(i)]),
                  "schedule: item {} is not an extern call", i);
+      KILN_CHECK(item_of[static_cast<size_t>(i)] < 0, "schedule: step {} runs twice", i);
+      item_of[static_cast<size_t>(i)] = static_cast<int>(t);
+      for (int b : std::get<loopir::ExternCall>(p.steps[static_cast<size_t>(i)]).outs)
+        writer[static_cast<size_t>(b)] = i;
       order.push_back(i);
     }
   }
-  KILN_CHECK(order.size() == p.steps.size(), "schedule: runs {} steps of a program of {}", order.size(),
-             p.steps.size());
-  for (size_t i = 0; i < order.size(); ++i) {
-    KILN_CHECK(order[i] == static_cast<int>(i), "schedule: step {} runs in position {} (steps run in program order)",
-               order[i], i);
+  // Steps run in program order; a node computed once per row may run in an earlier kernel, the one
+  // writing the last of what it reads (Kernel::per_row).
+  for (size_t i = 0, o = 0; i < p.steps.size(); ++i) {
+    KILN_CHECK(item_of[i] >= 0, "schedule: step {} of a program of {} never runs", i, p.steps.size());
+    const auto* k = std::get_if<Kernel>(&s.items[static_cast<size_t>(item_of[i])]);
+    if (k && k->per_row.contains(static_cast<int>(i))) {
+      for (int b : std::get<loopir::LoopNode>(p.steps[i]).reads()) {
+        int w = writer[static_cast<size_t>(b)];
+        KILN_CHECK(w < 0 || item_of[static_cast<size_t>(w)] <= item_of[i],
+                   "schedule: step {} (once per row in {}) reads buf{}, written later by step {}", i, k->name, b, w);
+      }
+      continue;
+    }
+    KILN_CHECK(order.at(o) == static_cast<int>(i), "schedule: step {} runs in position {} (steps run in program order)",
+               order[o], o);
+    ++o;
   }
 }
 

@@ -98,6 +98,32 @@ TEST(Pipeline, ScheduleVerifierRejectsBrokenSchedules) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("rows x"), std::string::npos) << e.what();
   }
+
+  // A node computed once per row runs in the kernel of the reductions it reads, never before them.
+  graph::Graph scaled = traced(
+      [](const std::vector<Tensor>& in) {
+        return std::vector<Tensor>{mul(sum(in[0], IntArrayRef{1}), 2.0), neg(in[1])};
+      },
+      {randn({4, 8}), randn({3, 5})});
+  loopir::Program q = lower(scaled);
+  Schedule t = schedule(q);
+  ASSERT_EQ(t.kernel_count(), 2u);
+  Kernel rows = std::get<Kernel>(t.items.front());
+  ASSERT_EQ(rows.per_row.size(), 1u);
+  EXPECT_NO_THROW(verify_schedule(q, t));
+  // The same node moved into a kernel of its own before the sum.
+  const int node = *rows.per_row.begin();
+  Kernel early = rows;
+  early.nodes = {node};
+  std::get<Kernel>(t.items.front()).nodes.pop_back();
+  std::get<Kernel>(t.items.front()).per_row.clear();
+  t.items.insert(t.items.begin(), early);
+  try {
+    verify_schedule(q, t);
+    ADD_FAILURE() << "a node once per row before the reduction it reads passed";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("written later"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

@@ -280,7 +280,18 @@ std::string can_fuse_column(const loopir::Program& p, const Kernel& k, const Loo
 
 Schedule schedule(const loopir::Program& p, const FusionLimits& limits) {
   Schedule sched;
-  Kernel* open = nullptr;
+  Kernel* open = nullptr;  // the last item, while it is a kernel nodes may join
+  // The item writing each buffer so far: a node computed once per row joins the kernel writing the
+  // last of what it reads, the open one or an earlier one.
+  std::vector<int> item_of(p.buffers.size(), -1);
+  auto placed = [&](size_t step, size_t item) {
+    if (const auto* node = std::get_if<LoopNode>(&p.steps[step])) {
+      item_of[static_cast<size_t>(node->out)] = static_cast<int>(item);
+    } else {
+      for (int b : std::get<loopir::ExternCall>(p.steps[step]).outs)
+        item_of[static_cast<size_t>(b)] = static_cast<int>(item);
+    }
+  };
   for (size_t i = 0; i < p.steps.size(); ++i) {
     const auto* n = std::get_if<LoopNode>(&p.steps[i]);
     if (!n) {
@@ -289,6 +300,7 @@ Schedule schedule(const loopir::Program& p, const FusionLimits& limits) {
                  std::get<loopir::ExternCall>(p.steps[i]).op->name());
       open = nullptr;
       sched.items.emplace_back(static_cast<int>(i));
+      placed(i, sched.items.size() - 1);
       continue;
     }
     auto [rows, cols] = natural_shape(*n);
@@ -300,6 +312,7 @@ Schedule schedule(const loopir::Program& p, const FusionLimits& limits) {
         open->nodes.push_back(static_cast<int>(i));
         open->columns.insert(static_cast<int>(i));
         open->name += "_" + n->origin;
+        placed(i, sched.items.size() - 1);
         continue;
       }
       KILN_LOG("fusion", "{}: buf{} ({}) is not a column sum of it: {}", open->name, n->out, n->origin, why);
@@ -322,30 +335,41 @@ Schedule schedule(const loopir::Program& p, const FusionLimits& limits) {
           open->rows = rows;
           open->cols = cols;
           open->name += "_" + n->origin;
+          placed(i, sched.items.size() - 1);
           continue;
         }
       }
     }
+    std::string why = open ? can_fuse(p, *open, *n) : "";
+    if (open && why.empty()) {
+      KILN_LOG("fusion", "{}: fuse buf{} ({}), {} (same {} rows x {} cols)", open->name, n->out, n->origin,
+               fusion_edge(p, *open, *n), open->rows, open->cols);
+      open->nodes.push_back(static_cast<int>(i));
+      open->name += "_" + n->origin;
+      placed(i, sched.items.size() - 1);
+      continue;
+    }
+    // Once per row, in the kernel writing the last of what it reads: everything else it reads is
+    // written before that kernel runs (and what reads it comes after it in program order).
+    int host = -1;
+    for (int b : n->reads()) host = std::max(host, item_of[static_cast<size_t>(b)]);
+    Kernel* h = host >= 0 ? std::get_if<Kernel>(&sched.items[static_cast<size_t>(host)]) : nullptr;
+    std::string row_why = n->reduce != loopir::ReduceKind::None ? "a reduction"
+                          : h                                   ? can_fuse_per_row(p, *h, *n)
+                                                                : "no kernel writes what it reads last";
+    if (row_why.empty()) {
+      KILN_LOG("fusion", "{}: fuse buf{} ({}) once per row: it reads the kernel's reductions at its row{}", h->name,
+               n->out, n->origin, h == open ? "" : " (an earlier kernel: what it reads is written by its end)");
+      h->nodes.push_back(static_cast<int>(i));
+      h->per_row.insert(static_cast<int>(i));
+      h->name += "_" + n->origin;
+      placed(i, static_cast<size_t>(host));
+      continue;
+    }
     if (open) {
-      std::string why = can_fuse(p, *open, *n);
-      if (why.empty()) {
-        KILN_LOG("fusion", "{}: fuse buf{} ({}), {} (same {} rows x {} cols)", open->name, n->out, n->origin,
-                 fusion_edge(p, *open, *n), open->rows, open->cols);
-        open->nodes.push_back(static_cast<int>(i));
-        open->name += "_" + n->origin;
-        continue;
-      }
-      std::string row_why = can_fuse_per_row(p, *open, *n);
-      if (row_why.empty()) {
-        KILN_LOG("fusion", "{}: fuse buf{} ({}) once per row: it reads the kernel's reductions at its row", open->name,
-                 n->out, n->origin);
-        open->nodes.push_back(static_cast<int>(i));
-        open->per_row.insert(static_cast<int>(i));
-        open->name += "_" + n->origin;
-        continue;
-      }
-      KILN_LOG("fusion", "{}: buf{} ({}, {}) starts a new kernel: {}; not once per row: {}", open->name, n->out,
-               n->origin, pattern_kind_name(n->pattern), why, row_why);
+      KILN_LOG("fusion", "{}: buf{} ({}, {}) starts a new kernel: {}{}", open->name, n->out, n->origin,
+               pattern_kind_name(n->pattern), why,
+               n->reduce == loopir::ReduceKind::None ? "; not once per row: " + row_why : std::string());
     }
     Kernel k;
     k.name = fmt::format("kernel{}_{}", sched.kernel_count(), n->origin);
@@ -354,6 +378,7 @@ Schedule schedule(const loopir::Program& p, const FusionLimits& limits) {
     k.cols = cols;
     sched.items.emplace_back(std::move(k));
     open = &std::get<Kernel>(sched.items.back());
+    placed(i, sched.items.size() - 1);
   }
   // Buffers nobody outside their kernel reads stay in it.
   std::map<int, int> kernel_of;  // buffer -> item

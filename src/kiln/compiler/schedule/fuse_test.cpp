@@ -247,6 +247,24 @@ TEST(Fusion, ValueOfEachRowFromItsReductionsIsComputedOncePerRow) {
   EXPECT_NE(s.str(b.p).find("buf5 (once per row)"), std::string::npos) << s.str(b.p);
 }
 
+// Outputs are written last: var's last step may come after another kernel (amax(x, 0)). A node
+// once per row joins the kernel writing the last of what it reads, an earlier one too; one that
+// reads a column reduction's result last starts a kernel of its own.
+TEST(Fusion, ValueOfEachRowJoinsTheEarlierKernelOfItsReductions) {
+  Builder b;
+  b.input({64, 64});
+  b.node("load(buf0, 64*i0 + r0):float32", {64}, {64}, ReduceKind::Sum);  // step 0: buf1, row sums
+  b.node("load(buf0, i0 + 64*r0):float32", {64}, {64}, ReduceKind::Max);  // step 1: buf2, column maxima
+  b.node("mul(load(buf1, i0):float32, 2:float32)", {64});                 // step 2: buf3, once per row
+  b.node("add(load(buf1, i0):float32, load(buf2, i0):float32)", {64});    // step 3: buf4
+  Schedule s = schedule(b.p);
+  ASSERT_EQ(s.kernel_count(), 3u) << s.str(b.p);
+  const auto& rows = std::get<Kernel>(s.items[0]);
+  EXPECT_EQ(rows.nodes, (std::vector<int>{0, 2}));
+  EXPECT_EQ(rows.per_row, std::set<int>{2});
+  EXPECT_EQ(std::get<Kernel>(s.items[2]).nodes, std::vector<int>{3});
+}
+
 TEST(Fusion, OncePerRowRefusals) {
   Builder b;
   b.input({8, 16});
