@@ -287,6 +287,20 @@ TEST(CudaCodegen, BuffersTheKernelWritesAreNotStaged) {
   EXPECT_GT(copies, 0) << "the inputs are staged:\n" << g.code;
 }
 
+// A load that is the same for every row (a weight at col) is not staged: only loads along the rows
+// are, whose next row is new data; the weight's group is read from global memory (L1 and L2 hold it).
+std::vector<Tensor> weighted_rows_fn(const std::vector<Tensor>& in) {
+  auto [var, mean] = var_mean(mul(in[0], in[1]), {1});
+  return {sum(in[0], {0}), var, mean};
+}
+
+TEST(CudaCodegen, LoadsTheSameForEveryRowAreNotStaged) {
+  GeneratedSource g = cuda_source(&weighted_rows_fn, {randn({1024, 256}), randn({256})});
+  EXPECT_NE(g.code.find("k_copy_async<4, kAlign>(&stage0[col0], &buf0["), std::string::npos) << g.code;
+  EXPECT_EQ(g.code.find("stage1"), std::string::npos) << "one input staged:\n" << g.code;
+  EXPECT_NE(g.code.find("k_load_vec<4, kAlign>(&buf1["), std::string::npos) << g.code;
+}
+
 // A row kernel's static shared memory stays under 48 KB: the exchanges' arrays (twenty row sums
 // beside a column sum of rows of 10240 floats) leave the stages less room.
 std::vector<Tensor> many_sums_fn(const std::vector<Tensor>& in) {
