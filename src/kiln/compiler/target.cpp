@@ -86,6 +86,10 @@ Target make_cuda_target(Device device, const std::string& arch, int multiprocess
   }
   if (const char* e = std::getenv("KILN_CUDA_FLOAT_PARTIALS"); e && *e) t.float_partials = std::atoi(e) != 0;
   if (const char* e = std::getenv("KILN_CUDA_ROW_PREFETCH"); e && *e) t.row_prefetch = std::atoi(e);
+  // griddepcontrol is sm_90's ("sm_90", "sm_100", ...).
+  t.dependent_launch = arch.size() > 3 && std::atoi(arch.c_str() + 3) >= 90;
+  if (const char* e = std::getenv("KILN_CUDA_DEPENDENT_LAUNCH"); e && *e)
+    t.dependent_launch = t.dependent_launch && std::atoi(e) != 0;
   t.dialect = &cuda_dialect();
   t.generate = generate_cuda;
   t.build = build_cuda;

@@ -60,6 +60,11 @@ struct Target {
   // stay in flight through the row's block reductions. KILN_CUDA_ROW_PREFETCH=0 turns it off, for
   // tuning; 2 issues the copies before the pass's block exchanges instead of after them (a trial).
   int row_prefetch = 1;
+  // Generated CUDA kernels wait for the previous kernel of the stream in their code (griddepcontrol,
+  // sm_90 and later) and are launched as programmatic dependents: a kernel's blocks start while the
+  // previous one's last blocks finish, not after a launch gap. KILN_CUDA_DEPENDENT_LAUNCH=0 turns it
+  // off, for comparing.
+  bool dependent_launch = false;
   FusionLimits fusion;
   // What its libraries compute in one call, so the pattern passes may fuse a graph into it: a GEMM
   // with its bias, activation and residual (kiln::gemm_epilogue), attention (kiln::attention).

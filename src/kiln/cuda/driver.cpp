@@ -81,6 +81,7 @@ Driver load() {
   resolve(lib, d.cuEventElapsedTime, "cuEventElapsedTime", path);
   resolve(lib, d.cuEventDestroy, "cuEventDestroy_v2", path);
   d.cuFuncGetName = reinterpret_cast<decltype(d.cuFuncGetName)>(dlsym(lib, "cuFuncGetName"));
+  d.cuLaunchKernelEx = reinterpret_cast<decltype(d.cuLaunchKernelEx)>(dlsym(lib, "cuLaunchKernelEx"));
   CUresult r = d.cuInit(0);
   KILN_CHECK_KIND(r == kSuccess, ErrorKind::NotImplemented, "no CUDA device: cuInit failed with {} (driver {})",
                   d.error_text(r), path);

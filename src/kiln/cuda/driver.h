@@ -32,6 +32,28 @@ enum class Attribute : int {
   MaxSharedMemoryPerBlockOptin = 97,
 };
 
+// cuLaunchKernelEx's configuration, as far as kiln fills it: one attribute at most, of CUDA's
+// CUlaunchAttribute layout (an enum id, padding to 8 bytes, a 64-byte value union).
+struct LaunchAttribute {
+  int id = 0;
+  int pad = 0;
+  union {
+    char bytes[64];
+    int flag;
+  } value{};
+};
+// CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION: the kernel may start while the previous
+// kernel of its stream finishes; it waits for that kernel itself (griddepcontrol.wait, sm_90).
+inline constexpr int kLaunchAttributeProgrammaticStreamSerialization = 6;
+struct LaunchConfig {
+  unsigned grid_x = 1, grid_y = 1, grid_z = 1, block_x = 1, block_y = 1, block_z = 1, shared_bytes = 0;
+  CUstream stream = nullptr;
+  LaunchAttribute* attributes = nullptr;
+  unsigned attribute_count = 0;
+};
+
+static_assert(sizeof(LaunchAttribute) == 72 && sizeof(LaunchConfig) == 56, "CUDA's CUlaunchAttribute, CUlaunchConfig");
+
 struct Driver {
   std::string path;  // the libcuda.so.1 that was loaded
   int version = 0;   // cuDriverGetVersion: 13000 for CUDA 13.0
@@ -69,6 +91,8 @@ struct Driver {
   CUresult (*cuEventDestroy)(CUevent event) = nullptr;
   // A kernel's name (CUDA 12.3 and later; nullptr where the driver has none).
   CUresult (*cuFuncGetName)(const char** name, CUfunction f) = nullptr;
+  // CUDA 12 and later; null where the driver has none (launches are then plain).
+  CUresult (*cuLaunchKernelEx)(const LaunchConfig* config, CUfunction f, void** params, void** extra) = nullptr;
 
   // Throws kiln::Error "`what`: CUDA error NAME (text)" unless `r` is success.
   void check(CUresult r, std::string_view what) const;

@@ -1,5 +1,7 @@
 #include "kiln/cuda/module.h"
 
+#include <atomic>
+
 #include "kiln/cuda/hooks.h"
 #include "kiln/cuda/profile.h"
 #include "kiln/support/error.h"
@@ -24,14 +26,29 @@ CUfunction Module::function(const std::string& name) const {
   return f;
 }
 
-void Module::launch(CUfunction f, int64_t grid, int block, void** params) const {
+void Module::launch(CUfunction f, int64_t grid, int block, void** params, bool dependent) const {
   KILN_CHECK_KIND(grid > 0 && grid < (int64_t{1} << 31) && block > 0, ErrorKind::Internal,
                   "CUDA launch: {} blocks of {} threads", grid, block);
   make_current(device_);
   KernelTiming timing(profiling() ? kernel_name(f) : std::string());
-  driver().check(driver().cuLaunchKernel(f, static_cast<unsigned>(grid), 1, 1, static_cast<unsigned>(block), 1, 1, 0,
-                                         nullptr, params, nullptr),
-                 "cuLaunchKernel");
+  const Driver& d = driver();
+  // Set when the driver refuses a dependent launch: later ones are plain.
+  static std::atomic<bool> refused{false};
+  if (dependent && d.cuLaunchKernelEx && !refused.load(std::memory_order_relaxed)) {
+    LaunchAttribute serialization;
+    serialization.id = kLaunchAttributeProgrammaticStreamSerialization;
+    serialization.value.flag = 1;
+    LaunchConfig config;
+    config.grid_x = static_cast<unsigned>(grid);
+    config.block_x = static_cast<unsigned>(block);
+    config.attributes = &serialization;
+    config.attribute_count = 1;
+    if (d.cuLaunchKernelEx(&config, f, params, nullptr) == kSuccess) return;
+    refused.store(true, std::memory_order_relaxed);
+  }
+  d.check(d.cuLaunchKernel(f, static_cast<unsigned>(grid), 1, 1, static_cast<unsigned>(block), 1, 1, 0, nullptr, params,
+                           nullptr),
+          "cuLaunchKernel");
 }
 
 }  // namespace kiln::cuda

@@ -21,8 +21,12 @@ class Module {
   // The kernel named `name`; throws kiln::Error naming it when the module has none.
   CUfunction function(const std::string& name) const;
   // Launches `f` with `grid` blocks of `block` threads (grid-stride kernels: grid fits in 2^31 - 1)
-  // and the kernel's parameters (pointers to each argument's value).
-  void launch(CUfunction f, int64_t grid, int block, void** params) const;
+  // and the kernel's parameters (pointers to each argument's value). `dependent`: a kernel whose
+  // code waits for the previous kernel of the stream before it touches memory (griddepcontrol.wait,
+  // sm_90) is launched as a programmatic dependent, so its blocks start while that kernel's last
+  // ones finish (the gap between two kernels); where the driver has no cuLaunchKernelEx, or refuses
+  // the attribute, it is launched plainly (its wait then returns at once).
+  void launch(CUfunction f, int64_t grid, int block, void** params, bool dependent = false) const;
   int device() const { return device_; }
 
  private:

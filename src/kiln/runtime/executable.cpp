@@ -187,10 +187,14 @@ std::vector<Tensor> Executable::run(std::span<const Tensor> inputs) const {
       params.clear();
       for (void*& a : args) params.push_back(&a);
       // Any module launches on its device (the function carries its own module).
-      if (gk.launch.grid > 0)
-        modules_.front()->launch(functions_[kernel], gk.launch.grid, gk.launch.block, params.data());
-      if (gk.finish.grid > 0)
-        modules_.front()->launch(finish_functions_[kernel], gk.finish.grid, gk.finish.block, params.data());
+      if (gk.launch.grid > 0) {
+        modules_.front()->launch(functions_[kernel], gk.launch.grid, gk.launch.block, params.data(),
+                                 gk.launch.dependent);
+      }
+      if (gk.finish.grid > 0) {
+        modules_.front()->launch(finish_functions_[kernel], gk.finish.grid, gk.finish.block, params.data(),
+                                 gk.finish.dependent);
+      }
       ++kernel;
       continue;
     }

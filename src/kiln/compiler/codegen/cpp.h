@@ -19,6 +19,9 @@ namespace kiln::compiler {
 struct LaunchConfig {
   int64_t grid = 0;
   int block = 0;
+  // CUDA: the kernel's code waits for the previous kernel of the stream before it touches memory
+  // (k_wait_prior_grids), so it is launched as a programmatic dependent (cuda::Module::launch).
+  bool dependent = false;
 };
 
 struct GeneratedKernel {

@@ -899,14 +899,18 @@ void write_kernel(const loopir::Program& p, const Kernel& k, const Target& targe
   // A kernel with column sums keeps as many blocks a multiprocessor as its grid assumed.
   const std::string bounds = w.min_blocks > 0 ? fmt::format("{}, {}", gk.launch.block, w.min_blocks)
                                               : std::to_string(gk.launch.block);
+  // Launched as programmatic dependents (Target::dependent_launch), kernels first wait for the
+  // previous kernel of the stream.
+  const std::string wait = target.dependent_launch ? "  k_wait_prior_grids();\n" : "";
+  gk.launch.dependent = gk.finish.dependent = target.dependent_launch;
   std::string finish;
   if (gk.finish.grid > 0) {
-    finish = fmt::format("\nextern \"C\" __global__ void __launch_bounds__({}) {}_finish({}) {{\n{}}}\n",
-                         gk.finish.block, k.name, signature, w.finish);
+    finish = fmt::format("\nextern \"C\" __global__ void __launch_bounds__({}) {}_finish({}) {{\n{}{}}}\n",
+                         gk.finish.block, k.name, signature, wait, w.finish);
   }
   if (width == 1 || args.empty()) {
-    out += fmt::format("\nextern \"C\" __global__ void __launch_bounds__({}) {}({}) {{\n{}}}\n", bounds, k.name,
-                       signature, body);
+    out += fmt::format("\nextern \"C\" __global__ void __launch_bounds__({}) {}({}) {{\n{}{}}}\n", bounds, k.name,
+                       signature, wait, body);
     out += finish;
     return;
   }
@@ -931,11 +935,11 @@ void write_kernel(const loopir::Program& p, const Kernel& k, const Target& targe
   }
   out += fmt::format(
       "\ntemplate <int kAlign>\n__device__ __forceinline__ void {0}_body({1}) {{\n{2}{3}}}\n"
-      "extern \"C\" __global__ void __launch_bounds__({4}) {0}({5}) {{\n{9}"
+      "extern \"C\" __global__ void __launch_bounds__({4}) {0}({5}) {{\n{9}{10}"
       "  if (k_aligned<{8}>({7})) {0}_body<{8}>({6});\n"
       "  else {0}_body<1>({6});\n}}\n",
       k.name, fmt::join(in_params, ", "), aligned, body, bounds, signature, call_args, fmt::join(args, ", "),
-      kVectorBytes, stages);
+      kVectorBytes, stages, wait);
   out += finish;
 }
 

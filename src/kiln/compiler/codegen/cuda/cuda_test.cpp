@@ -84,6 +84,12 @@ TEST(CudaCodegen, LaunchKnobsComeFromTheEnvironment) {
     EXPECT_FALSE(cuda_target_for_arch("sm_90").row_prefetch);
   }
   EXPECT_TRUE(cuda_target_for_arch("sm_90").row_prefetch);
+  EXPECT_TRUE(cuda_target_for_arch("sm_90").dependent_launch);
+  EXPECT_FALSE(cuda_target_for_arch("sm_80").dependent_launch) << "griddepcontrol is sm_90's";
+  {
+    kiln::testing::ScopedEnv dependent("KILN_CUDA_DEPENDENT_LAUNCH", "0");
+    EXPECT_FALSE(cuda_target_for_arch("sm_90").dependent_launch);
+  }
 }
 
 // The special functions: kernels/special_math.h compiles on the device (NVRTC, no system header) in
@@ -251,6 +257,29 @@ TEST(CudaCodegen, ColumnSumKernelsStageTheNextRow) {
   EXPECT_NE(plain.find("k_load_vec<4, kAlign>(&buf0[(col0 + (256 * row))])"), std::string::npos) << plain;
   GeneratedSource wide = cuda_source(&columns_fn, {randn({64, 16384})});
   EXPECT_EQ(wide.code.find("stage"), std::string::npos) << wide.code;
+}
+
+// On sm_90 every generated kernel (a column-sum kernel's finish too) waits for the previous kernel
+// of the stream before it touches memory, and is launched as a programmatic dependent; for sm_80,
+// neither.
+TEST(CudaCodegen, KernelsWaitForThePreviousKernelOnSm90) {
+  GeneratedSource g = cuda_source(&columns_fn, {randn({1024, 256})});
+  size_t launches = 0;
+  for (const auto& k : g.kernels) {
+    EXPECT_TRUE(k.launch.dependent) << k.name;
+    ++launches;
+    if (k.finish.grid > 0) {
+      EXPECT_TRUE(k.finish.dependent) << k.name;
+      ++launches;
+    }
+  }
+  EXPECT_EQ(occurrences(g.code, "k_wait_prior_grids();"), launches) << g.code;
+  static const Target sm80 = cuda_target_for_arch("sm_80");
+  testing::Compiled c = testing::compiled(&columns_fn, {randn({1024, 256})}, &sm80);
+  GeneratedSource old = generate_cuda(c.program, c.schedule, sm80);
+  EXPECT_EQ(old.code.find("k_wait_prior_grids"), std::string::npos) << old.code;
+  for (const auto& k : old.kernels) EXPECT_FALSE(k.launch.dependent || k.finish.dependent) << k.name;
+  EXPECT_GT(compile_cuda(old.code, sm80.arch).cubin.size(), 0u);
 }
 
 // Two inputs of different widths staged: a bfloat16 group of 4 (8 bytes, cp.async.ca) beside a float

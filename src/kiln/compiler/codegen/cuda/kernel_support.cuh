@@ -186,6 +186,15 @@ template <int N, int Align, class T> __device__ inline void k_copy_async(T* stag
     }
   }
 }
+// A kernel launched as a programmatic dependent (Target::dependent_launch) starts while the previous
+// kernel of its stream finishes: before it touches memory, it waits until that kernel has completed
+// and its writes are visible. Launched plainly, the wait returns at once.
+__device__ inline void k_wait_prior_grids() {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;\n" ::: "memory");
+#endif
+}
+
 // The thread's copies have landed (each thread reads back only what it copied: no barrier).
 __device__ inline void k_staged_wait() { asm volatile("cp.async.wait_all;\n" ::: "memory"); }
 template <int N, int Align, class T> __device__ inline k_vec<T, N> k_staged_vec(const T* p, const T* stage) {
