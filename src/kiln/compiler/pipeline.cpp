@@ -1,5 +1,6 @@
 #include "kiln/compiler/pipeline.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 
@@ -80,6 +81,10 @@ void verify_schedule(const loopir::Program& p, const Schedule& s) {
   for (size_t t = 0; t < s.items.size(); ++t) {
     if (const auto* k = std::get_if<Kernel>(&s.items[t])) {
       KILN_CHECK(!k->nodes.empty(), "schedule: kernel {} has no node", k->name);
+      for (int i : k->per_row) {
+        KILN_CHECK(std::find(k->nodes.begin(), k->nodes.end(), i) != k->nodes.end(),
+                   "schedule: kernel {} computes step {} once per row but does not run it", k->name, i);
+      }
       for (int i : k->nodes) {
         KILN_CHECK(i >= 0 && static_cast<size_t>(i) < p.steps.size(), "schedule: kernel {} runs unknown step {}",
                    k->name, i);
@@ -90,6 +95,8 @@ void verify_schedule(const loopir::Program& p, const Schedule& s) {
                     : n->reduce == loopir::ReduceKind::None
                         ? product(n->sizes) == k->rows * k->cols
                         : product(n->sizes) == k->rows && product(n->reduction_sizes) == k->cols;
+        KILN_CHECK(!k->per_row.contains(i) || !k->columns.contains(i),
+                   "schedule: kernel {} runs step {} both once per row and as a column sum", k->name, i);
         KILN_CHECK(fits, "schedule: kernel {} ({} rows x {} cols) runs buf{} ({}) of sizes {} reducing {}", k->name,
                    k->rows, k->cols, n->out, n->origin, n->sizes, n->reduction_sizes);
         KILN_CHECK(item_of[static_cast<size_t>(i)] < 0, "schedule: step {} runs twice", i);
@@ -110,18 +117,23 @@ void verify_schedule(const loopir::Program& p, const Schedule& s) {
     }
   }
   // Steps run in program order; a node computed once per row may run in an earlier kernel, the one
-  // writing the last of what it reads (Kernel::per_row).
+  // writing the last of what it reads (Kernel::per_row). No step reads a buffer written later.
   for (size_t i = 0, o = 0; i < p.steps.size(); ++i) {
     KILN_CHECK(item_of[i] >= 0, "schedule: step {} of a program of {} never runs", i, p.steps.size());
-    const auto* k = std::get_if<Kernel>(&s.items[static_cast<size_t>(item_of[i])]);
-    if (k && k->per_row.contains(static_cast<int>(i))) {
-      for (int b : std::get<loopir::LoopNode>(p.steps[i]).reads()) {
-        int w = writer[static_cast<size_t>(b)];
-        KILN_CHECK(w < 0 || item_of[static_cast<size_t>(w)] <= item_of[i],
-                   "schedule: step {} (once per row in {}) reads buf{}, written later by step {}", i, k->name, b, w);
-      }
-      continue;
+    std::vector<int> reads;
+    if (const auto* n = std::get_if<loopir::LoopNode>(&p.steps[i])) {
+      for (int b : n->reads()) reads.push_back(b);
+    } else {
+      loopir::for_each_view(std::get<loopir::ExternCall>(p.steps[i]),
+                            [&](const loopir::BufferView& v) { reads.push_back(v.buffer); });
     }
+    for (int b : reads) {
+      int w = writer[static_cast<size_t>(b)];
+      KILN_CHECK(w < 0 || item_of[static_cast<size_t>(w)] <= item_of[i],
+                 "schedule: step {} reads buf{}, written later by step {}", i, b, w);
+    }
+    const auto* k = std::get_if<Kernel>(&s.items[static_cast<size_t>(item_of[i])]);
+    if (k && k->per_row.contains(static_cast<int>(i))) continue;
     KILN_CHECK(order.at(o) == static_cast<int>(i), "schedule: step {} runs in position {} (steps run in program order)",
                order[o], o);
     ++o;

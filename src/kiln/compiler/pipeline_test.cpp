@@ -124,6 +124,10 @@ TEST(Pipeline, ScheduleVerifierRejectsBrokenSchedules) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("written later"), std::string::npos) << e.what();
   }
+  // A node once per row that its kernel does not run.
+  Schedule stray = schedule(q);
+  std::get<Kernel>(stray.items.back()).per_row.insert(node);
+  EXPECT_THROW(verify_schedule(q, stray), Error);
 }
 
 }  // namespace

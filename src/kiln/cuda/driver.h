@@ -20,7 +20,9 @@ using CUfunction = struct CUfunc_st*;
 using CUevent = struct CUevent_st*;
 
 inline constexpr CUresult kSuccess = 0;
+inline constexpr CUresult kErrorInvalidValue = 1;
 inline constexpr CUresult kErrorOutOfMemory = 2;
+inline constexpr CUresult kErrorNotSupported = 801;
 
 // Device attributes kiln reads (CUdevice_attribute values).
 enum class Attribute : int {
@@ -37,7 +39,7 @@ enum class Attribute : int {
 struct LaunchAttribute {
   int id = 0;
   int pad = 0;
-  union {
+  union alignas(8) {
     char bytes[64];
     int flag;
   } value{};
@@ -52,7 +54,9 @@ struct LaunchConfig {
   unsigned attribute_count = 0;
 };
 
-static_assert(sizeof(LaunchAttribute) == 72 && sizeof(LaunchConfig) == 56, "CUDA's CUlaunchAttribute, CUlaunchConfig");
+static_assert(sizeof(LaunchAttribute) == 72 && offsetof(LaunchAttribute, value) == 8 && sizeof(LaunchConfig) == 56 &&
+                  offsetof(LaunchConfig, stream) == 32 && offsetof(LaunchConfig, attributes) == 40,
+              "CUDA's CUlaunchAttribute, CUlaunchConfig");
 
 struct Driver {
   std::string path;  // the libcuda.so.1 that was loaded

@@ -32,7 +32,7 @@ void Module::launch(CUfunction f, int64_t grid, int block, void** params, bool d
   make_current(device_);
   KernelTiming timing(profiling() ? kernel_name(f) : std::string());
   const Driver& d = driver();
-  // Set when the driver refuses a dependent launch: later ones are plain.
+  // Set when the driver refuses the dependent launch's attribute: later launches are plain.
   static std::atomic<bool> refused{false};
   if (dependent && d.cuLaunchKernelEx && !refused.load(std::memory_order_relaxed)) {
     LaunchAttribute serialization;
@@ -43,8 +43,10 @@ void Module::launch(CUfunction f, int64_t grid, int block, void** params, bool d
     config.block_x = static_cast<unsigned>(block);
     config.attributes = &serialization;
     config.attribute_count = 1;
-    if (d.cuLaunchKernelEx(&config, f, params, nullptr) == kSuccess) return;
-    refused.store(true, std::memory_order_relaxed);
+    const CUresult r = d.cuLaunchKernelEx(&config, f, params, nullptr);
+    if (r == kSuccess) return;
+    // The attribute refused: plain launches from now on. Any other error is the plain launch's too.
+    if (r == kErrorNotSupported || r == kErrorInvalidValue) refused.store(true, std::memory_order_relaxed);
   }
   d.check(d.cuLaunchKernel(f, static_cast<unsigned>(grid), 1, 1, static_cast<unsigned>(block), 1, 1, 0, nullptr, params,
                            nullptr),

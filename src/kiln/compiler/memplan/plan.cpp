@@ -27,10 +27,15 @@ bool contains(const std::vector<int>& v, int x) { return std::find(v.begin(), v.
 // True when `writer` (a pointwise node of kernel k) may store into the memory of `dead`, a buffer
 // this kernel reads for the last time: the writer is the only node of the kernel that reads it,
 // no node of the kernel reads a view of it (an extern result over its memory), and the writer
-// reads it only at the element it is writing, so every element is read before it is replaced.
+// reads it only at the element it is writing, so every element is read before it is replaced. A
+// node computed once per row (Kernel::per_row) never is: on a GPU every thread of the row reads
+// its inputs and one stores, so another thread could read the store.
 bool can_write_in_place(const loopir::Program& p, const Kernel& k, const loopir::LoopNode& writer, int dead,
                         const std::vector<std::vector<int>>& bases) {
   if (writer.reduce != loopir::ReduceKind::None) return false;
+  for (int i : k.per_row) {
+    if (std::get<loopir::LoopNode>(p.steps[static_cast<size_t>(i)]).out == writer.out) return false;
+  }
   const auto& d = p.buffers[static_cast<size_t>(dead)];
   const auto& b = p.buffers[static_cast<size_t>(writer.out)];
   if (d.sizes != b.sizes || element_size(d.dtype) != element_size(b.dtype)) return false;

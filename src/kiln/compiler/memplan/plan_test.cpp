@@ -135,6 +135,24 @@ TEST(MemoryPlan, NoInPlaceWriteOverABufferWhoseViewTheKernelReads) {
   EXPECT_EQ(plan_of(plain, {randn({8, 8})}).plan.in_place, 1);
 }
 
+// A node computed once per row (t = sum(x, 1) * amax(w, 1), read again by the row's elements) is
+// never written over a buffer it reads (amax's, dead after it): on a GPU every thread of the row
+// reads it and one stores.
+TEST(MemoryPlan, NoInPlaceWriteOfANodeOncePerRow) {
+  auto fn = [](const std::vector<Tensor>& in) {
+    Tensor t = mul(sum(in[0], IntArrayRef{1}), amax(in[1], {1}));
+    return std::vector<Tensor>{sum(div(in[0], t.unsqueeze(1)), IntArrayRef{1}), sum(t)};
+  };
+  manual_seed(2);
+  auto p = plan_of(fn, {randn({64, 1024}), randn({64, 16})});
+  bool per_row = false;
+  for (const auto& item : p.schedule.items) {
+    if (const auto* k = std::get_if<Kernel>(&item)) per_row = per_row || !k->per_row.empty();
+  }
+  ASSERT_TRUE(per_row) << p.schedule.str(p.program);
+  EXPECT_EQ(p.plan.in_place, 0) << p.plan.str();
+}
+
 // An output that views a computed buffer (through an extern) gets that buffer as its own memory.
 TEST(MemoryPlan, AnOutputViewingAComputedBufferOwnsIt) {
   auto fn = [](const std::vector<Tensor>& in) {
