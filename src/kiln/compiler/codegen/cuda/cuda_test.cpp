@@ -257,6 +257,20 @@ TEST(CudaCodegen, ColumnSumKernelsStageTheNextRow) {
   EXPECT_NE(plain.find("k_load_vec<4, kAlign>(&buf0[(col0 + (256 * row))])"), std::string::npos) << plain;
   GeneratedSource wide = cuda_source(&columns_fn, {randn({64, 16384})});
   EXPECT_EQ(wide.code.find("stage"), std::string::npos) << wide.code;
+  // Target::row_prefetch 2 (a trial): the copies of the next row come before the row's first block
+  // exchange, not after it.
+  auto first_copy_before_exchange = [](const Target& t) {
+    testing::Compiled c = testing::compiled(&columns_fn, {randn({1024, 256})}, &t);
+    const std::string code = generate_cuda(c.program, c.schedule, t).code;
+    const size_t loop = code.find("k_staged_wait();");
+    return code.find("const int64_t next = row + gridDim.x;", loop) < code.find("k_block_reduce<", loop);
+  };
+  Target early = sm90();
+  early.row_prefetch = 2;
+  EXPECT_TRUE(first_copy_before_exchange(early));
+  EXPECT_FALSE(first_copy_before_exchange(sm90()));
+  testing::Compiled c2 = testing::compiled(&columns_fn, {randn({1024, 256})}, &early);
+  EXPECT_GT(compile_cuda(generate_cuda(c2.program, c2.schedule, early).code, early.arch).cubin.size(), 0u);
 }
 
 // On sm_90 every generated kernel (a column-sum kernel's finish too) waits for the previous kernel
