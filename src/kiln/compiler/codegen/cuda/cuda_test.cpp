@@ -8,7 +8,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <regex>
 #include <thread>
 
 #include "kiln/compiler/codegen/codegen_testing.h"
@@ -321,11 +320,14 @@ std::vector<Tensor> stored_then_read_fn(const std::vector<Tensor>& in) {
 
 TEST(CudaCodegen, BuffersTheKernelWritesAreNotStaged) {
   GeneratedSource g = cuda_source(&stored_then_read_fn, {randn({2048, 2048}).to(DType::BFloat16)});
-  const std::regex copy(R"(k_copy_async<\d+, kAlign>\(&stage\d+\[col0\], &buf(\d+)\[)");
+  // Each copy "k_copy_async<N, kAlign>(&stageS[col0], &bufB[...": the buffer B it copies from.
   int copies = 0;
-  for (std::sregex_iterator m(g.code.begin(), g.code.end(), copy), end; m != end; ++m, ++copies) {
-    const std::string b = (*m)[1];
+  for (size_t at = g.code.find("k_copy_async<"); at != std::string::npos; at = g.code.find("k_copy_async<", at + 1)) {
+    const size_t from = g.code.find("], &buf", at) + 7, end = g.code.find('[', from);
+    ASSERT_LT(end, g.code.find(';', at)) << g.code.substr(at, 80);
+    const std::string b = g.code.substr(from, end - from);
     EXPECT_EQ(g.code.find("k_store_vec<8, kAlign>(&buf" + b + "["), std::string::npos) << "buf" << b << ":\n" << g.code;
+    ++copies;
   }
   EXPECT_GT(copies, 0) << "the inputs are staged:\n" << g.code;
 }
