@@ -562,8 +562,9 @@ struct KernelWriter {
         text += loop(group);
         if (!partials.empty())
           text += widen_partials(partials, passes[a], locals, loads, loop, width, element, indent, a);
-        // The next row's copies of this pass's staged loads, after its block exchange: each thread
-        // copies into the slots only it reads, and reads them for this row before, in program order.
+        // The next row's copies of this pass's staged loads, after its block exchanges (before them
+        // with row_prefetch 2): each thread copies into the slots only it reads, and has read them
+        // for this row before, in program order.
         std::string copies;
         if (staging && !staging->copies.empty()) {
           copies =
